@@ -1,0 +1,3 @@
+"""Aegis: fault-tolerance controller for distributed PyTorch training."""
+
+__version__ = "0.1.0"

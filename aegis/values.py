@@ -1,0 +1,146 @@
+"""TLA+ values as immutable, hashable Python values.
+
+Shared by the generated tables, the TLC output parser and the conformance checker, so that a
+state computed by generated code compares equal to the same state printed by TLC.
+
+Mapping of TLA+ values:
+  BOOLEAN -> bool, Int -> int, STRING -> str, model value -> ModelValue,
+  set -> frozenset, sequence/tuple -> tuple, function and record -> Fn.
+A function whose domain is exactly 1..n (n >= 0) *is* a sequence in TLA+, so `fn()` returns a
+tuple for it; that keeps `<<a, b>> = [i \\in 1..2 |-> ...]` true in Python as it is in TLC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+Value: TypeAlias = Any  # bool | int | str | ModelValue | frozenset | tuple | Fn
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class ModelValue:
+    """A TLC model value (e.g. `w1` in `Workers = {w1, w2}`): equal only to itself."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Fn(Mapping[Value, Value]):
+    """A TLA+ function or record: an immutable, hashable mapping."""
+
+    __slots__ = ("_d", "_h")
+
+    def __init__(self, items: Mapping[Value, Value] | Iterable[tuple[Value, Value]] = ()) -> None:
+        self._d: dict[Value, Value] = dict(items)
+        self._h: int | None = None
+
+    def __getitem__(self, key: Value) -> Value:
+        try:
+            return self._d[key]
+        except KeyError:
+            raise KeyError(f"{render(key)} is not in the domain {render(frozenset(self._d))}")
+
+    def __iter__(self) -> Iterator[Value]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        if self._h is None:
+            self._h = hash(frozenset(self._d.items()))
+        return self._h
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Fn):
+            return self._d == other._d
+        return False
+
+    def __repr__(self) -> str:
+        return render(self)
+
+
+def fn(items: Mapping[Value, Value] | Iterable[tuple[Value, Value]]) -> Value:
+    """Build a function value, normalised: domain 1..n becomes a tuple (a TLA+ sequence)."""
+    d = dict(items)
+    n = len(d)
+    if all(type(k) is int for k in d) and set(d) == set(range(1, n + 1)):
+        return tuple(d[i] for i in range(1, n + 1))
+    return Fn(d)
+
+
+def domain(f: Value) -> frozenset[Value]:
+    """DOMAIN f for a function, record or sequence."""
+    if isinstance(f, tuple):
+        return frozenset(range(1, len(f) + 1))
+    if isinstance(f, Fn):
+        return frozenset(f)
+    raise TypeError(f"DOMAIN applied to a non-function: {render(f)}")
+
+
+def apply(f: Value, arg: Value) -> Value:
+    """f[arg] for a function, record or sequence."""
+    if isinstance(f, tuple):
+        if type(arg) is int and 1 <= arg <= len(f):
+            return f[arg - 1]
+        raise KeyError(f"index {render(arg)} out of the domain of {render(f)}")
+    if isinstance(f, Fn):
+        return f[arg]
+    raise TypeError(f"function application to a non-function: {render(f)}")
+
+
+def except_(f: Value, path: tuple[Value, ...], update: Any) -> Value:
+    """[f EXCEPT ![p1][p2]... = e]; `update` is called with the old value (for `@`)."""
+    head, rest = path[0], path[1:]
+    old = apply(f, head)
+    new = update(old) if not rest else except_(old, rest, update)
+    if isinstance(f, tuple):
+        lst = list(f)
+        lst[head - 1] = new
+        return tuple(lst)
+    d = dict(f.items())
+    d[head] = new
+    return Fn(d)
+
+
+def _sort_key(v: Value) -> tuple[int, Any]:
+    if isinstance(v, bool):
+        return (0, v)
+    if isinstance(v, int):
+        return (1, v)
+    if isinstance(v, str):
+        return (2, v)
+    if isinstance(v, ModelValue):
+        return (3, v.name)
+    return (4, render(v))
+
+
+def sorted_values(vs: Iterable[Value]) -> list[Value]:
+    """A deterministic order for any mix of values (for printing and iteration)."""
+    return sorted(vs, key=_sort_key)
+
+
+def render(v: Value) -> str:
+    """The value in TLC's print syntax."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, ModelValue):
+        return v.name
+    if isinstance(v, frozenset):
+        return "{" + ", ".join(render(x) for x in sorted_values(v)) + "}"
+    if isinstance(v, tuple):
+        return "<<" + ", ".join(render(x) for x in v) + ">>"
+    if isinstance(v, Fn):
+        keys = sorted_values(v)
+        if keys and all(isinstance(k, str) for k in keys):
+            return "[" + ", ".join(f"{k} |-> {render(v[k])}" for k in keys) + "]"
+        return "(" + " @@ ".join(f"{render(k)} :> {render(v[k])}" for k in keys) + ")"
+    raise TypeError(f"not a TLA+ value: {v!r}")
