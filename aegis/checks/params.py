@@ -1,0 +1,132 @@
+"""Parameters of a diagnosis round: rendezvous, budgets, thresholds and simulated faults."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aegis.checks.result import COLLECTIVE_CHECKS, DEFAULT_BUDGETS, CheckType
+from aegis.errors import AegisError
+
+# Faults a check can be told to simulate, so that every failure path runs on a CPU machine.
+SIMULATIONS = frozenset({"gpu_lost", "slow_allreduce", "io_error", "runtime_error", "rdma_down"})
+SIMULATE_ENV = "AEGIS_SIMULATE"
+
+
+class ParamsError(AegisError):
+    """A diagnosis request carries an unknown check, fault or malformed parameter."""
+
+
+@dataclass(frozen=True)
+class Rendezvous:
+    """Where the diagnosis workers meet: a TCPStore at host:port, this worker's rank."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    rank: int = 0
+    world_size: int = 1
+    host_store: bool | None = None  # None: rank 0 hosts the store
+    backend: str = "auto"  # auto: nccl when CUDA is usable, else gloo
+
+    @property
+    def hosts_store(self) -> bool:
+        """Whether this worker runs the TCPStore server."""
+        return self.rank == 0 if self.host_store is None else self.host_store
+
+    def key(self) -> tuple[str, int, int, int, str]:
+        """What identifies a process group: a different key means a new group."""
+        return (self.host, self.port, self.rank, self.world_size, self.backend)
+
+
+@dataclass(frozen=True)
+class CheckParams:
+    """Everything a round needs besides the check names; JSON round-trips via to/from_dict."""
+
+    rendezvous: Rendezvous | None = None  # None: a world of size 1 on loopback
+    budgets: Mapping[str, float] = field(default_factory=dict)
+    simulate: tuple[str, ...] = ()
+    io_dir: str | None = None
+    io_bytes: int = 1 << 20
+    progress_file: str | None = None
+    last_progress_ts: float | None = None
+    hang_threshold_s: float = 600.0
+    slow_ratio: float = 0.5
+    perf_bytes: int = 1 << 20
+    perf_iters: int = 3
+    slow_sleep_s: float = 0.02
+    probe_timeout_s: float = 2.0
+    gpu_temp_limit_c: float = 90.0
+    expected_gpus: int | None = None
+    rdma_root: str = "/sys/class/infiniband"
+    device_index: int = 0
+
+    def __post_init__(self) -> None:
+        unknown = set(self.simulate) - SIMULATIONS
+        if unknown:
+            raise ParamsError(
+                f"unknown simulated fault(s) {sorted(unknown)}; use {sorted(SIMULATIONS)}"
+            )
+        bad = set(self.budgets) - {c.value for c in CheckType}
+        if bad:
+            raise ParamsError(f"budget for unknown check(s) {sorted(bad)}")
+
+    def budget(self, check: str) -> float:
+        """Seconds allowed for `check`: the override or the design's default."""
+        if check in self.budgets:
+            return float(self.budgets[check])
+        return DEFAULT_BUDGETS[CheckType(check)]
+
+    def round_budget(self, checks: Sequence[str]) -> float:
+        """Seconds a round of `checks` may take: collectives run in sequence, the rest at once."""
+        coll = sum(self.budget(c) for c in checks if c in COLLECTIVE_CHECKS)
+        local = max((self.budget(c) for c in checks if c not in COLLECTIVE_CHECKS), default=0.0)
+        return max(coll, local)
+
+    def simulates(self, fault: str) -> bool:
+        """Whether `fault` is to be simulated in this round."""
+        return fault in self.simulate
+
+    def with_simulated(self, faults: Iterable[str]) -> CheckParams:
+        """These params with more simulated faults (e.g. from AEGIS_SIMULATE)."""
+        merged = tuple(sorted(set(self.simulate) | set(faults)))
+        return dataclasses.replace(self, simulate=merged)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        d = dataclasses.asdict(self)
+        d["budgets"] = dict(self.budgets)
+        d["simulate"] = list(self.simulate)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> CheckParams:
+        """Build from a (possibly partial) dict; unknown keys are an error."""
+        d = dict(d or {})
+        names = {f.name for f in dataclasses.fields(cls)}
+        if set(d) - names:
+            raise ParamsError(f"unknown parameter(s) {sorted(set(d) - names)}")
+        rdzv = d.pop("rendezvous", None)
+        if isinstance(rdzv, Mapping):
+            rdzv = Rendezvous(**rdzv)
+        try:
+            return cls(
+                rendezvous=rdzv,
+                budgets={str(k): float(v) for k, v in dict(d.pop("budgets", {}) or {}).items()},
+                simulate=tuple(d.pop("simulate", ()) or ()),
+                **d,
+            )
+        except TypeError as exc:
+            raise ParamsError(f"malformed check parameters: {exc}") from exc
+
+
+def simulated_from_env(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Faults named in AEGIS_SIMULATE (comma-separated); unknown names are an error."""
+    raw = (os.environ if environ is None else environ).get(SIMULATE_ENV, "")
+    faults = tuple(sorted({s.strip() for s in raw.split(",") if s.strip()}))
+    unknown = set(faults) - SIMULATIONS
+    if unknown:
+        raise ParamsError(f"{SIMULATE_ENV} names unknown fault(s) {sorted(unknown)}")
+    return faults

@@ -1,0 +1,83 @@
+"""`aegis k8s …`: run the Job Controller, render the manifests, make the NATS keys."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from types import FrameType
+
+from aegis.k8s.api import KubeApi
+from aegis.k8s.job_controller import JobController, JobControllerConfig
+from aegis.k8s.keys import DEFAULT_NAMESPACE, generate_keys, key_manifests
+from aegis.k8s.manifests import DEFAULT_CONTROLLER_ADDRESS, PodSettings
+from aegis.k8s.render import dump, render
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `k8s` and its subcommands to the given subparsers."""
+    k8s = sub.add_parser("k8s", help="run Aegis on Kubernetes")
+    k8s_sub = k8s.add_subparsers(dest="k8s_command", required=True, metavar="SUBCOMMAND")
+    _register_job_controller(k8s_sub)
+    p = k8s_sub.add_parser("render", help="print the manifests of a kustomization (no kubectl)")
+    p.add_argument("dir", nargs="?", default="deploy/base", help="kustomization directory")
+    p.set_defaults(func=render_func)
+    p = k8s_sub.add_parser("keys", help="print the NATS auth ConfigMap and account Secret")
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="where Aegis is installed")
+    p.set_defaults(func=keys_func)
+
+
+def _register_job_controller(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("job-controller", help="run the Job Controller (AegisJob -> pods + CR)")
+    p.add_argument("--kubeconfig", default=None, help="kubeconfig file (default: in-cluster)")
+    p.add_argument("--context", default=None, help="kubeconfig context")
+    p.add_argument("--namespace", default=None, help="watch one namespace (default: all)")
+    p.add_argument(
+        "--controller-address",
+        default=DEFAULT_CONTROLLER_ADDRESS,
+        help="gRPC address of the Aegis Controller, given to the agents",
+    )
+    p.add_argument("--resync", type=float, default=30.0, metavar="S", help="full resync period")
+    p.add_argument("--once", action="store_true", help="reconcile every job once and exit")
+    p.set_defaults(func=job_controller_func)
+
+
+def job_controller_func(args: argparse.Namespace) -> int:
+    """Run the Job Controller until SIGTERM/SIGINT (or one pass with --once)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    api = KubeApi.from_config(args.kubeconfig, args.context)
+    config = JobControllerConfig(
+        namespace=args.namespace,
+        pod=PodSettings(controller_address=args.controller_address),
+        resync_s=args.resync,
+    )
+    controller = JobController(api, config)
+    try:
+        if args.once:
+            controller.sync_all()
+            return 0
+        stop = threading.Event()
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            stop.set()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+        controller.run(stop)
+        return 0
+    finally:
+        api.close()
+
+
+def render_func(args: argparse.Namespace) -> int:
+    """Print the rendered kustomization."""
+    sys.stdout.write(render(args.dir))
+    return 0
+
+
+def keys_func(args: argparse.Namespace) -> int:
+    """Print fresh NATS keys as manifests, for `| kubectl apply -f -`."""
+    sys.stdout.write(dump(key_manifests(generate_keys(), args.namespace)))
+    return 0

@@ -1,0 +1,149 @@
+"""`StatusStore` over the Aegis CR's status subresource (the Aegis Controller's store).
+
+`save` sends a JSON merge patch of what changed since the last load/save, with the
+resourceVersion it last saw as a precondition. On 409 it re-reads the CR: if only metadata or
+spec moved, it retries with the new resourceVersion (at most `attempts` times); if the *status*
+changed under it, another writer is active and it raises StatusConflictError instead of
+overwriting (crash-only: the controller restarts and resumes from the CR).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from aegis.k8s.errors import AegisCrMissingError, ApiError, StatusConflictError
+from aegis.k8s.resources import AEGIS, Resource
+from aegis.runtime.store import Status
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ATTEMPTS = 5
+
+
+class CrApi(Protocol):
+    """The two calls the store needs (KubeApi has them; tests may pass a fake)."""
+
+    def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
+        """Read an object."""
+        ...
+
+    def patch(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        patch: Mapping[str, Any],
+        sub: str = "",
+    ) -> dict[str, Any]:
+        """Merge-patch an object or subresource."""
+        ...
+
+
+def merge_patch(old: Any, new: Any) -> Any:
+    """The RFC 7386 merge patch that turns `old` into `new` (None deletes a key)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    patch: dict[str, Any] = {key: None for key in old.keys() - new.keys()}
+    for key, value in new.items():
+        if key not in old:
+            patch[key] = value
+        elif old[key] != value:
+            patch[key] = merge_patch(old[key], value) if isinstance(value, dict) else value
+    return patch
+
+
+def status_from_cr(obj: Mapping[str, Any]) -> Status | None:
+    """The Status kept in a CR object, None while the controller has not written one."""
+    status = obj.get("status")
+    if not isinstance(status, dict) or "version" not in status:
+        return None
+    return Status.from_json(json.dumps(status))
+
+
+class CrStatusStore:
+    """Load/save one job's Status in its Aegis CR."""
+
+    def __init__(
+        self, api: CrApi, namespace: str, name: str, attempts: int = DEFAULT_ATTEMPTS
+    ) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.name = name
+        self.attempts = attempts
+        self._seen: dict[str, Any] | None = None  # status object as last read or written
+        self._version = ""  # resourceVersion as last read or written
+
+    def load(self) -> Status | None:
+        """The saved status, or None if the controller has not saved one yet."""
+        obj = self._read()
+        return status_from_cr(obj)
+
+    def save(self, status: Status) -> None:
+        """Persist `status`; StatusConflictError if another writer changed it meanwhile."""
+        if self._seen is None:
+            self._read()
+        new = json.loads(status.to_json())
+        for attempt in range(1, self.attempts + 1):
+            body: dict[str, Any] = {"status": merge_patch(self._seen or {}, new)}
+            if self._version:
+                body["metadata"] = {"resourceVersion": self._version}
+            try:
+                obj = self.api.patch(AEGIS, self.namespace, self.name, body, sub="status")
+            except ApiError as exc:
+                self._on_patch_error(exc, attempt)
+                continue
+            self._remember(obj, new)
+            return
+        raise StatusConflictError(
+            f"aegis {self.namespace}/{self.name}: status still conflicting after "
+            f"{self.attempts} attempts; is another controller writing it?"
+        )
+
+    def _on_patch_error(self, exc: ApiError, attempt: int) -> None:
+        if exc.not_found:
+            raise self._missing() from None
+        if not exc.conflict:
+            raise exc
+        before = self._seen
+        obj = self.api.get(AEGIS, self.namespace, self.name)
+        if _status_obj(obj) != before:
+            raise StatusConflictError(
+                f"aegis {self.namespace}/{self.name}: its status was changed by another "
+                "writer; reload it before saving"
+            ) from None
+        self._version = _version(obj)
+        log.info("aegis %s/%s: 409 on save, retry %d", self.namespace, self.name, attempt)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            obj = self.api.get(AEGIS, self.namespace, self.name)
+        except ApiError as exc:
+            if exc.not_found:
+                raise self._missing() from None
+            raise
+        self._seen = _status_obj(obj)
+        self._version = _version(obj)
+        return obj
+
+    def _remember(self, obj: Mapping[str, Any], written: dict[str, Any]) -> None:
+        self._seen = written
+        self._version = _version(obj)
+
+    def _missing(self) -> AegisCrMissingError:
+        return AegisCrMissingError(
+            f"aegis {self.namespace}/{self.name} not found: the Job Controller creates it "
+            "from the AegisJob; was the job deleted?"
+        )
+
+
+def _status_obj(obj: Mapping[str, Any]) -> dict[str, Any]:
+    status = obj.get("status")
+    return dict(status) if isinstance(status, dict) else {}
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, dict) else ""

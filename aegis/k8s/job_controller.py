@@ -1,0 +1,310 @@
+"""The Job Controller's I/O: observe one AegisJob, `reconcile` it, apply the actions.
+
+`run` watches AegisJobs, their pods and Aegis CRs, and reconciles every job whose objects
+changed (plus a periodic full resync). Each applied action is logged as one JSON line.
+It creates and deletes the Aegis CR but never writes its status (the Aegis Controller does).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from aegis.k8s.api import KubeApi
+from aegis.k8s.errors import ApiError
+from aegis.k8s.keys import token_sha256
+from aegis.k8s.manifests import (
+    PodSettings,
+    aegis_cr,
+    bootstrap_secret,
+    secret_token,
+    worker_pod,
+    workers_service,
+)
+from aegis.k8s.model import FAILED, AegisView, JobView, Observed, PodView, job_selector, owned_by
+from aegis.k8s.reconcile import (
+    Action,
+    AddFinalizer,
+    CreateAegis,
+    CreatePod,
+    CreateSecret,
+    CreateService,
+    DeleteAegis,
+    DeletePod,
+    DeleteSecret,
+    DeleteService,
+    RemoveFinalizer,
+    UpdateJobStatus,
+    reconcile,
+)
+from aegis.k8s.resources import (
+    AEGIS,
+    AEGIS_JOB,
+    FINALIZER,
+    LABEL_JOB,
+    POD,
+    SECRET,
+    SERVICE,
+    Resource,
+    secret_name,
+    service_name,
+)
+
+log = logging.getLogger(__name__)
+
+JobKey = tuple[str, str]  # (namespace, AegisJob name)
+
+
+@dataclass(frozen=True)
+class JobControllerConfig:
+    """Where the controller looks and how often it re-checks everything."""
+
+    namespace: str | None = None  # None: every namespace
+    pod: PodSettings = field(default_factory=PodSettings)
+    resync_s: float = 30.0
+    watch_timeout_s: int = 300
+    max_passes: int = 5
+
+
+def _new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class JobController:
+    """Reconciles AegisJobs into worker pods, a Secret, a headless Service and an Aegis CR."""
+
+    def __init__(
+        self,
+        api: KubeApi,
+        config: JobControllerConfig | None = None,
+        new_token: Callable[[], str] = _new_token,
+    ) -> None:
+        self.api = api
+        self.config = config or JobControllerConfig()
+        self._new_token = new_token
+
+    def observe(self, namespace: str, name: str) -> tuple[JobView, Observed] | None:
+        """The job and what it owns now, or None if the AegisJob is gone."""
+        obj = self._get(AEGIS_JOB, namespace, name)
+        if obj is None:
+            return None
+        job = JobView.from_obj(obj)
+        pods = [
+            PodView.from_obj(p)
+            for p in self.api.list(POD, namespace, job_selector(name))
+            if _label(p, LABEL_JOB) == name and owned_by(p, job.uid)
+        ]
+        cr = self._owned(AEGIS, job, name)
+        return job, Observed(
+            pods=sorted(pods, key=lambda p: p.name),
+            aegis=AegisView.from_obj(cr) if cr is not None else None,
+            secret=self._owned(SECRET, job, secret_name(name)) is not None,
+            service=self._owned(SERVICE, job, service_name(name)) is not None,
+        )
+
+    def reconcile_job(self, namespace: str, name: str) -> list[Action]:
+        """Observe, decide and apply until nothing is left to do (bounded); the actions taken."""
+        taken: list[Action] = []
+        for _ in range(self.config.max_passes):
+            seen = self.observe(namespace, name)
+            if seen is None:
+                break
+            actions = reconcile(*seen)
+            if not actions:
+                break
+            for action in actions:
+                self.apply(seen[0], action)
+            taken += actions
+        return taken
+
+    def sync_all(self) -> list[JobKey]:
+        """Reconcile every AegisJob in scope; the keys it visited."""
+        keys = self._all_keys()
+        for key in keys:
+            self._safe_reconcile(key)
+        return keys
+
+    def run(self, stop: threading.Event) -> None:
+        """Watch and reconcile until `stop` is set."""
+        pending: queue.Queue[JobKey] = queue.Queue()
+        for res in (AEGIS_JOB, POD, AEGIS):
+            threading.Thread(
+                target=self._watch,
+                args=(res, pending, stop),
+                name=f"watch-{res.plural}",
+                daemon=True,
+            ).start()
+        next_resync = 0.0
+        try:
+            while not stop.is_set():
+                keys: set[JobKey] = set()
+                if time.monotonic() >= next_resync:
+                    keys.update(self._safe_all_keys())
+                    next_resync = time.monotonic() + self.config.resync_s
+                keys.update(_drain(pending, timeout=0.5 if not keys else 0.0))
+                for key in sorted(keys):
+                    self._safe_reconcile(key)
+        finally:
+            stop.set()
+            self.api.close_watches()
+
+    def apply(self, job: JobView, action: Action) -> None:
+        """Carry out one action; tolerate 'already exists' and 'already gone'."""
+        _log_action(job, action)
+        ns, name = job.namespace, job.name
+        match action:
+            case AddFinalizer():
+                self._set_finalizers(job, [*job.finalizers, FINALIZER])
+            case RemoveFinalizer():
+                self._set_finalizers(job, [f for f in job.finalizers if f != FINALIZER])
+            case CreateSecret():
+                self._create(SECRET, ns, bootstrap_secret(job, self._new_token()))
+            case CreateService():
+                self._create(SERVICE, ns, workers_service(job, self.config.pod))
+            case CreateAegis():
+                self._create_aegis(job)
+            case CreatePod(rank=rank, excluded_nodes=nodes):
+                self._create_pod(job, worker_pod(job, rank, nodes, self.config.pod))
+            case DeletePod(name=pod):
+                self._delete(POD, ns, pod)
+            case DeleteAegis():
+                self._delete(AEGIS, ns, name)
+            case DeleteSecret():
+                self._delete(SECRET, ns, secret_name(name))
+            case DeleteService():
+                self._delete(SERVICE, ns, service_name(name))
+            case UpdateJobStatus():
+                self.api.patch(AEGIS_JOB, ns, name, {"status": _status_body(action)}, sub="status")
+
+    def _create_aegis(self, job: JobView) -> None:
+        secret = self._get(SECRET, job.namespace, secret_name(job.name))
+        if secret is None:
+            return  # the next pass creates the Secret first
+        body = aegis_cr(job, token_sha256(secret_token(secret)))
+        self._create(AEGIS, job.namespace, body)
+
+    def _create_pod(self, job: JobView, body: Mapping[str, Any]) -> None:
+        try:
+            self._create(POD, job.namespace, body)
+        except ApiError as exc:
+            if not exc.invalid:
+                raise
+            message = f"pod {body['metadata']['name']} rejected by the API server: {exc}"
+            failed = UpdateJobStatus(
+                FAILED, message, job.name, job.excluded_nodes, job.pod_restarts
+            )
+            self.apply(job, failed)
+
+    def _set_finalizers(self, job: JobView, finalizers: list[str]) -> None:
+        meta: dict[str, Any] = {"finalizers": finalizers}
+        if job.resource_version:
+            meta["resourceVersion"] = job.resource_version
+        try:
+            self.api.patch(AEGIS_JOB, job.namespace, job.name, {"metadata": meta})
+        except ApiError as exc:
+            if not (exc.conflict or exc.not_found):
+                raise  # on a conflict the next pass sees the new finalizers
+
+    def _create(self, res: Resource, namespace: str, body: Mapping[str, Any]) -> None:
+        try:
+            self.api.create(res, namespace, body)
+        except ApiError as exc:
+            if not exc.conflict:
+                raise
+
+    def _delete(self, res: Resource, namespace: str, name: str) -> None:
+        try:
+            self.api.delete(res, namespace, name)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+
+    def _get(self, res: Resource, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.api.get(res, namespace, name)
+        except ApiError as exc:
+            if exc.not_found:
+                return None
+            raise
+
+    def _owned(self, res: Resource, job: JobView, name: str) -> dict[str, Any] | None:
+        obj = self._get(res, job.namespace, name)
+        return obj if obj is not None and owned_by(obj, job.uid) else None
+
+    def _all_keys(self) -> list[JobKey]:
+        jobs = self.api.list(AEGIS_JOB, self.config.namespace)
+        return sorted(k for k in (_job_key(AEGIS_JOB, j) for j in jobs) if k is not None)
+
+    def _safe_all_keys(self) -> list[JobKey]:
+        try:
+            return self._all_keys()
+        except ApiError as exc:
+            log.warning("listing AegisJobs failed: %s", exc)
+            return []
+
+    def _safe_reconcile(self, key: JobKey) -> None:
+        try:
+            self.reconcile_job(*key)
+        except ApiError as exc:
+            log.warning("reconciling AegisJob %s/%s failed, retried later: %s", *key, exc)
+
+    def _watch(self, res: Resource, out: queue.Queue[JobKey], stop: threading.Event) -> None:
+        selector = "" if res is AEGIS_JOB else LABEL_JOB
+        while not stop.is_set():
+            try:
+                events = self.api.watch(
+                    res, self.config.namespace, selector, self.config.watch_timeout_s
+                )
+                for _, obj in events:
+                    key = _job_key(res, obj)
+                    if key is not None:
+                        out.put(key)
+                    if stop.is_set():
+                        return
+            except ApiError as exc:
+                log.warning("watching %s failed, retrying: %s", res.plural, exc)
+                stop.wait(2.0)
+
+
+def _label(obj: Mapping[str, Any], key: str) -> str:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return str(labels.get(key) or "")
+
+
+def _job_key(res: Resource, obj: Mapping[str, Any]) -> JobKey | None:
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") if res is AEGIS_JOB else _label(obj, LABEL_JOB)
+    return (str(meta.get("namespace") or "default"), str(name)) if name else None
+
+
+def _drain(q: queue.Queue[JobKey], timeout: float) -> set[JobKey]:
+    keys: set[JobKey] = set()
+    try:
+        keys.add(q.get(timeout=timeout) if timeout else q.get_nowait())
+        while True:
+            keys.add(q.get_nowait())
+    except queue.Empty:
+        return keys
+
+
+def _status_body(action: UpdateJobStatus) -> dict[str, Any]:
+    return {
+        "phase": action.phase,
+        "message": action.message,
+        "aegisRef": action.aegis_ref,
+        "excludedNodes": list(action.excluded_nodes),
+        "podRestarts": action.pod_restarts,
+    }
+
+
+def _log_action(job: JobView, action: Action) -> None:
+    line = {"event": "k8s.action", "job": f"{job.namespace}/{job.name}"}
+    line["action"] = type(action).__name__
+    log.info(json.dumps({**line, **asdict(action)}, sort_keys=True, default=str))

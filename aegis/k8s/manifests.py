@@ -1,0 +1,207 @@
+"""The objects the Job Controller creates for an AegisJob, built as plain dicts (pure).
+
+Worker pod contract (docs/kubernetes.md): the template's first container becomes the agent,
+`command: ["aegis", "agent"]`, `args: ["--", *original command, *original args]`, with the
+AEGIS_* variables below; the bootstrap token comes from the job's own Secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aegis.k8s.model import JobView
+from aegis.k8s.resources import (
+    AEGIS,
+    LABEL_JOB,
+    LABEL_MANAGED_BY,
+    LABEL_RANK,
+    MANAGED_BY,
+    POD,
+    SECRET,
+    SERVICE,
+    pod_name,
+    secret_name,
+    service_name,
+)
+from aegis.runtime.errors import InvalidNameError
+from aegis.runtime.transport.subjects import validate_label
+
+AGENT_COMMAND = ("aegis", "agent")
+TOKEN_KEY = "token"
+DEFAULT_CONTROLLER_ADDRESS = "aegis-controller.aegis-system.svc:50051"
+DEFAULT_MASTER_PORT = 29500
+MAX_JOB_NAME = 40  # leaves room for "-worker-<rank>" within a 63-character hostname
+
+ENV_JOB = "AEGIS_JOB"
+ENV_NAMESPACE = "AEGIS_NAMESPACE"
+ENV_POD = "AEGIS_POD"
+ENV_RANK = "AEGIS_RANK"
+ENV_WORLD_SIZE = "AEGIS_WORLD_SIZE"
+ENV_CONTROLLER = "AEGIS_CONTROLLER"
+ENV_BOOTSTRAP_TOKEN = "AEGIS_BOOTSTRAP_TOKEN"
+
+
+@dataclass(frozen=True)
+class PodSettings:
+    """Cluster-wide settings the worker pods need."""
+
+    controller_address: str = DEFAULT_CONTROLLER_ADDRESS
+    master_port: int = DEFAULT_MASTER_PORT
+
+
+def labels(job: JobView, rank: int | None = None) -> dict[str, str]:
+    """Labels of every object made for the job (plus the rank on pods)."""
+    out = {LABEL_JOB: job.name, LABEL_MANAGED_BY: MANAGED_BY}
+    if rank is not None:
+        out[LABEL_RANK] = str(rank)
+    return out
+
+
+def _metadata(job: JobView, name: str, rank: int | None = None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": job.namespace,
+        "labels": labels(job, rank),
+        "ownerReferences": [job.owner_reference()],
+    }
+
+
+def template_problem(job: JobView) -> str | None:
+    """Why the job cannot be run as given, or None."""
+    try:
+        validate_label("AegisJob name", job.name)
+    except InvalidNameError as exc:
+        return str(exc)
+    if len(job.name) > MAX_JOB_NAME:
+        return f"AegisJob name {job.name!r} is longer than {MAX_JOB_NAME} characters"
+    if job.worker_num < 1 or job.max_retry < 0:
+        return "spec.workerNum must be >= 1 and spec.maxRetry >= 0"
+    containers = job.template.get("spec", {}).get("containers")
+    if not isinstance(containers, list) or not containers or not isinstance(containers[0], dict):
+        return "spec.template.spec.containers must list at least one container"
+    command = containers[0].get("command")
+    if not isinstance(command, list) or not command:
+        return "spec.template.spec.containers[0].command is required: the agent runs it"
+    return None
+
+
+def bootstrap_secret(job: JobView, token: str) -> dict[str, Any]:
+    """The job's Secret; only this job's pods reference it."""
+    return {
+        "apiVersion": SECRET.api_version,
+        "kind": SECRET.kind,
+        "metadata": _metadata(job, secret_name(job.name)),
+        "type": "Opaque",
+        "data": {TOKEN_KEY: base64.b64encode(token.encode("utf-8")).decode("ascii")},
+    }
+
+
+def secret_token(secret: Mapping[str, Any]) -> str:
+    """The token stored in a bootstrap Secret ('' if absent)."""
+    raw = (secret.get("data") or {}).get(TOKEN_KEY, "")
+    return base64.b64decode(raw).decode("utf-8") if raw else ""
+
+
+def aegis_cr(job: JobView, token_hash: str) -> dict[str, Any]:
+    """The Aegis CR; its status is left to the Aegis Controller."""
+    return {
+        "apiVersion": AEGIS.api_version,
+        "kind": AEGIS.kind,
+        "metadata": _metadata(job, job.name),
+        "spec": {
+            "jobName": job.name,
+            "namespace": job.namespace,
+            "workerNum": job.worker_num,
+            "maxRetry": job.max_retry,
+            "bootstrapTokenSHA256": token_hash,
+        },
+    }
+
+
+def workers_service(job: JobView, settings: PodSettings) -> dict[str, Any]:
+    """Headless Service: DNS names `<pod>.<job>-workers` for rendezvous (MASTER_ADDR)."""
+    return {
+        "apiVersion": SERVICE.api_version,
+        "kind": SERVICE.kind,
+        "metadata": _metadata(job, service_name(job.name)),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {LABEL_JOB: job.name},
+            "ports": [{"name": "dist", "port": settings.master_port, "protocol": "TCP"}],
+        },
+    }
+
+
+def exclude_nodes(affinity: Mapping[str, Any] | None, nodes: Sequence[str]) -> dict[str, Any]:
+    """`affinity` with a required `metadata.name NotIn nodes` added to every node term."""
+    out = copy.deepcopy(dict(affinity or {}))
+    if not nodes:
+        return out
+    rule = {"key": "metadata.name", "operator": "NotIn", "values": sorted(set(nodes))}
+    node_aff = out.setdefault("nodeAffinity", {})
+    required = node_aff.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.get("nodeSelectorTerms") or [{}]
+    required["nodeSelectorTerms"] = [
+        {**term, "matchFields": [*term.get("matchFields", []), rule]} for term in terms
+    ]
+    return out
+
+
+def _agent_env(job: JobView, rank: int, settings: PodSettings) -> list[dict[str, Any]]:
+    master = f"{pod_name(job.name, 0)}.{service_name(job.name)}.{job.namespace}.svc"
+    plain = {
+        ENV_JOB: job.name,
+        ENV_NAMESPACE: job.namespace,
+        ENV_POD: pod_name(job.name, rank),
+        ENV_RANK: str(rank),
+        ENV_WORLD_SIZE: str(job.worker_num),
+        ENV_CONTROLLER: settings.controller_address,
+        "MASTER_ADDR": master,
+        "MASTER_PORT": str(settings.master_port),
+    }
+    token_ref = {"secretKeyRef": {"name": secret_name(job.name), "key": TOKEN_KEY}}
+    return [
+        *({"name": k, "value": v} for k, v in plain.items()),
+        {"name": ENV_BOOTSTRAP_TOKEN, "valueFrom": token_ref},
+    ]
+
+
+def _agent_container(container: Mapping[str, Any], env: list[dict[str, Any]]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(container))
+    ours = {e["name"] for e in env}
+    user_env = [e for e in out.get("env", []) if e.get("name") not in ours]
+    out["args"] = ["--", *out.get("command", []), *out.get("args", [])]
+    out["command"] = list(AGENT_COMMAND)
+    out["env"] = [*user_env, *env]
+    return out
+
+
+def worker_pod(
+    job: JobView, rank: int, excluded_nodes: Sequence[str], settings: PodSettings
+) -> dict[str, Any]:
+    """Worker pod `rank` from the job's template, kept off every excluded node."""
+    template = copy.deepcopy(dict(job.template))
+    spec = dict(template.get("spec") or {})
+    tmeta = template.get("metadata") or {}
+    name = pod_name(job.name, rank)
+    meta = _metadata(job, name, rank)
+    meta["labels"] = {**(tmeta.get("labels") or {}), **meta["labels"]}
+    if tmeta.get("annotations"):
+        meta["annotations"] = dict(tmeta["annotations"])
+    containers = list(spec["containers"])
+    containers[0] = _agent_container(containers[0], _agent_env(job, rank, settings))
+    spec.update(
+        containers=containers,
+        restartPolicy="Never",
+        hostname=name,
+        subdomain=service_name(job.name),
+    )
+    affinity = exclude_nodes(spec.get("affinity"), excluded_nodes)
+    if affinity:
+        spec["affinity"] = affinity
+    return {"apiVersion": POD.api_version, "kind": POD.kind, "metadata": meta, "spec": spec}

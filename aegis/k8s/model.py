@@ -1,0 +1,171 @@
+"""What the Job Controller reads from the API, as small immutable views (pure, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, LABEL_RANK
+
+# AegisJob phases (the Aegis CR has the controller's phases; these are the job's).
+PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+TERMINAL = frozenset({SUCCEEDED, FAILED})
+DEFAULT_MAX_RETRY = 3
+
+
+def _map(obj: Any, key: str) -> Mapping[str, Any]:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def owned_by(obj: Mapping[str, Any], uid: str) -> bool:
+    """True if `obj` has an ownerReference to the object with this uid."""
+    refs = _map(obj, "metadata").get("ownerReferences") or []
+    return any(isinstance(r, Mapping) and r.get("uid") == uid for r in refs)
+
+
+@dataclass(frozen=True)
+class JobView:
+    """An AegisJob: its spec and the status the Job Controller keeps in it."""
+
+    namespace: str
+    name: str
+    uid: str
+    worker_num: int
+    max_retry: int
+    template: Mapping[str, Any] = field(default_factory=dict)
+    finalizers: tuple[str, ...] = ()
+    deleting: bool = False
+    resource_version: str = ""
+    phase: str = ""
+    message: str = ""
+    aegis_ref: str = ""
+    excluded_nodes: tuple[str, ...] = ()
+    pod_restarts: int = 0
+
+    @classmethod
+    def from_obj(cls, obj: Mapping[str, Any]) -> JobView:
+        """Parse an AegisJob object as the API returns it."""
+        meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
+        return cls(
+            namespace=str(meta.get("namespace") or "default"),
+            name=str(meta.get("name") or ""),
+            uid=str(meta.get("uid") or ""),
+            worker_num=_int(spec.get("workerNum"), 0),
+            max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
+            template=_map(spec, "template"),
+            finalizers=_strs(meta.get("finalizers")),
+            deleting=bool(meta.get("deletionTimestamp")),
+            resource_version=str(meta.get("resourceVersion") or ""),
+            phase=str(status.get("phase") or ""),
+            message=str(status.get("message") or ""),
+            aegis_ref=str(status.get("aegisRef") or ""),
+            excluded_nodes=_strs(status.get("excludedNodes")),
+            pod_restarts=_int(status.get("podRestarts"), 0),
+        )
+
+    def owner_reference(self) -> dict[str, Any]:
+        """The ownerReference that every object made for this job carries."""
+        return {
+            "apiVersion": AEGIS_JOB.api_version,
+            "kind": AEGIS_JOB.kind,
+            "name": self.name,
+            "uid": self.uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+
+
+@dataclass(frozen=True)
+class PodView:
+    """A worker pod: its rank, phase, and how its main container ended."""
+
+    name: str
+    rank: int | None
+    phase: str = "Pending"
+    exit_code: int | None = None
+    node: str = ""
+    reason: str = ""
+    deleting: bool = False
+
+    @classmethod
+    def from_obj(cls, obj: Mapping[str, Any]) -> PodView:
+        """Parse a Pod; the exit code is the first container's (the agent's)."""
+        meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
+        rank = str(_map(meta, "labels").get(LABEL_RANK, ""))
+        return cls(
+            name=str(meta.get("name") or ""),
+            rank=int(rank) if rank.isdigit() else None,
+            phase=str(status.get("phase") or "Pending"),
+            exit_code=_exit_code(status, _first_container(spec)),
+            node=str(spec.get("nodeName") or ""),
+            reason=str(status.get("reason") or ""),
+            deleting=bool(meta.get("deletionTimestamp")),
+        )
+
+
+def _first_container(spec: Mapping[str, Any]) -> str:
+    containers = spec.get("containers")
+    if isinstance(containers, list) and containers and isinstance(containers[0], Mapping):
+        return str(containers[0].get("name") or "")
+    return ""
+
+
+def _exit_code(status: Mapping[str, Any], container: str) -> int | None:
+    for cs in status.get("containerStatuses") or []:
+        if isinstance(cs, Mapping) and cs.get("name") == container:
+            code = _map(_map(cs, "state"), "terminated").get("exitCode")
+            return code if isinstance(code, int) and not isinstance(code, bool) else None
+    return None
+
+
+@dataclass(frozen=True)
+class AegisView:
+    """The parts of the Aegis CR status that the Job Controller acts on (it never writes them)."""
+
+    phase: str = ""
+    should_quit: bool = False
+    max_retries: int = 0
+    error_nodes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_obj(cls, obj: Mapping[str, Any]) -> AegisView:
+        """Parse an Aegis CR; a missing status reads as a fresh one."""
+        status = _map(obj, "status")
+        infos = _map(status, "podInfos").values()
+        retries = [_int(i.get("retries"), 0) for i in infos if isinstance(i, Mapping)]
+        nodes = [str(e.get("node")) for e in status.get("errorNodes") or [] if _has_node(e)]
+        return cls(
+            phase=str(status.get("phase") or ""),
+            should_quit=status.get("shouldQuit") is True,
+            max_retries=max(retries, default=0),
+            error_nodes=tuple(sorted(set(nodes))),
+        )
+
+
+def _has_node(entry: Any) -> bool:
+    return isinstance(entry, Mapping) and isinstance(entry.get("node"), str) and entry["node"] != ""
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Everything the Job Controller saw for one job: its pods and the objects it owns."""
+
+    pods: Sequence[PodView] = ()
+    aegis: AegisView | None = None
+    secret: bool = False
+    service: bool = False
+
+
+def job_selector(job: str) -> str:
+    """The label selector of a job's objects."""
+    return f"{LABEL_JOB}={job}"

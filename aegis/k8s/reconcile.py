@@ -1,0 +1,242 @@
+"""The Job Controller's decisions: `reconcile(job, observed) -> actions` (pure, no I/O).
+
+The I/O layer applies the actions in order and calls `reconcile` again on the next change, so
+every rule is level-triggered and a restarted controller resumes from what it observes (the
+AegisJob status and the Aegis CR status); it keeps nothing in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from aegis.k8s.manifests import template_problem
+from aegis.k8s.model import FAILED, PENDING, RUNNING, SUCCEEDED, JobView, Observed, PodView
+from aegis.k8s.resources import FINALIZER, pod_name
+
+NODE_FAULT_EXIT = 1  # the agent's "this node is broken, reschedule me elsewhere" (design §6)
+
+
+@dataclass(frozen=True)
+class AddFinalizer:
+    """Put our finalizer on the AegisJob before creating anything for it."""
+
+
+@dataclass(frozen=True)
+class RemoveFinalizer:
+    """Everything the job owned is gone: let the AegisJob be deleted."""
+
+
+@dataclass(frozen=True)
+class CreateSecret:
+    """Create the job's bootstrap-token Secret."""
+
+
+@dataclass(frozen=True)
+class DeleteSecret:
+    """Delete the job's bootstrap-token Secret."""
+
+
+@dataclass(frozen=True)
+class CreateService:
+    """Create the job's headless Service."""
+
+
+@dataclass(frozen=True)
+class DeleteService:
+    """Delete the job's headless Service."""
+
+
+@dataclass(frozen=True)
+class CreateAegis:
+    """Create the Aegis CR (spec only)."""
+
+
+@dataclass(frozen=True)
+class DeleteAegis:
+    """Delete the Aegis CR."""
+
+
+@dataclass(frozen=True)
+class CreatePod:
+    """Create worker pod `rank`, kept off `excluded_nodes`."""
+
+    rank: int
+    excluded_nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DeletePod:
+    """Delete a pod, saying why."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class UpdateJobStatus:
+    """Patch the AegisJob status (the only status the Job Controller writes)."""
+
+    phase: str
+    message: str = ""
+    aegis_ref: str = ""
+    excluded_nodes: tuple[str, ...] = ()
+    pod_restarts: int = 0
+
+
+Action = (
+    AddFinalizer
+    | RemoveFinalizer
+    | CreateSecret
+    | DeleteSecret
+    | CreateService
+    | DeleteService
+    | CreateAegis
+    | DeleteAegis
+    | CreatePod
+    | DeletePod
+    | UpdateJobStatus
+)
+
+
+def restart_budget(job: JobView) -> int:
+    """Pod recreations allowed before the job fails even if the CR never counts a retry."""
+    return (job.max_retry + 1) * max(job.worker_num, 1)
+
+
+def reconcile(job: JobView, seen: Observed) -> list[Action]:
+    """The actions that move the cluster towards what the AegisJob asks for."""
+    if job.deleting:
+        return _cleanup(job, seen)
+    head: list[Action] = [] if FINALIZER in job.finalizers else [AddFinalizer()]
+    if job.phase == FAILED:
+        return head + _delete_all(seen.pods, "job failed")
+    if job.phase == SUCCEEDED:
+        return head
+    plan = _plan_pods(job, seen.pods)
+    verdict = _failure(job, seen, plan)
+    if verdict is not None:
+        failed = _status(job, FAILED, verdict, plan.counters(job))
+        return [*head, failed, *_delete_all(seen.pods, verdict)]
+    if _all_succeeded(job, seen.pods):
+        return [*head, _status(job, SUCCEEDED, f"all {job.worker_num} workers succeeded")]
+    return head + _run(job, seen, plan)
+
+
+def _status(
+    job: JobView,
+    phase: str,
+    message: str,
+    counters: tuple[tuple[str, ...], int] | None = None,
+    aegis_ref: str | None = None,
+) -> UpdateJobStatus:
+    nodes, restarts = counters if counters is not None else (job.excluded_nodes, job.pod_restarts)
+    ref = job.name if aegis_ref is None else aegis_ref
+    return UpdateJobStatus(phase, message, ref, nodes, restarts)
+
+
+def _cleanup(job: JobView, seen: Observed) -> list[Action]:
+    actions: list[Action] = _delete_all(seen.pods, "job deleted")
+    if seen.aegis is not None:
+        actions.append(DeleteAegis())
+    if seen.secret:
+        actions.append(DeleteSecret())
+    if seen.service:
+        actions.append(DeleteService())
+    gone = not seen.pods and seen.aegis is None and not seen.secret and not seen.service
+    if gone and FINALIZER in job.finalizers:
+        actions.append(RemoveFinalizer())
+    return actions
+
+
+def _delete_all(pods: Sequence[PodView], reason: str) -> list[Action]:
+    return [DeletePod(p.name, reason) for p in pods if not p.deleting]
+
+
+def _failure(job: JobView, seen: Observed, plan: _PodPlan) -> str | None:
+    problem = template_problem(job)
+    if problem is not None:
+        return problem
+    cr = seen.aegis
+    if cr is not None and cr.should_quit:
+        return "the Aegis Controller set shouldQuit"
+    if cr is not None and cr.phase == "Failed":
+        return "the Aegis Controller reported phase Failed"
+    if cr is not None and cr.max_retries > job.max_retry:
+        return (
+            f"retries exhausted: a worker restarted {cr.max_retries} times, "
+            f"maxRetry is {job.max_retry}"
+        )
+    restarts, budget = job.pod_restarts + plan.restarts, restart_budget(job)
+    if restarts > budget:
+        return (
+            f"worker pods were recreated {restarts} times (budget {budget}) "
+            "without the Aegis Controller counting a retry"
+        )
+    return None
+
+
+def _all_succeeded(job: JobView, pods: Sequence[PodView]) -> bool:
+    done = {p.name for p in pods if p.phase == "Succeeded"}  # the pod phase
+    return all(pod_name(job.name, r) in done for r in range(job.worker_num))
+
+
+@dataclass
+class _PodPlan:
+    deletes: list[DeletePod] = field(default_factory=list)
+    missing: list[int] = field(default_factory=list)
+    faults: set[str] = field(default_factory=set)
+    restarts: int = 0
+    running: int = 0
+
+    def counters(self, job: JobView) -> tuple[tuple[str, ...], int]:
+        """(faulty nodes seen, pod recreations) after this plan."""
+        return tuple(sorted({*job.excluded_nodes, *self.faults})), job.pod_restarts + self.restarts
+
+
+def _plan_pods(job: JobView, pods: Sequence[PodView]) -> _PodPlan:
+    plan = _PodPlan()
+    wanted = {pod_name(job.name, r): r for r in range(job.worker_num)}
+    live = {p.name: p for p in pods if not p.deleting}  # a deleting pod is waited for
+    plan.deletes += [DeletePod(n, "not a worker of this job") for n in live if n not in wanted]
+    present = {p.name for p in pods}
+    plan.missing += [rank for name, rank in wanted.items() if name not in present]
+    for name in wanted.keys() & live.keys():
+        pod = live[name]
+        if pod.phase in ("Running", "Succeeded"):  # pod phases
+            plan.running += 1
+        elif pod.phase == "Failed":
+            plan.deletes.append(DeletePod(name, _why(pod)))
+            plan.restarts += 1
+            if pod.exit_code == NODE_FAULT_EXIT and pod.node:
+                plan.faults.add(pod.node)
+    plan.deletes.sort(key=lambda a: a.name)
+    return plan
+
+
+def _why(pod: PodView) -> str:
+    if pod.exit_code == NODE_FAULT_EXIT:
+        return f"node fault on {pod.node or 'an unknown node'}: reschedule elsewhere"
+    if pod.exit_code is not None:
+        return f"agent exited with {pod.exit_code}: recreate"
+    return f"pod failed ({pod.reason or 'no reason given'}): recreate"
+
+
+def _run(job: JobView, seen: Observed, plan: _PodPlan) -> list[Action]:
+    actions: list[Action] = []
+    if not seen.secret:
+        actions.append(CreateSecret())
+    if not seen.service:
+        actions.append(CreateService())
+    if seen.aegis is None:
+        actions.append(CreateAegis())
+    counters = plan.counters(job)
+    cr_nodes = seen.aegis.error_nodes if seen.aegis else ()
+    excluded = tuple(sorted({*job.excluded_nodes, *plan.faults, *cr_nodes}))
+    phase = RUNNING if plan.running == job.worker_num else PENDING
+    status = _status(job, phase, f"{plan.running}/{job.worker_num} workers running", counters)
+    if status != _status(job, job.phase, job.message, aegis_ref=job.aegis_ref):
+        actions.append(status)  # before the deletions: the faulty nodes are recorded first
+    actions += plan.deletes
+    actions += [CreatePod(rank, excluded) for rank in plan.missing]
+    return actions

@@ -1,0 +1,49 @@
+"""Errors raised by the runtime building blocks (messages, store, transport, runner)."""
+
+from __future__ import annotations
+
+from aegis.errors import AegisError
+
+
+class InvalidNameError(AegisError, ValueError):
+    """A namespace, job or pod name cannot be used in a NATS subject or a JWT."""
+
+
+class MalformedMessage(AegisError, ValueError):
+    """A bus payload does not follow the message schema; `reason` says what is wrong."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"malformed message: {reason}")
+        self.reason = reason
+
+
+class CorruptStatusError(AegisError):
+    """The status file exists but cannot be read back; move it away to start fresh."""
+
+
+class TransportError(AegisError):
+    """A NATS or gRPC operation failed; the message names the endpoint and the cause."""
+
+
+class NatsServerError(TransportError):
+    """The embedded nats-server did not start, reload or stop as expected."""
+
+
+class BusError(TransportError):
+    """Connecting to, publishing on or requesting over the NATS bus failed."""
+
+
+class CredentialsRejected(TransportError):
+    """The credential server refused the request (bad token, unknown job, malformed key)."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code  # the gRPC status name, e.g. "PERMISSION_DENIED"
+
+
+class CredentialsUnavailable(TransportError):
+    """The credential server could not be reached within the allowed attempts."""
+
+
+class RunnerError(AegisError):
+    """The user command could not be started or controlled."""

@@ -1,0 +1,182 @@
+"""The bus message of design §4 and its strict JSON codec (pure code, no I/O).
+
+Wire form: one JSON object with exactly the keys AegisName, AegisNamespace, PodName, Type,
+Phase, Data, TimeStamp, Seq. `decode` accepts nothing else and raises only MalformedMessage.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from aegis.runtime.errors import InvalidNameError, MalformedMessage
+from aegis.runtime.transport.subjects import BROADCAST_POD, validate_label, validate_pod_name
+
+MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB, also NATS's default max_payload
+MAX_SEQ = (1 << 63) - 1
+KEYS = ("AegisName", "AegisNamespace", "PodName", "Type", "Phase", "Data", "TimeStamp", "Seq")
+
+
+class MessageType(StrEnum):
+    """What a message is (design §4, plus Heartbeat)."""
+
+    ACK = "ACK"
+    ORDER = "Order"
+    ERROR = "Error"
+    FINISH = "Finish"
+    HEARTBEAT = "Heartbeat"
+
+
+class MessagePhase(StrEnum):
+    """Which protocol phase a message belongs to."""
+
+    BOOTCHECK = "bootcheck"
+    COMMAND = "command"
+    TROUBLESHOOT = "troubleshoot"
+
+
+def _enum(kind: type[StrEnum], value: object, key: str) -> Any:
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str) and value in kind._value2member_map_:
+        return kind(value)
+    allowed = ", ".join(m.value for m in kind)
+    raise MalformedMessage(f"{key} must be one of {allowed}; got {value!r}")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One bus message; `pod_name == "master"` addresses every worker."""
+
+    aegis_name: str
+    aegis_namespace: str
+    pod_name: str
+    type: MessageType
+    phase: MessagePhase
+    data: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    timestamp: float = 0.0
+    seq: int = 0
+
+    def __post_init__(self) -> None:
+        try:
+            validate_label("AegisName", self.aegis_name)
+            validate_label("AegisNamespace", self.aegis_namespace)
+            validate_pod_name(self.pod_name)
+        except InvalidNameError as exc:
+            raise MalformedMessage(str(exc)) from None
+        object.__setattr__(self, "type", _enum(MessageType, self.type, "Type"))
+        object.__setattr__(self, "phase", _enum(MessagePhase, self.phase, "Phase"))
+        if not isinstance(self.data, Mapping) or not all(isinstance(k, str) for k in self.data):
+            raise MalformedMessage("Data must be a JSON object with string keys")
+        object.__setattr__(self, "data", MappingProxyType(dict(self.data)))
+        ts = self.timestamp
+        if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts):
+            raise MalformedMessage(f"TimeStamp must be a finite number; got {ts!r}")
+        object.__setattr__(self, "timestamp", float(ts))
+        if isinstance(self.seq, bool) or not isinstance(self.seq, int):
+            raise MalformedMessage(f"Seq must be an integer; got {self.seq!r}")
+        if not 0 <= self.seq <= MAX_SEQ:
+            raise MalformedMessage(f"Seq must be in 0..2^63-1; got {self.seq}")
+
+    @property
+    def is_broadcast(self) -> bool:
+        """True when addressed to every worker."""
+        return self.pod_name == BROADCAST_POD
+
+    def to_wire(self) -> dict[str, Any]:
+        """The wire-form JSON object (design §4 key names)."""
+        values = (
+            self.aegis_name,
+            self.aegis_namespace,
+            self.pod_name,
+            self.type.value,
+            self.phase.value,
+            dict(self.data),
+            self.timestamp,
+            self.seq,
+        )
+        return dict(zip(KEYS, values, strict=True))
+
+    def encode(self) -> bytes:
+        """Compact UTF-8 JSON; MalformedMessage if Data is not JSON or it exceeds 1 MiB."""
+        try:
+            text = json.dumps(
+                self.to_wire(), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+            )
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise MalformedMessage(f"Data is not encodable as JSON: {exc}") from None
+        payload = text.encode("utf-8")
+        if len(payload) > MAX_MESSAGE_BYTES:
+            raise MalformedMessage(f"encoded size {len(payload)} exceeds {MAX_MESSAGE_BYTES} bytes")
+        return payload
+
+    @classmethod
+    def decode(cls, payload: bytes | bytearray | memoryview) -> Message:
+        """Parse and validate a wire payload; raises only MalformedMessage."""
+        obj = _parse(payload)
+        missing = [k for k in KEYS if k not in obj]
+        if missing:
+            raise MalformedMessage(f"missing key(s): {', '.join(missing)}")
+        unknown = sorted(set(obj) - set(KEYS))
+        if unknown:
+            raise MalformedMessage(f"unknown key(s): {', '.join(unknown)}")
+        for key in ("AegisName", "AegisNamespace", "PodName", "Type", "Phase"):
+            if not isinstance(obj[key], str):
+                raise MalformedMessage(f"{key} must be a string; got {type(obj[key]).__name__}")
+        if not isinstance(obj["Data"], dict):
+            raise MalformedMessage("Data must be a JSON object")
+        return cls(
+            obj["AegisName"],
+            obj["AegisNamespace"],
+            obj["PodName"],
+            obj["Type"],
+            obj["Phase"],
+            obj["Data"],
+            obj["TimeStamp"],
+            obj["Seq"],
+        )
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise MalformedMessage("duplicate key in a JSON object")
+    return obj
+
+
+def _no_constant(name: str) -> Any:
+    raise MalformedMessage(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise MalformedMessage(f"number {text[:20]} is out of range")
+    return value
+
+
+def _parse(payload: object) -> dict[str, Any]:
+    if not isinstance(payload, bytes | bytearray | memoryview):
+        raise MalformedMessage(f"payload must be bytes; got {type(payload).__name__}")
+    if len(payload) > MAX_MESSAGE_BYTES:
+        raise MalformedMessage(f"payload of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    try:
+        text = bytes(payload).decode("utf-8")
+        obj = json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
+    except MalformedMessage:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise MalformedMessage(f"not UTF-8 JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise MalformedMessage(f"top level must be a JSON object; got {type(obj).__name__}")
+    return obj

@@ -1,0 +1,263 @@
+"""Run the user's training command the way torchrun would, and stop it without leftovers.
+
+The command runs in its own session/process group, so `stop()` reaches every process it
+spawned (dataloader workers, shells, …): SIGTERM to the group, SIGKILL after the grace
+period. Output lines are forwarded with a `[rank{N}]:` prefix (torchrun's own default is
+`[{role}{local_rank}]:`, e.g. `[default0]:`; the global rank reads better across pods).
+Limit: a descendant that calls setsid() leaves the group and escapes stop(); only a cgroup
+(the pod's container) bounds those.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from aegis.runtime.errors import RunnerError
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 65536
+_POLL_S = 0.05
+_DRAIN_S = 1.0  # how long wait() lets output of an exited command trickle in
+_REAP_S = 5.0  # how long stop() waits for killed processes to disappear
+
+
+@dataclass(frozen=True)
+class RankEnv:
+    """Where the command sits in the job; becomes torchrun's environment variables."""
+
+    rank: int
+    world_size: int
+    local_rank: int = 0
+    local_world_size: int = 1
+    master_addr: str = "127.0.0.1"
+    master_port: int = 29500
+    run_id: str = "none"
+    job: str = ""
+    pod: str = ""
+    max_restarts: int = 0
+    group_rank: int | None = None  # default: rank // local_world_size (the node's rank)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.rank < self.world_size:
+            raise RunnerError(f"rank {self.rank} is not in 0..{self.world_size - 1}")
+        if not 0 <= self.local_rank < self.local_world_size:
+            raise RunnerError(f"local rank {self.local_rank} not in 0..{self.local_world_size - 1}")
+
+    def environ(self, restart_count: int, retry: int) -> dict[str, str]:
+        """The variables torchrun sets for a worker, plus AEGIS_JOB/POD/RETRY."""
+        group_rank = self.group_rank
+        if group_rank is None:
+            group_rank = self.rank // self.local_world_size
+        values: dict[str, object] = {
+            "RANK": self.rank,
+            "LOCAL_RANK": self.local_rank,
+            "WORLD_SIZE": self.world_size,
+            "LOCAL_WORLD_SIZE": self.local_world_size,
+            "GROUP_RANK": group_rank,
+            "GROUP_WORLD_SIZE": -(-self.world_size // self.local_world_size),
+            "ROLE_RANK": self.rank,
+            "ROLE_NAME": "default",
+            "ROLE_WORLD_SIZE": self.world_size,
+            "MASTER_ADDR": self.master_addr,
+            "MASTER_PORT": self.master_port,
+            "TORCHELASTIC_RESTART_COUNT": restart_count,
+            "TORCHELASTIC_MAX_RESTARTS": self.max_restarts,
+            "TORCHELASTIC_RUN_ID": self.run_id,
+            "AEGIS_JOB": self.job,
+            "AEGIS_POD": self.pod,
+            "AEGIS_RETRY": retry,
+        }
+        return {k: str(v) for k, v in values.items()}
+
+
+def group_alive(pgid: int) -> bool:
+    """True while a process of group `pgid` is alive (zombies do not count)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # no procfs: zombies will count as alive
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    for entry in entries:
+        if entry.isdigit() and _live_member(Path("/proc", entry, "stat"), pgid):
+            return True
+    return False
+
+
+def _live_member(stat: Path, pgid: int) -> bool:
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return fields[2] == str(pgid) and fields[0] not in ("Z", "X")
+
+
+class Runner:
+    """Starts, watches, stops and restarts one user command."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        rank: RankEnv,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+    ) -> None:
+        if not argv:
+            raise RunnerError("no command to run")
+        self.argv = list(argv)
+        self.rank = rank
+        self._env = dict(os.environ if env is None else env)
+        self._cwd = cwd
+        self._out = stdout
+        self._err = stderr
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pumps: list[asyncio.Task[None]] = []
+        self.restart_count = 0
+        self.retry = 0
+        self.last_output = time.monotonic()  # monotonic time of the last output (or start)
+
+    @property
+    def pid(self) -> int | None:
+        """The command's pid (also its process group id), None before start."""
+        return None if self._proc is None else self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit code (negative: killed by that signal); None while running or before start."""
+        return None if self._proc is None else self._proc.returncode
+
+    @property
+    def running(self) -> bool:
+        """True from start until the command has exited."""
+        return self._proc is not None and self._proc.returncode is None
+
+    @property
+    def prefix(self) -> str:
+        """The prefix of every forwarded output line."""
+        return f"[rank{self.rank.rank}]:"
+
+    async def start(self, *, retry: int | None = None) -> None:
+        """Start the command in a new session; `retry` becomes AEGIS_RETRY."""
+        if self.running:
+            raise RunnerError(f"{self.argv[0]} is already running (pid {self.pid})")
+        if retry is not None:
+            self.retry = retry
+        env = {**self._env, **self.rank.environ(self.restart_count, self.retry)}
+        env.setdefault("PYTHONUNBUFFERED", "1")  # line-by-line output feeds hang detection
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=self._cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise RunnerError(f"cannot start {self.argv[0]!r}: {exc}") from None
+        self._proc = proc
+        self.last_output = time.monotonic()
+        assert proc.stdout is not None and proc.stderr is not None
+        self._pumps = [
+            asyncio.create_task(self._pump(proc.stdout, self._out or sys.stdout)),
+            asyncio.create_task(self._pump(proc.stderr, self._err or sys.stderr)),
+        ]
+        log.info("started %s as pid %d (restart %d)", self.argv, proc.pid, self.restart_count)
+
+    async def wait(self) -> int:
+        """Wait for the command to exit; its code (negative for a signal)."""
+        proc = self._require()
+        code = await proc.wait()
+        await self._drain(_DRAIN_S)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        """Send `sig` to the command's whole process group (no-op once it is gone)."""
+        proc = self._require()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+
+    async def stop(self, grace: float = 10.0) -> int:
+        """SIGTERM the group, SIGKILL whatever is left after `grace` s; the exit code."""
+        proc = self._require()
+        pgid = proc.pid
+        if proc.returncode is None or group_alive(pgid):
+            self.send_signal(signal.SIGTERM)
+            if not await self._group_gone(proc, grace):
+                log.warning("pid %d group survived SIGTERM for %.1fs: SIGKILL", pgid, grace)
+                self.send_signal(signal.SIGKILL)
+                if not await self._group_gone(proc, _REAP_S):
+                    log.error("process group %d still has live members after SIGKILL", pgid)
+        code = await proc.wait()
+        await self._drain(_DRAIN_S)
+        for task in self._pumps:
+            task.cancel()
+        return code
+
+    async def restart(self, grace: float = 10.0, *, retry: int | None = None) -> None:
+        """Stop (if running) and start again with TORCHELASTIC_RESTART_COUNT + 1."""
+        if self._proc is not None:
+            await self.stop(grace)
+        self.restart_count += 1
+        await self.start(retry=retry)
+
+    def _require(self) -> asyncio.subprocess.Process:
+        if self._proc is None:
+            raise RunnerError("the command has not been started")
+        return self._proc
+
+    async def _group_gone(self, proc: asyncio.subprocess.Process, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), timeout)
+        while group_alive(proc.pid):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(_POLL_S)
+        return True
+
+    async def _drain(self, timeout: float) -> None:
+        if self._pumps:
+            await asyncio.wait(self._pumps, timeout=timeout)
+
+    async def _pump(self, reader: asyncio.StreamReader, dst: TextIO) -> None:
+        pending = b""
+        while chunk := await reader.read(_CHUNK):
+            self.last_output = time.monotonic()
+            *lines, pending = (pending + chunk).split(b"\n")
+            if len(pending) >= _CHUNK:  # a very long line: forward what we have
+                lines.append(pending)
+                pending = b""
+            self._write(dst, lines)
+        if pending:
+            self._write(dst, [pending])
+
+    def _write(self, dst: TextIO, lines: list[bytes]) -> None:
+        if not lines:
+            return
+        prefix = self.prefix
+        text = "".join(f"{prefix}{line.decode(errors='replace')}\n" for line in lines)
+        try:
+            dst.write(text)
+            dst.flush()
+        except (OSError, ValueError):  # closed or broken sink: keep draining the pipe
+            pass

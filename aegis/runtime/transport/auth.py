@@ -1,0 +1,165 @@
+"""NATS decentralized auth: an operator, a system account, one account per job, user JWTs.
+
+Trust chain: operator → account (one per job) → users. Only the public parts (JWTs) go into
+the server config; seeds stay in this process. A worker's user JWT allows pub/sub only on
+`aegis.<ns>.<job>.>` and `_INBOX.>`; the controller's user has no limits inside the job's
+account (the account itself is the job's boundary).
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import nkeys
+from nats_jwt.nkeys_ext import (
+    Decode,
+    create_account_pair,
+    create_operator_pair,
+    create_user_pair,
+)
+from nats_jwt.v2.account_claims import AccountClaims
+from nats_jwt.v2.operator_claims import OperatorClaims
+from nats_jwt.v2.user_claims import UserClaims
+
+from aegis.runtime.transport.subjects import INBOX_WILDCARD, JobSubjects, validate_pod_name
+
+_PUBLIC_KEY_LEN = 56  # base32 of prefix(1) + ed25519 key(32) + crc16(2)
+
+
+def is_user_public_key(value: object) -> bool:
+    """True for a well-formed public *user* NKey (`U…`, valid checksum), never for a seed."""
+    if not isinstance(value, str) or len(value) != _PUBLIC_KEY_LEN or not value.startswith("U"):
+        return False
+    try:
+        Decode(nkeys.PREFIX_BYTE_USER, value.encode("ascii"))
+    except (ValueError, UnicodeEncodeError):
+        return False
+    return True
+
+
+def new_user_keypair() -> Any:
+    """A fresh user NKey pair (`nkeys.KeyPair`); its seed must never leave this process."""
+    return create_user_pair()
+
+
+@dataclass(frozen=True)
+class UserCredentials:
+    """A user JWT and its private seed: what a NATS client needs to connect."""
+
+    user_jwt: str
+    seed: bytes = field(repr=False)
+
+    @property
+    def public_key(self) -> str:
+        """The user's public NKey (the JWT's subject)."""
+        return str(nkeys.from_seed(bytearray(self.seed)).public_key.decode())
+
+    def creds_text(self) -> str:
+        """The standard NATS `.creds` text (JWT + seed), for in-memory use only."""
+        return (
+            "-----BEGIN NATS USER JWT-----\n"
+            f"{self.user_jwt}\n"
+            "------END NATS USER JWT------\n\n"
+            "-----BEGIN USER NKEY SEED-----\n"
+            f"{self.seed.decode('ascii')}\n"
+            "------END USER NKEY SEED------\n"
+        )
+
+
+@dataclass(frozen=True)
+class Account:
+    """A NATS account: its signed JWT and the key pair that signs its users."""
+
+    name: str
+    keypair: Any = field(repr=False, compare=False)
+    jwt: str = field(repr=False)
+
+    @property
+    def public_key(self) -> str:
+        """The account's public NKey (`A…`), the key of `resolver_preload`."""
+        return str(self.keypair.public_key.decode())
+
+    def user_jwt(self, public_key: str, name: str, allow: Sequence[str] | None = None) -> str:
+        """Sign a user JWT for `public_key`; `allow` limits pub and sub (None: no limits)."""
+        claims = UserClaims(public_key, name)
+        if allow is not None:
+            claims.nats.pub.allow = list(allow)
+            claims.nats.sub.allow = list(allow)
+        return str(claims.encode(self.keypair))
+
+    def new_user(self, name: str, allow: Sequence[str] | None = None) -> UserCredentials:
+        """A fresh user key pair with a JWT from this account (for users we run ourselves)."""
+        kp = new_user_keypair()
+        return UserCredentials(self.user_jwt(kp.public_key.decode(), name, allow), bytes(kp.seed))
+
+
+def _new_account(operator_kp: Any, name: str) -> Account:
+    kp = create_account_pair()
+    jwt = AccountClaims(kp.public_key.decode(), name).encode(operator_kp)
+    return Account(name=name, keypair=kp, jwt=jwt)
+
+
+@dataclass(frozen=True)
+class JobAccount:
+    """One job's account, its subjects and the bootstrap token that agents present."""
+
+    subjects: JobSubjects
+    account: Account
+    bootstrap_token: str = field(repr=False)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(namespace, job): how registries look a job up."""
+        return (self.subjects.namespace, self.subjects.job)
+
+    @property
+    def worker_allow(self) -> tuple[str, ...]:
+        """Subjects a worker may publish and subscribe to."""
+        return (self.subjects.wildcard, INBOX_WILDCARD)
+
+    def token_matches(self, token: str) -> bool:
+        """Constant-time comparison with the job's bootstrap token."""
+        return hmac.compare_digest(token.encode("utf-8"), self.bootstrap_token.encode("utf-8"))
+
+    def worker_jwt(self, user_public_key: str, pod_name: str) -> str:
+        """A user JWT for a worker's public key, limited to this job's subjects."""
+        if not is_user_public_key(user_public_key):
+            raise ValueError("not a public user NKey (expected 56 characters starting with 'U')")
+        validate_pod_name(pod_name)
+        return self.account.user_jwt(user_public_key, pod_name, self.worker_allow)
+
+    def controller_credentials(self, name: str = "master") -> UserCredentials:
+        """Credentials for the job's master: everything inside the job's account."""
+        return self.account.new_user(name)
+
+
+class Operator:
+    """The trust root: signs the system account and one account per job."""
+
+    def __init__(self, name: str = "aegis") -> None:
+        self._kp = create_operator_pair()
+        self.system_account = _new_account(self._kp, "SYS")
+        claims = OperatorClaims(self._kp.public_key.decode(), name)
+        claims.nats.system_account = self.system_account.public_key
+        self.jwt: str = claims.encode(self._kp)
+        self.name = name
+
+    @property
+    def public_key(self) -> str:
+        """The operator's public NKey (`O…`)."""
+        return str(self._kp.public_key.decode())
+
+    def create_job_account(
+        self, namespace: str, job: str, bootstrap_token: str | None = None
+    ) -> JobAccount:
+        """A new account for one job, with a fresh random bootstrap token unless given."""
+        subjects = JobSubjects(namespace, job)
+        token = bootstrap_token if bootstrap_token is not None else secrets.token_urlsafe(32)
+        if not token:
+            raise ValueError("bootstrap token must not be empty")
+        account = _new_account(self._kp, f"{namespace}.{job}")
+        return JobAccount(subjects=subjects, account=account, bootstrap_token=token)

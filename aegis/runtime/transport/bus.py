@@ -1,0 +1,192 @@
+"""The NATS bus: a thin async wrapper that speaks `Message`, not bytes.
+
+Nothing from nats-py leaks out: failures become BusError. A malformed payload or a failing
+handler is counted and logged, never raised into the subscription's read loop. The server
+reports permission violations asynchronously (a subscribe call itself succeeds); they are
+counted in `stats` and wake `permission_denied`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats
+import nats.errors
+from nats.aio.client import RawCredentials
+
+from aegis.runtime.errors import BusError, MalformedMessage
+from aegis.runtime.messages import Message
+from aegis.runtime.transport.auth import UserCredentials
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Message], Awaitable[Message | None]]
+_PERMISSIONS = "permissions violation"
+_KEEP_MESSAGES = 100
+
+
+@dataclass
+class BusStats:
+    """Counters a controller or agent can export and tests can wait on."""
+
+    received: int = 0
+    malformed: int = 0
+    handler_errors: int = 0
+    permission_errors: int = 0
+    other_errors: int = 0
+    permission_messages: list[str] = field(default_factory=list)  # the first 100
+
+
+class Subscription:
+    """A live subscription; `await unsubscribe()` ends it."""
+
+    def __init__(self, sub: Any) -> None:
+        self._sub = sub
+
+    @property
+    def subject(self) -> str:
+        """The subscribed subject (may contain wildcards)."""
+        return str(self._sub.subject)
+
+    async def unsubscribe(self) -> None:
+        """Stop receiving; pending messages are dropped."""
+        try:
+            await self._sub.unsubscribe()
+        except nats.errors.Error as exc:
+            raise BusError(f"unsubscribe from {self.subject} failed: {exc}") from None
+
+
+class Bus:
+    """A NATS connection authenticated with a user JWT; create with `await Bus.connect()`."""
+
+    def __init__(self) -> None:
+        self._nc: Any = None
+        self.stats = BusStats()
+        self.permission_denied = asyncio.Event()
+        self._recent_errors: list[str] = []  # distinct, for connect failure messages
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        credentials: UserCredentials,
+        *,
+        name: str | None = None,
+        timeout: float = 10.0,
+        reconnect_attempts: int = 60,
+    ) -> Bus:
+        """Connect to `url` with `credentials` (JWT + seed, signed in memory) within
+        `timeout` s; a dropped connection is retried `reconnect_attempts` times (-1: forever)."""
+        if reconnect_attempts == 0:
+            raise ValueError("reconnect_attempts must be > 0 or -1 (nats-py reads 0 as forever)")
+        bus = cls()
+        try:
+            bus._nc = await asyncio.wait_for(
+                nats.connect(
+                    url,
+                    name=name,
+                    user_credentials=RawCredentials(credentials.creds_text()),
+                    connect_timeout=max(1, round(min(timeout, 5.0))),
+                    reconnect_time_wait=1,
+                    max_reconnect_attempts=reconnect_attempts,
+                    error_cb=bus._on_error,
+                ),
+                timeout,
+            )
+        except Exception as exc:  # nats-py raises assorted OSError/Timeout/nats errors
+            cause = "; ".join(bus._recent_errors) or repr(exc)
+            raise BusError(f"cannot connect to NATS at {url}: {cause}") from None
+        return bus
+
+    @property
+    def connected(self) -> bool:
+        """True while the connection is up."""
+        return bool(self._nc is not None and self._nc.is_connected)
+
+    async def publish(self, subject: str, message: Message) -> None:
+        """Send `message` on `subject` (buffered; `flush()` to push it out)."""
+        payload = message.encode()
+        try:
+            await self._nc.publish(subject, payload)
+        except nats.errors.Error as exc:
+            raise BusError(f"publish to {subject} failed: {exc}") from None
+
+    async def subscribe(self, subject: str, handler: Handler) -> Subscription:
+        """Call `handler` for every decoded message on `subject`; a returned Message is
+        sent back as the reply when the sender used `request()`."""
+
+        async def on_msg(msg: Any) -> None:
+            await self._dispatch(msg, handler)
+
+        try:
+            sub = await self._nc.subscribe(subject, cb=on_msg)
+        except nats.errors.Error as exc:
+            raise BusError(f"subscribe to {subject} failed: {exc}") from None
+        return Subscription(sub)
+
+    async def request(self, subject: str, message: Message, timeout: float = 2.0) -> Message:
+        """Send `message` and wait for one reply; BusError on timeout or no responder."""
+        try:
+            reply = await self._nc.request(subject, message.encode(), timeout=timeout)
+        except nats.errors.NoRespondersError:
+            raise BusError(f"request on {subject}: nobody is subscribed") from None
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise BusError(f"request on {subject} failed: {exc!r}") from None
+        try:
+            return Message.decode(reply.data)
+        except MalformedMessage as exc:
+            raise BusError(f"request on {subject}: bad reply: {exc.reason}") from None
+
+    async def flush(self, timeout: float = 2.0) -> None:
+        """Wait until the server has processed everything sent so far (a PING/PONG)."""
+        try:
+            await self._nc.flush(timeout=max(1, round(timeout)))
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise BusError(f"flush failed: {exc!r}") from None
+
+    async def close(self) -> None:
+        """Drain nothing, close the connection; safe to call twice."""
+        if self._nc is not None and not self._nc.is_closed:
+            await self._nc.close()
+
+    async def wait_permission_denied(self, timeout: float) -> str:
+        """The first permission violation reported by the server (BusError if none)."""
+        try:
+            await asyncio.wait_for(self.permission_denied.wait(), timeout)
+        except TimeoutError:
+            raise BusError(f"no permission violation reported within {timeout}s") from None
+        return self.stats.permission_messages[0]
+
+    async def _dispatch(self, msg: Any, handler: Handler) -> None:
+        self.stats.received += 1
+        try:
+            message = Message.decode(msg.data)
+        except MalformedMessage as exc:
+            self.stats.malformed += 1
+            log.warning("dropped malformed message on %s: %s", msg.subject, exc.reason)
+            return
+        try:
+            reply = await handler(message)
+            if reply is not None and msg.reply:
+                await self._nc.publish(msg.reply, reply.encode())
+        except Exception:
+            self.stats.handler_errors += 1
+            log.exception("handler for %s failed on %s", msg.subject, message)
+
+    async def _on_error(self, exc: Exception) -> None:
+        text = str(exc)
+        if _PERMISSIONS in text.lower():
+            self.stats.permission_errors += 1
+            if len(self.stats.permission_messages) < _KEEP_MESSAGES:
+                self.stats.permission_messages.append(text)
+            self.permission_denied.set()
+            log.warning("NATS refused: %s", text)
+        else:
+            self.stats.other_errors += 1
+            if repr(exc) not in self._recent_errors:
+                self._recent_errors = [*self._recent_errors[-4:], repr(exc)]
+            log.warning("NATS error: %r", exc)

@@ -1,0 +1,257 @@
+"""gRPC credential handout (design §4): the master's server and the agent's client.
+
+The agent makes its own user NKey pair and sends only the public key with the job's bootstrap
+token; the master answers with a user JWT signed by the job's account key, limited to the
+job's subjects. The seed never leaves the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import grpc
+
+from aegis.runtime.errors import (
+    CredentialsRejected,
+    CredentialsUnavailable,
+    InvalidNameError,
+    TransportError,
+)
+from aegis.runtime.transport.auth import (
+    JobAccount,
+    UserCredentials,
+    is_user_public_key,
+    new_user_keypair,
+)
+from aegis.runtime.transport.proto import credentials_pb2 as pb
+from aegis.runtime.transport.proto import credentials_pb2_grpc as pb_grpc
+from aegis.runtime.transport.subjects import JobSubjects, validate_label, validate_pod_name
+
+log = logging.getLogger(__name__)
+
+_RETRYABLE = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.ABORTED,
+    }
+)
+_DENIED = "unknown job or bad bootstrap token"
+
+
+class _Refusal(Exception):
+    def __init__(self, code: grpc.StatusCode, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+def _looks_like_seed(key: str) -> bool:
+    return key.startswith("S") and len(key) == 58
+
+
+class CredentialService(pb_grpc.CredentialsServicer):
+    """Issues worker JWTs for the jobs it knows; refuses everything else, never crashes."""
+
+    def __init__(self, nats_url: str, jobs: Iterable[JobAccount] = ()) -> None:
+        self.nats_url = nats_url
+        self._jobs: dict[tuple[str, str], JobAccount] = {j.key: j for j in jobs}
+
+    def add_job(self, job: JobAccount) -> None:
+        """Start issuing credentials for `job`."""
+        self._jobs[job.key] = job
+
+    def remove_job(self, namespace: str, job: str) -> None:
+        """Stop issuing credentials for a job."""
+        self._jobs.pop((namespace, job), None)
+
+    def issue(self, request: pb.IssueRequest) -> pb.IssueReply:
+        """Check the request and sign a worker JWT; raises _Refusal with the status code."""
+        try:
+            validate_label("namespace", request.namespace)
+            validate_label("job", request.job)
+        except InvalidNameError as exc:
+            raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        job = self._jobs.get((request.namespace, request.job))
+        if job is None or not job.token_matches(request.bootstrap_token):
+            raise _Refusal(grpc.StatusCode.PERMISSION_DENIED, _DENIED)
+        try:
+            validate_pod_name(request.pod_name)
+        except InvalidNameError as exc:
+            raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        key = request.user_public_nkey
+        if not is_user_public_key(key):
+            detail = "user_public_nkey must be a public user NKey (56 characters, 'U…')"
+            if _looks_like_seed(key):
+                detail += "; this looks like a private seed: never send it, rotate it"
+            raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, detail)
+        subjects = job.subjects
+        return pb.IssueReply(
+            user_jwt=job.worker_jwt(key, request.pod_name),
+            nats_url=self.nats_url,
+            subjects=pb.Subjects(master=subjects.master, worker=subjects.worker),
+        )
+
+    async def Issue(self, request: pb.IssueRequest, context: Any) -> pb.IssueReply:
+        """The RPC: `issue`, with refusals and unexpected errors mapped to status codes."""
+        where = f"{request.namespace!r}/{request.job!r} pod {request.pod_name!r}"
+        try:
+            reply = self.issue(request)
+        except _Refusal as refusal:
+            log.warning("credentials refused for %s: %s", where, refusal.detail)
+            code, detail = refusal.code, refusal.detail
+        except Exception:
+            log.exception("credentials: internal error for %s", where)
+            code, detail = grpc.StatusCode.INTERNAL, "internal error issuing credentials"
+        else:
+            log.info("credentials issued for %s", where)
+            return reply
+        await context.abort(code, detail)
+        raise AssertionError("context.abort() returned")  # it always raises
+
+
+class CredentialServer:
+    """A grpc.aio server hosting a CredentialService; async context manager."""
+
+    def __init__(
+        self,
+        service: CredentialService,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        server_credentials: Any = None,
+    ) -> None:
+        self.service = service
+        self._host = host
+        self._port = port
+        self._creds = server_credentials
+        self._server: Any = None
+        self.port: int | None = None
+
+    @property
+    def address(self) -> str:
+        """`host:port` a client dials."""
+        if self.port is None:
+            raise TransportError("credential server is not running: call start() first")
+        return f"{self._host}:{self.port}"
+
+    async def start(self) -> None:
+        """Bind (port 0: any free port) and start serving."""
+        server = grpc.aio.server()
+        pb_grpc.add_CredentialsServicer_to_server(self.service, server)
+        where = f"{self._host}:{self._port}"
+        if self._creds is None:
+            port = server.add_insecure_port(where)
+        else:
+            port = server.add_secure_port(where, self._creds)
+        if not port:
+            raise TransportError(f"credential server cannot bind {where}")
+        await server.start()
+        self._server, self.port = server, port
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Stop serving; in-flight calls get `grace` seconds."""
+        if self._server is not None:
+            await self._server.stop(grace)
+        self._server, self.port = None, None
+
+    async def __aenter__(self) -> CredentialServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+
+@dataclass(frozen=True)
+class IssuedCredentials:
+    """What an agent got: its NATS credentials, where to connect, and its job's subjects."""
+
+    credentials: UserCredentials
+    nats_url: str
+    subjects: JobSubjects
+
+
+def build_request(
+    namespace: str, job: str, pod_name: str, public_key: str, bootstrap_token: str
+) -> pb.IssueRequest:
+    """The request an agent sends: names, token and the *public* key only."""
+    return pb.IssueRequest(
+        namespace=namespace,
+        job=job,
+        pod_name=pod_name,
+        user_public_nkey=public_key,
+        bootstrap_token=bootstrap_token,
+    )
+
+
+async def request_credentials(
+    target: str,
+    *,
+    namespace: str,
+    job: str,
+    pod_name: str,
+    bootstrap_token: str,
+    attempts: int = 5,
+    timeout: float = 5.0,
+    backoff: float = 0.2,
+    channel_credentials: Any = None,
+) -> IssuedCredentials:
+    """Ask the master at `target` for NATS credentials, retrying transient failures.
+
+    Raises CredentialsRejected at once for a refusal (bad token, malformed request) and
+    CredentialsUnavailable when `attempts` calls of `timeout` seconds each all failed.
+    """
+    subjects = JobSubjects(namespace, job)
+    validate_pod_name(pod_name)
+    kp = new_user_keypair()
+    request = build_request(namespace, job, pod_name, kp.public_key.decode(), bootstrap_token)
+    reply = await _call_with_retries(
+        target, request, attempts, timeout, backoff, channel_credentials
+    )
+    if (reply.subjects.master, reply.subjects.worker) != (subjects.master, subjects.worker):
+        raise TransportError(f"credential server sent subjects {reply.subjects} for {subjects}")
+    creds = UserCredentials(user_jwt=reply.user_jwt, seed=bytes(kp.seed))
+    return IssuedCredentials(credentials=creds, nats_url=reply.nats_url, subjects=subjects)
+
+
+async def _call_with_retries(
+    target: str,
+    request: pb.IssueRequest,
+    attempts: int,
+    timeout: float,
+    backoff: float,
+    channel_credentials: Any,
+) -> pb.IssueReply:
+    if channel_credentials is None:
+        channel = grpc.aio.insecure_channel(target)
+    else:
+        channel = grpc.aio.secure_channel(target, channel_credentials)
+    last = "no attempt made"
+    async with channel:
+        stub = pb_grpc.CredentialsStub(channel)
+        for attempt in range(max(1, attempts)):
+            if attempt:
+                delay = backoff * 2 ** (attempt - 1) * random.uniform(0.5, 1.0)
+                await asyncio.sleep(min(delay, 5.0))
+            try:
+                reply: pb.IssueReply = await stub.Issue(
+                    request, timeout=timeout, wait_for_ready=True
+                )
+                return reply
+            except grpc.aio.AioRpcError as err:
+                last = f"{err.code().name}: {err.details()}"
+                if err.code() not in _RETRYABLE:
+                    raise CredentialsRejected(
+                        f"credential server {target} refused: {last}", code=err.code().name
+                    ) from None
+                log.info("credentials from %s: attempt %d failed (%s)", target, attempt + 1, last)
+    raise CredentialsUnavailable(f"no credentials from {target} after {attempts} attempts: {last}")

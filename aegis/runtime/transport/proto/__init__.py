@@ -1,0 +1,1 @@
+"""gRPC/protobuf stubs generated from the `.proto` files here (`python -m` this package)."""

@@ -1,0 +1,77 @@
+"""Names and NATS subjects of a job: the one place that spells `aegis.<ns>.<job>.…`.
+
+Pure code (no NATS import), so messages and tests can use it too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from aegis.runtime.errors import InvalidNameError
+
+SUBJECT_ROOT = "aegis"
+INBOX_WILDCARD = "_INBOX.>"
+BROADCAST_POD = "master"  # PodName meaning "every worker" (design §4)
+
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+_LABEL_MAX = 63
+_SUBDOMAIN_MAX = 253
+
+
+def validate_label(kind: str, value: object) -> str:
+    """Check a DNS-1123 label (namespace, job): lower-case alnum and '-', no dots, ≤ 63."""
+    if not isinstance(value, str) or not value:
+        raise InvalidNameError(f"{kind} must be a non-empty string, got {value!r}")
+    if len(value) > _LABEL_MAX or not _LABEL.fullmatch(value):
+        raise InvalidNameError(
+            f"{kind} {value!r} is not a DNS-1123 label: use at most {_LABEL_MAX} lower-case "
+            "letters, digits and '-', starting and ending with a letter or digit "
+            "(no dots or wildcards, it becomes one NATS subject token)"
+        )
+    return value
+
+
+def validate_pod_name(value: object) -> str:
+    """Check a pod name (DNS-1123 subdomain: like a label, dots allowed, ≤ 253)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidNameError(f"pod name must be a non-empty string, got {value!r}")
+    if len(value) > _SUBDOMAIN_MAX or not _SUBDOMAIN.fullmatch(value):
+        raise InvalidNameError(
+            f"pod name {value!r} is not a DNS-1123 subdomain: use at most {_SUBDOMAIN_MAX} "
+            "lower-case letters, digits, '-' and '.'"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class JobSubjects:
+    """The subjects of one job: orders (master→workers) and reports (workers→master)."""
+
+    namespace: str
+    job: str
+
+    def __post_init__(self) -> None:
+        validate_label("namespace", self.namespace)
+        validate_label("job", self.job)
+
+    @property
+    def prefix(self) -> str:
+        """`aegis.<ns>.<job>`: every subject of the job starts with it."""
+        return f"{SUBJECT_ROOT}.{self.namespace}.{self.job}"
+
+    @property
+    def master(self) -> str:
+        """Orders from the master to the workers."""
+        return f"{self.prefix}.master"
+
+    @property
+    def worker(self) -> str:
+        """Reports from the workers to the master."""
+        return f"{self.prefix}.worker"
+
+    @property
+    def wildcard(self) -> str:
+        """`aegis.<ns>.<job>.>`: the one permission that scopes a worker to its job."""
+        return f"{self.prefix}.>"

@@ -1,0 +1,779 @@
+----------------------------- MODULE AegisPhase -----------------------------
+(***************************************************************************)
+(* The Aegis phase machine: the single source of truth of the controller  *)
+(* (master) and the agent (worker side).  codegen/ turns the translation   *)
+(* below into aegis/generated/, which aegis/runtime/ executes.             *)
+(*                                                                         *)
+(* Variables mirror the Aegis CR (design section 3):                       *)
+(*   global   phase, shouldQuit, recoverCount                              *)
+(*   per pod  innerPhase, finished, retries, podRestarted                  *)
+(* plus the message layer (design section 4, "P1"): the master's sequence  *)
+(* number, its dedup watermark per worker, the reports in flight, and the  *)
+(* agent's view (agentSeq, agentState).                                    *)
+(*                                                                         *)
+(* How the runtime reads this spec (design section 8):                     *)
+(* - Every PlusCal label is one atomic step and one generated action.     *)
+(*   Each step of the controller, of the agents and of the environment is  *)
+(*   its own single-label process, so that each of the original design's   *)
+(*   branches has its own name in the code, the logs and TLC's traces.     *)
+(* - Environment processes (Env*, Reschedule) are observations: the        *)
+(*   runtime applies them with the parameters it observed.                 *)
+(* - Controller and agent processes are decisions, except the inputs they  *)
+(*   read with `with`: which message arrived (m), which pod (w), and what  *)
+(*   a piece of work ended with (outcome).  Every `with` variable is such  *)
+(*   an input; the spec has no policy choice left to the runtime.          *)
+(*                                                                         *)
+(* The original design's controller loop had 8 branches (design sec. 5):   *)
+(*   1 init                  -> Init (the CR is created in phase Pending)  *)
+(*   2 normal advance        -> Advance                                    *)
+(*   3 pod restart in run    -> RestartInRun                               *)
+(*   4 pod restart elsewhere -> RestartOutsideRun                          *)
+(*   5 restarting done       -> RestartDone                                *)
+(*   6 retries exhausted     -> RetriesExhausted                           *)
+(*   7 failed wrap-up        -> FailedWrapUp                               *)
+(*   8 retries align         -> AlignRetries                               *)
+(* and its 3 environment branches:                                         *)
+(*   a worker suddenly Finishes -> EnvDuplicate (a report delivered again) *)
+(*   a pod suddenly restarts    -> EnvPodRestart                           *)
+(*   shouldQuit set from outside -> EnvQuit                                *)
+(* The message handler (handleError, dedup) is Receive; the operator's     *)
+(* quit is acted on by QuitRequested.                                      *)
+(***************************************************************************)
+EXTENDS Naturals, FiniteSets
+
+CONSTANTS
+    Workers,      \* the pods of the job (model values in TLC, pod names at run time)
+    MaxRetry,     \* the one number a user sets: restarts allowed before the job fails
+    InitSeqNum,   \* the master's first sequence number
+    FaultBudget,  \* how many environment events (faults, duplicates, quits) may happen
+    MaxSeqGap     \* bound of the state CONSTRAINT on sequence numbers (see SeqBound)
+
+ASSUME MaxRetry \in Nat /\ InitSeqNum \in Nat /\ FaultBudget \in Nat /\ MaxSeqGap \in Nat
+ASSUME Workers # {}
+
+Phases == {"Pending", "BootChecking", "RunCommand", "Restarting",
+           "Troubleshooting", "Succeed", "Failed"}
+
+\* Phases in which the master broadcasts an order that every agent works on.
+OrderPhases == {"BootChecking", "RunCommand", "Troubleshooting"}
+
+\* Phases in which finished workers let the job move on (design: NextPhase).
+AdvancePhases == {"Pending", "BootChecking", "RunCommand", "Troubleshooting"}
+
+NextPhase(p) == CASE p = "Pending"         -> "BootChecking"
+                  [] p = "BootChecking"    -> "RunCommand"
+                  [] p = "RunCommand"      -> "Succeed"
+                  [] p = "Troubleshooting" -> "RunCommand"
+                  [] OTHER                 -> p
+
+Min(a, b) == IF a < b THEN a ELSE b
+
+AgentStates == {"Fresh", "Ready", "Exited"}
+
+(* --algorithm AegisPhase {
+variables
+    \* ---- the CR, global part ----
+    phase = "Pending",
+    shouldQuit = FALSE,
+    recoverCount = 0,
+    \* ---- the CR, per pod ----
+    innerPhase = [w \in Workers |-> "Pending"],
+    finished = [w \in Workers |-> FALSE],
+    retries = [w \in Workers |-> 0],
+    podRestarted = [w \in Workers |-> FALSE],
+    \* ---- the master's message layer ----
+    masterSeq = InitSeqNum,                       \* seq of the current order
+    lastFinishSeq = [w \in Workers |-> InitSeqNum - 1], \* dedup watermark
+    msgs = {},                                    \* reports in flight to the master
+    \* ---- the agents ----
+    agentSeq = [w \in Workers |-> InitSeqNum],    \* seq of the last order received
+    agentState = [w \in Workers |-> "Fresh"],
+    \* ---- the environment ----
+    faults = FaultBudget,
+    \* ---- ghosts for the P1 invariants ----
+    prevMasterSeq = InitSeqNum,                   \* masterSeq before its last change
+    finishCount = [w \in Workers |-> 0];          \* Finishes processed this round
+
+define {
+    Terminated == \/ phase = "Succeed"
+                  \/ phase = "Failed" /\ shouldQuit /\ recoverCount = MaxRetry + 1
+
+    Exhausted == \E w \in Workers : retries[w] > MaxRetry
+
+    AllReady == \A w \in Workers : finished[w] /\ ~podRestarted[w]
+
+    \* Restarted pods the controller has not reacted to yet.
+    UnseenRestarts == {x \in Workers : podRestarted[x] /\ innerPhase[x] # "Restarting"}
+
+    \* ---- when each controller decision applies (its guard) ----
+    CanAdvance == phase \in AdvancePhases /\ AllReady
+                  /\ ~(phase = "Troubleshooting" /\ Exhausted)
+    CanRestartInRun == phase = "RunCommand" /\ UnseenRestarts # {}
+    CanRestartOutsideRun == phase # "RunCommand" /\ ~Terminated /\ UnseenRestarts # {}
+    CanRestartDone == phase = "Restarting" /\ \A w \in Workers : ~podRestarted[w]
+    CanFailExhausted == phase = "Troubleshooting" /\ AllReady /\ Exhausted
+    CanWrapUp == phase = "Failed" /\ ~(shouldQuit /\ recoverCount = MaxRetry + 1)
+    CanAlign == phase \in {"BootChecking", "RunCommand"}
+                /\ \E w \in Workers : retries[w] # recoverCount
+    CanQuit == shouldQuit /\ phase \notin {"Succeed", "Failed"}
+
+    \* The controller has no decision left to take.  Like the runtime, which
+    \* takes the next observation (a report, a pod event, an agent's work
+    \* ending) only after it has applied every decision and published the
+    \* resulting order, observations happen only in a quiescent state; an
+    \* agent never sees a half-decided order.
+    Quiescent == ~(CanAdvance \/ CanRestartInRun \/ CanRestartOutsideRun
+                   \/ CanRestartDone \/ CanFailExhausted \/ CanWrapUp
+                   \/ CanAlign \/ CanQuit)
+
+
+    \* The dedup rule for Finish (and for the ACK that finishes Pending): only
+    \* the current order's, and only once.  The seed let "a Finish already
+    \* deduplicated while PENDING" through, because a restarted pod re-ACKs
+    \* with the same sequence number; here the restart itself resets the
+    \* pod's watermark (forget_incarnation), which covers every phase.
+    FreshFinish(m) == m.seq = masterSeq /\ m.seq > lastFinishSeq[m.from]
+
+    \* Every fault (an Error report, a pod restart, a duplicate, a quit)
+    \* spends one unit of the environment's FaultBudget.
+    Outcomes == IF faults > 0 THEN {"Finish", "Error"} ELSE {"Finish"}
+
+    \* ---------------- P0 invariants ----------------
+    ValidPhase == phase \in Phases
+
+    ValidInnerPhase == \A w \in Workers : innerPhase[w] \in Phases
+
+    \* recoverCount counts the restarts used; it passes MaxRetry only once
+    \* the job has failed (FailedWrapUp sets it to MaxRetry + 1).
+    RecoverCountBound == /\ recoverCount <= MaxRetry + 1
+                         /\ phase # "Failed" => recoverCount <= MaxRetry
+
+    RetriesBound == \A w \in Workers : retries[w] <= MaxRetry + 1
+
+    \* An unfinished, not restarted worker is in the global phase; during
+    \* Restarting it may still be in the predecessor RunCommand.
+    PhaseConsistency ==
+        \A w \in Workers :
+            (~finished[w] /\ ~podRestarted[w]) =>
+                \/ innerPhase[w] = phase
+                \/ phase = "Restarting" /\ innerPhase[w] = "RunCommand"
+
+    \* ---------------- P1 invariants ----------------
+    NoFinishDoubleProcessed == \A w \in Workers : finishCount[w] <= 1
+
+    MasterSeqNumMonotonic == prevMasterSeq <= masterSeq
+
+    WorkerSeqNumBound == /\ \A w \in Workers : agentSeq[w] <= masterSeq
+                         /\ \A m \in msgs : m.seq <= masterSeq
+
+    \* Only a Finish for the current order ever marks a worker finished.
+    StaleFinishRejected == \A w \in Workers : finished[w] => lastFinishSeq[w] = masterSeq
+
+    \* ---------------- state constraint ----------------
+    \* MaxSeqGap is set to the largest gap reachable (2 * MaxRetry + 3), so
+    \* the constraint cuts nothing today; if a change lets masterSeq grow
+    \* without bound, exploration stops there and Termination fails loudly.
+    SeqBound == masterSeq <= InitSeqNum + MaxSeqGap
+
+    \* ---------------- liveness ----------------
+    \* Under the fairness of the `fair process`es below (weak fairness of
+    \* every controller, agent and rescheduling step; none for faults),
+    \* every behaviour -- which has at most FaultBudget faults -- ends in
+    \* Succeed or in a wrapped-up Failed.
+    Termination == <>Terminated
+}
+
+\* Count a failure of pod w that happened in RunCommand (seed branch 3 and
+\* handleError): that pod's retries + 1, recoverCount + 1 capped at MaxRetry.
+macro count_failure(w) {
+    retries[w] := retries[w] + 1;
+    recoverCount := Min(recoverCount + 1, MaxRetry);
+}
+
+\* The controller has seen pod w restart: the old incarnation's reports
+\* still in flight are rejected (the runtime tags every report with the
+\* agent's incarnation) and its dedup watermark starts afresh, so the new
+\* incarnation's Finish for the same order is taken.
+macro forget_incarnation(w) {
+    lastFinishSeq[w] := InitSeqNum - 1;
+    msgs := {m \in msgs : m.from # w};
+}
+
+\* Bump the master's sequence number: a new order goes out.
+macro new_order() {
+    prevMasterSeq := masterSeq;
+    masterSeq := masterSeq + 1;
+}
+
+\* ======================= controller (master) =======================
+
+\* Branch 2: every worker finished and no pod restarted -> next phase.
+fair process (advance = "advance") {
+Advance:
+    while (TRUE) {
+        await CanAdvance;
+        with (next = NextPhase(phase)) {
+            phase := next;
+            innerPhase := [w \in Workers |-> next];
+            if (next \in OrderPhases) {
+                new_order();
+                finished := [w \in Workers |-> FALSE];
+                finishCount := [w \in Workers |-> 0];
+            }
+        }
+    }
+}
+
+\* Branch 3: a pod restarted during RunCommand -> Restarting, counted.
+fair process (restartInRun = "restartInRun") {
+RestartInRun:
+    while (TRUE) {
+        await CanRestartInRun;
+        with (w \in UnseenRestarts) {
+            phase := "Restarting";
+            innerPhase[w] := "Restarting";
+            finished[w] := FALSE;
+            finishCount[w] := 0;
+            forget_incarnation(w);
+            count_failure(w);
+        }
+    }
+}
+
+\* Branch 4: a pod restarted outside RunCommand -> reset that pod only,
+\* the others keep their phase, nothing counted.
+fair process (restartOutsideRun = "restartOutsideRun") {
+RestartOutsideRun:
+    while (TRUE) {
+        await CanRestartOutsideRun;
+        with (w \in UnseenRestarts) {
+            innerPhase[w] := "Restarting";
+            finished[w] := FALSE;
+            finishCount[w] := 0;
+            forget_incarnation(w);
+        }
+    }
+}
+
+\* Branch 5: every restarted pod is back -> troubleshoot everyone.
+fair process (restartDone = "restartDone") {
+RestartDone:
+    while (TRUE) {
+        await CanRestartDone;
+        phase := "Troubleshooting";
+        innerPhase := [w \in Workers |-> "Troubleshooting"];
+        finished := [w \in Workers |-> FALSE];
+        finishCount := [w \in Workers |-> 0];
+        new_order();
+    }
+}
+
+\* Branch 6: diagnosis done and some pod is over its retries -> Failed.
+fair process (retriesExhausted = "retriesExhausted") {
+RetriesExhausted:
+    while (TRUE) {
+        await CanFailExhausted;
+        phase := "Failed";
+        innerPhase := [w \in Workers |-> "Failed"];
+    }
+}
+
+\* Branch 7: a failed job is wrapped up and told to quit.
+fair process (failedWrapUp = "failedWrapUp") {
+FailedWrapUp:
+    while (TRUE) {
+        await CanWrapUp;
+        recoverCount := MaxRetry + 1;
+        shouldQuit := TRUE;
+    }
+}
+
+\* Branch 8: in BootChecking/RunCommand every pod's retries equal recoverCount.
+fair process (alignRetries = "alignRetries") {
+AlignRetries:
+    while (TRUE) {
+        await CanAlign;
+        retries := [w \in Workers |-> recoverCount];
+    }
+}
+
+\* The operator (or hangWithQuit) asked the job to quit.
+fair process (quitRequested = "quitRequested") {
+QuitRequested:
+    while (TRUE) {
+        await CanQuit;
+        phase := "Failed";
+        innerPhase := [w \in Workers |-> "Failed"];
+    }
+}
+
+\* The master takes one report (Finish or Error) off the wire.
+\* Stale reports (an older sequence number) and duplicates are dropped.
+fair process (receive = "receive") {
+Receive:
+    while (TRUE) {
+        await Quiescent;
+        with (m \in msgs) {
+            msgs := msgs \ {m};
+            if (m.type = "Finish") {
+                if (phase \in OrderPhases /\ ~podRestarted[m.from] /\ FreshFinish(m)) {
+                    finished[m.from] := TRUE;
+                    lastFinishSeq[m.from] := m.seq;
+                    finishCount[m.from] := finishCount[m.from] + 1;
+                }
+            } else {
+                \* handleError: an Error of the current order in RunCommand is
+                \* counted and everyone troubleshoots; elsewhere the agent
+                \* exits by itself (must-exit) and is rescheduled.
+                if (phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]) {
+                    count_failure(m.from);
+                    phase := "Troubleshooting";
+                    innerPhase := [w \in Workers |-> "Troubleshooting"];
+                    finished := [w \in Workers |-> FALSE];
+                    finishCount := [w \in Workers |-> 0];
+                    new_order();
+                }
+            }
+        }
+    }
+}
+
+\* ======================= agent (worker side) =======================
+
+\* A (re)started agent joins the job: it subscribes and sends its ACK, a
+\* request the master answers with the current order (one atomic step).
+\* A restarted pod's ACK waits until the controller has seen the restart;
+\* the pod then rejoins the current phase.  In Pending the ACK is the
+\* worker's Finish, under the same dedup rule.
+fair process (agentJoin = "agentJoin") {
+AgentJoin:
+    while (TRUE) {
+        await Quiescent /\ ~Terminated;
+        with (w \in {x \in Workers : agentState[x] = "Fresh"
+                                      /\ (podRestarted[x] => innerPhase[x] = "Restarting")},
+              ack = [from |-> w, type |-> "ACK", seq |-> agentSeq[w]]) {
+            agentState[w] := "Ready";
+            if (podRestarted[w]) {
+                podRestarted[w] := FALSE;
+                innerPhase[w] := phase;
+            };
+            if (phase = "Pending" /\ FreshFinish(ack)) {
+                finished[w] := TRUE;
+                lastFinishSeq[w] := ack.seq;
+                finishCount[w] := finishCount[w] + 1;
+            }
+        }
+    }
+}
+
+\* An agent works on the newest order (bootcheck, the command, the checks)
+\* and reports how it ended: the order's arrival starts the work, its end
+\* is this step.  An Error outside RunCommand means the node is bad: the
+\* agent exits 1 and the Job Controller reschedules the pod.
+fair process (agentWork = "agentWork") {
+AgentWork:
+    while (TRUE) {
+        with (w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq},
+              outcome \in Outcomes) {
+            await Quiescent /\ phase \in OrderPhases;
+            agentSeq[w] := masterSeq;
+            msgs := msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]};
+            if (outcome = "Error") {
+                faults := faults - 1;
+                if (phase # "RunCommand") {
+                    agentState[w] := "Exited";
+                }
+            }
+        }
+    }
+}
+
+\* ======================= environment =======================
+
+\* A pod is killed or restarted (node fault, eviction, OOM kill).
+process (envPodRestart = "envPodRestart") {
+EnvPodRestart:
+    while (TRUE) {
+        with (w \in Workers) {
+            await Quiescent /\ faults > 0 /\ ~Terminated;
+            faults := faults - 1;
+            podRestarted[w] := TRUE;
+            agentState[w] := "Fresh";
+            agentSeq[w] := InitSeqNum;
+        }
+    }
+}
+
+\* A report the master already processed is delivered again.
+process (envDuplicate = "envDuplicate") {
+EnvDuplicate:
+    while (TRUE) {
+        with (w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}) {
+            await Quiescent /\ faults > 0 /\ ~Terminated;
+            faults := faults - 1;
+            msgs := msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w]]};
+        }
+    }
+}
+
+\* Somebody outside (an operator, hangWithQuit) sets ShouldQuit.
+process (envQuit = "envQuit") {
+EnvQuit:
+    while (TRUE) {
+        await Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated;
+        faults := faults - 1;
+        shouldQuit := TRUE;
+    }
+}
+
+\* The Job Controller reschedules a pod whose agent exited 1.
+fair process (reschedule = "reschedule") {
+Reschedule:
+    while (TRUE) {
+        await Quiescent /\ ~Terminated;
+        with (w \in {x \in Workers : agentState[x] = "Exited"}) {
+            podRestarted[w] := TRUE;
+            agentState[w] := "Fresh";
+            agentSeq[w] := InitSeqNum;
+        }
+    }
+}
+
+\* A finished job stays finished (keeps TLC from calling it a deadlock).
+fair process (jobDone = "jobDone") {
+JobDone:
+    while (TRUE) {
+        await Terminated;
+    }
+}
+} *)
+\* BEGIN TRANSLATION PCal-21699720732aee423b7af2dfc456c05e
+VARIABLES phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
+          podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
+          faults, prevMasterSeq, finishCount
+
+(* define statement *)
+Terminated == \/ phase = "Succeed"
+              \/ phase = "Failed" /\ shouldQuit /\ recoverCount = MaxRetry + 1
+
+Exhausted == \E w \in Workers : retries[w] > MaxRetry
+
+AllReady == \A w \in Workers : finished[w] /\ ~podRestarted[w]
+
+
+UnseenRestarts == {x \in Workers : podRestarted[x] /\ innerPhase[x] # "Restarting"}
+
+
+CanAdvance == phase \in AdvancePhases /\ AllReady
+              /\ ~(phase = "Troubleshooting" /\ Exhausted)
+CanRestartInRun == phase = "RunCommand" /\ UnseenRestarts # {}
+CanRestartOutsideRun == phase # "RunCommand" /\ ~Terminated /\ UnseenRestarts # {}
+CanRestartDone == phase = "Restarting" /\ \A w \in Workers : ~podRestarted[w]
+CanFailExhausted == phase = "Troubleshooting" /\ AllReady /\ Exhausted
+CanWrapUp == phase = "Failed" /\ ~(shouldQuit /\ recoverCount = MaxRetry + 1)
+CanAlign == phase \in {"BootChecking", "RunCommand"}
+            /\ \E w \in Workers : retries[w] # recoverCount
+CanQuit == shouldQuit /\ phase \notin {"Succeed", "Failed"}
+
+
+
+
+
+
+Quiescent == ~(CanAdvance \/ CanRestartInRun \/ CanRestartOutsideRun
+               \/ CanRestartDone \/ CanFailExhausted \/ CanWrapUp
+               \/ CanAlign \/ CanQuit)
+
+
+
+
+
+
+
+FreshFinish(m) == m.seq = masterSeq /\ m.seq > lastFinishSeq[m.from]
+
+
+
+Outcomes == IF faults > 0 THEN {"Finish", "Error"} ELSE {"Finish"}
+
+
+ValidPhase == phase \in Phases
+
+ValidInnerPhase == \A w \in Workers : innerPhase[w] \in Phases
+
+
+
+RecoverCountBound == /\ recoverCount <= MaxRetry + 1
+                     /\ phase # "Failed" => recoverCount <= MaxRetry
+
+RetriesBound == \A w \in Workers : retries[w] <= MaxRetry + 1
+
+
+
+PhaseConsistency ==
+    \A w \in Workers :
+        (~finished[w] /\ ~podRestarted[w]) =>
+            \/ innerPhase[w] = phase
+            \/ phase = "Restarting" /\ innerPhase[w] = "RunCommand"
+
+
+NoFinishDoubleProcessed == \A w \in Workers : finishCount[w] <= 1
+
+MasterSeqNumMonotonic == prevMasterSeq <= masterSeq
+
+WorkerSeqNumBound == /\ \A w \in Workers : agentSeq[w] <= masterSeq
+                     /\ \A m \in msgs : m.seq <= masterSeq
+
+
+StaleFinishRejected == \A w \in Workers : finished[w] => lastFinishSeq[w] = masterSeq
+
+
+
+
+
+SeqBound == masterSeq <= InitSeqNum + MaxSeqGap
+
+
+
+
+
+
+Termination == <>Terminated
+
+
+vars == << phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
+           podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
+           faults, prevMasterSeq, finishCount >>
+
+ProcSet == {"advance"} \cup {"restartInRun"} \cup {"restartOutsideRun"} \cup {"restartDone"} \cup {"retriesExhausted"} \cup {"failedWrapUp"} \cup {"alignRetries"} \cup {"quitRequested"} \cup {"receive"} \cup {"agentJoin"} \cup {"agentWork"} \cup {"envPodRestart"} \cup {"envDuplicate"} \cup {"envQuit"} \cup {"reschedule"} \cup {"jobDone"}
+
+Init == (* Global variables *)
+        /\ phase = "Pending"
+        /\ shouldQuit = FALSE
+        /\ recoverCount = 0
+        /\ innerPhase = [w \in Workers |-> "Pending"]
+        /\ finished = [w \in Workers |-> FALSE]
+        /\ retries = [w \in Workers |-> 0]
+        /\ podRestarted = [w \in Workers |-> FALSE]
+        /\ masterSeq = InitSeqNum
+        /\ lastFinishSeq = [w \in Workers |-> InitSeqNum - 1]
+        /\ msgs = {}
+        /\ agentSeq = [w \in Workers |-> InitSeqNum]
+        /\ agentState = [w \in Workers |-> "Fresh"]
+        /\ faults = FaultBudget
+        /\ prevMasterSeq = InitSeqNum
+        /\ finishCount = [w \in Workers |-> 0]
+
+advance == /\ CanAdvance
+           /\ LET next == NextPhase(phase) IN
+                /\ phase' = next
+                /\ innerPhase' = [w \in Workers |-> next]
+                /\ IF next \in OrderPhases
+                      THEN /\ prevMasterSeq' = masterSeq
+                           /\ masterSeq' = masterSeq + 1
+                           /\ finished' = [w \in Workers |-> FALSE]
+                           /\ finishCount' = [w \in Workers |-> 0]
+                      ELSE /\ TRUE
+                           /\ UNCHANGED << finished, masterSeq, prevMasterSeq, 
+                                           finishCount >>
+           /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted, 
+                           lastFinishSeq, msgs, agentSeq, agentState, faults >>
+
+restartInRun == /\ CanRestartInRun
+                /\ \E w \in UnseenRestarts:
+                     /\ phase' = "Restarting"
+                     /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+                     /\ finished' = [finished EXCEPT ![w] = FALSE]
+                     /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+                     /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+                     /\ msgs' = {m \in msgs : m.from # w}
+                     /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
+                     /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq, 
+                                agentState, faults, prevMasterSeq >>
+
+restartOutsideRun == /\ CanRestartOutsideRun
+                     /\ \E w \in UnseenRestarts:
+                          /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+                          /\ finished' = [finished EXCEPT ![w] = FALSE]
+                          /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+                          /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+                          /\ msgs' = {m \in msgs : m.from # w}
+                     /\ UNCHANGED << phase, shouldQuit, recoverCount, retries, 
+                                     podRestarted, masterSeq, agentSeq, 
+                                     agentState, faults, prevMasterSeq >>
+
+restartDone == /\ CanRestartDone
+               /\ phase' = "Troubleshooting"
+               /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+               /\ finished' = [w \in Workers |-> FALSE]
+               /\ finishCount' = [w \in Workers |-> 0]
+               /\ prevMasterSeq' = masterSeq
+               /\ masterSeq' = masterSeq + 1
+               /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted, 
+                               lastFinishSeq, msgs, agentSeq, agentState, 
+                               faults >>
+
+retriesExhausted == /\ CanFailExhausted
+                    /\ phase' = "Failed"
+                    /\ innerPhase' = [w \in Workers |-> "Failed"]
+                    /\ UNCHANGED << shouldQuit, recoverCount, finished, 
+                                    retries, podRestarted, masterSeq, 
+                                    lastFinishSeq, msgs, agentSeq, agentState, 
+                                    faults, prevMasterSeq, finishCount >>
+
+failedWrapUp == /\ CanWrapUp
+                /\ recoverCount' = MaxRetry + 1
+                /\ shouldQuit' = TRUE
+                /\ UNCHANGED << phase, innerPhase, finished, retries, 
+                                podRestarted, masterSeq, lastFinishSeq, msgs, 
+                                agentSeq, agentState, faults, prevMasterSeq, 
+                                finishCount >>
+
+alignRetries == /\ CanAlign
+                /\ retries' = [w \in Workers |-> recoverCount]
+                /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                                finished, podRestarted, masterSeq, 
+                                lastFinishSeq, msgs, agentSeq, agentState, 
+                                faults, prevMasterSeq, finishCount >>
+
+quitRequested == /\ CanQuit
+                 /\ phase' = "Failed"
+                 /\ innerPhase' = [w \in Workers |-> "Failed"]
+                 /\ UNCHANGED << shouldQuit, recoverCount, finished, retries, 
+                                 podRestarted, masterSeq, lastFinishSeq, msgs, 
+                                 agentSeq, agentState, faults, prevMasterSeq, 
+                                 finishCount >>
+
+receive == /\ Quiescent
+           /\ \E m \in msgs:
+                /\ msgs' = msgs \ {m}
+                /\ IF m.type = "Finish"
+                      THEN /\ IF phase \in OrderPhases /\ ~podRestarted[m.from] /\ FreshFinish(m)
+                                 THEN /\ finished' = [finished EXCEPT ![m.from] = TRUE]
+                                      /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![m.from] = m.seq]
+                                      /\ finishCount' = [finishCount EXCEPT ![m.from] = finishCount[m.from] + 1]
+                                 ELSE /\ TRUE
+                                      /\ UNCHANGED << finished, lastFinishSeq, 
+                                                      finishCount >>
+                           /\ UNCHANGED << phase, recoverCount, innerPhase, 
+                                           retries, masterSeq, prevMasterSeq >>
+                      ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
+                                 THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)] + 1]
+                                      /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                                      /\ phase' = "Troubleshooting"
+                                      /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+                                      /\ finished' = [w \in Workers |-> FALSE]
+                                      /\ finishCount' = [w \in Workers |-> 0]
+                                      /\ prevMasterSeq' = masterSeq
+                                      /\ masterSeq' = masterSeq + 1
+                                 ELSE /\ TRUE
+                                      /\ UNCHANGED << phase, recoverCount, 
+                                                      innerPhase, finished, 
+                                                      retries, masterSeq, 
+                                                      prevMasterSeq, 
+                                                      finishCount >>
+                           /\ UNCHANGED lastFinishSeq
+           /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState, 
+                           faults >>
+
+agentJoin == /\ Quiescent /\ ~Terminated
+             /\ \E w \in {x \in Workers : agentState[x] = "Fresh"
+                                           /\ (podRestarted[x] => innerPhase[x] = "Restarting")}:
+                  LET ack == [from |-> w, type |-> "ACK", seq |-> agentSeq[w]] IN
+                    /\ agentState' = [agentState EXCEPT ![w] = "Ready"]
+                    /\ IF podRestarted[w]
+                          THEN /\ podRestarted' = [podRestarted EXCEPT ![w] = FALSE]
+                               /\ innerPhase' = [innerPhase EXCEPT ![w] = phase]
+                          ELSE /\ TRUE
+                               /\ UNCHANGED << innerPhase, podRestarted >>
+                    /\ IF phase = "Pending" /\ FreshFinish(ack)
+                          THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
+                               /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
+                               /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
+                          ELSE /\ TRUE
+                               /\ UNCHANGED << finished, lastFinishSeq, 
+                                               finishCount >>
+             /\ UNCHANGED << phase, shouldQuit, recoverCount, retries, 
+                             masterSeq, msgs, agentSeq, faults, prevMasterSeq >>
+
+agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
+                  \E outcome \in Outcomes:
+                    /\ Quiescent /\ phase \in OrderPhases
+                    /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
+                    /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
+                    /\ IF outcome = "Error"
+                          THEN /\ faults' = faults - 1
+                               /\ IF phase # "RunCommand"
+                                     THEN /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
+                                     ELSE /\ TRUE
+                                          /\ UNCHANGED agentState
+                          ELSE /\ TRUE
+                               /\ UNCHANGED << agentState, faults >>
+             /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                             finished, retries, podRestarted, masterSeq, 
+                             lastFinishSeq, prevMasterSeq, finishCount >>
+
+envPodRestart == /\ \E w \in Workers:
+                      /\ Quiescent /\ faults > 0 /\ ~Terminated
+                      /\ faults' = faults - 1
+                      /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
+                      /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
+                      /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+                 /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                                 finished, retries, masterSeq, lastFinishSeq, 
+                                 msgs, prevMasterSeq, finishCount >>
+
+envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
+                     /\ Quiescent /\ faults > 0 /\ ~Terminated
+                     /\ faults' = faults - 1
+                     /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w]]})
+                /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                                finished, retries, podRestarted, masterSeq, 
+                                lastFinishSeq, agentSeq, agentState, 
+                                prevMasterSeq, finishCount >>
+
+envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
+           /\ faults' = faults - 1
+           /\ shouldQuit' = TRUE
+           /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries, 
+                           podRestarted, masterSeq, lastFinishSeq, msgs, 
+                           agentSeq, agentState, prevMasterSeq, finishCount >>
+
+reschedule == /\ Quiescent /\ ~Terminated
+              /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
+                   /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
+                   /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
+                   /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+              /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                              finished, retries, masterSeq, lastFinishSeq, 
+                              msgs, faults, prevMasterSeq, finishCount >>
+
+jobDone == /\ Terminated
+           /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                           finished, retries, podRestarted, masterSeq, 
+                           lastFinishSeq, msgs, agentSeq, agentState, faults, 
+                           prevMasterSeq, finishCount >>
+
+Next == advance \/ restartInRun \/ restartOutsideRun \/ restartDone
+           \/ retriesExhausted \/ failedWrapUp \/ alignRetries \/ quitRequested
+           \/ receive \/ agentJoin \/ agentWork \/ envPodRestart \/ envDuplicate
+           \/ envQuit \/ reschedule \/ jobDone
+
+Spec == /\ Init /\ [][Next]_vars
+        /\ WF_vars(advance)
+        /\ WF_vars(restartInRun)
+        /\ WF_vars(restartOutsideRun)
+        /\ WF_vars(restartDone)
+        /\ WF_vars(retriesExhausted)
+        /\ WF_vars(failedWrapUp)
+        /\ WF_vars(alignRetries)
+        /\ WF_vars(quitRequested)
+        /\ WF_vars(receive)
+        /\ WF_vars(agentJoin)
+        /\ WF_vars(agentWork)
+        /\ WF_vars(reschedule)
+        /\ WF_vars(jobDone)
+
+\* END TRANSLATION TLA-5ef2e93831a9408c25b2ef570e2bfd87
+=============================================================================

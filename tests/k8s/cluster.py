@@ -1,0 +1,151 @@
+"""A kmock Kubernetes emulator served from its own thread, for the sync client under test.
+
+kmock 0.8 knows no resourceVersion, uid or label selectors; `Emulator` adds the first two (a
+409 on a stale resourceVersion, like the real API server) so that conflicts and ownership are
+tested for real. Label selectors stay client-side (the code filters by label itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import attrs
+import kmock
+
+from aegis.k8s.api import KubeApi
+from aegis.k8s.resources import AEGIS, AEGIS_JOB, POD, Resource
+
+REPO = Path(__file__).resolve().parents[2]
+BASE = REPO / "deploy" / "base"
+EXAMPLES = REPO / "deploy" / "examples"
+NAMESPACE = "team"
+CRDS = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition"
+)
+_DECLARED = {
+    "v1/pods": ("Pod", True, {"status"}),
+    "v1/secrets": ("Secret", True, set()),
+    "v1/services": ("Service", True, set()),
+    "v1/namespaces": ("Namespace", False, set()),
+    "apiextensions.k8s.io/v1/customresourcedefinitions": ("CustomResourceDefinition", False, set()),
+    "aegis.dev/v1alpha1/aegises": ("Aegis", True, {"status"}),
+    "aegis.dev/v1alpha1/aegisjobs": ("AegisJob", True, {"status"}),
+}
+
+
+@attrs.define(kw_only=True)
+class Emulator(kmock.KubernetesEmulator):
+    """kmock plus uid, creationTimestamp and resourceVersion preconditions (409)."""
+
+    _version: list[int] = attrs.field(factory=lambda: [0], init=False)
+
+    async def _handle(self, request: kmock.Request) -> Any:
+        data = request.data
+        if request.resource is None or not isinstance(data, dict):
+            return await super()._handle(request)
+        if request.action == kmock.action.UPDATE and self._stale(request, data):
+            return await self._render_error(
+                kmock.KubernetesError(409, "Conflict", "the object has been modified")
+            )
+        if request.action in (kmock.action.CREATE, kmock.action.UPDATE):
+            self._version[0] += 1
+            meta = data.setdefault("metadata", {})
+            meta["resourceVersion"] = str(self._version[0])
+            if request.action == kmock.action.CREATE:
+                meta.setdefault("uid", str(uuid.uuid4()))
+                meta.setdefault("creationTimestamp", _now())
+        return await super()._handle(request)
+
+    def _stale(self, request: kmock.Request, data: dict[str, Any]) -> bool:
+        wanted = (data.get("metadata") or {}).get("resourceVersion")
+        key: Any = (request.resource, request.namespace, request.name)
+        if not wanted or key not in self.objects or self.objects[key].deleted:
+            return False
+        return bool(wanted != self.objects[key].get("metadata", {}).get("resourceVersion"))
+
+
+def _now() -> str:
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Cluster:
+    """The emulator's URL, a client for it, and kubelet-like helpers."""
+
+    url: str
+    api: KubeApi
+    emulator: Emulator
+
+    def pods(self, namespace: str = NAMESPACE) -> dict[str, dict[str, Any]]:
+        """Live pods by name (read back through the API)."""
+        return {p["metadata"]["name"]: p for p in self.api.list(POD, namespace)}
+
+    def finish_pod(self, name: str, exit_code: int, node: str = "", ns: str = NAMESPACE) -> None:
+        """Play the kubelet: the pod's first container exited with `exit_code` on `node`."""
+        pod = self.api.get(POD, ns, name)
+        container = pod["spec"]["containers"][0]["name"]
+        terminated = {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error"}
+        status = {
+            "phase": "Succeeded" if exit_code == 0 else "Failed",
+            "containerStatuses": [{"name": container, "state": {"terminated": terminated}}],
+        }
+        self.api.patch(POD, ns, name, {"spec": {"nodeName": node or "node-a"}})
+        self.api.patch(POD, ns, name, {"status": status}, sub="status")
+
+    def run_pod(self, name: str, node: str = "node-a", ns: str = NAMESPACE) -> None:
+        """Play the scheduler and kubelet: the pod runs on `node`."""
+        self.api.patch(POD, ns, name, {"spec": {"nodeName": node}})
+        self.api.patch(POD, ns, name, {"status": {"phase": "Running"}}, sub="status")
+
+    def job(self, name: str, ns: str = NAMESPACE) -> dict[str, Any]:
+        """The AegisJob as stored."""
+        return self.api.get(AEGIS_JOB, ns, name)
+
+    def aegis(self, name: str, ns: str = NAMESPACE) -> dict[str, Any]:
+        """The Aegis CR as stored."""
+        return self.api.get(AEGIS, ns, name)
+
+
+def serve(box: dict[str, Any], ready: threading.Event) -> None:
+    async def main() -> None:
+        async with Emulator() as emulator, kmock.Server(emulator) as server:
+            for key, (kind, namespaced, subs) in _DECLARED.items():
+                emulator.resources[key] = kmock.ResourceInfo(
+                    kind=kind,
+                    namespaced=namespaced,
+                    subresources=subs,
+                    verbs={"get", "list", "watch", "create", "patch", "delete"},
+                )
+            # kmock 0.8 parses /api/v1/namespaces[/x] as a namespace prefix, not the resource:
+            # the namespace is put in directly and cannot be read back over HTTP.
+            namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+            emulator.objects[kmock.resource("v1/namespaces"), None, NAMESPACE] = namespace
+            box.update(emulator=emulator, url=str(server.url), stop=asyncio.Event())
+            ready.set()
+            await box["stop"].wait()
+
+    loop = asyncio.new_event_loop()
+    box["loop"] = loop
+    loop.run_until_complete(main())
+    loop.close()
+
+
+def aegis_job(name: str = "train", workers: int = 3, max_retry: int = 2) -> dict[str, Any]:
+    """An AegisJob manifest like a user would write."""
+    container = {"name": "trainer", "image": "train:1", "command": ["python", "train.py"]}
+    return {
+        "apiVersion": AEGIS_JOB.api_version,
+        "kind": AEGIS_JOB.kind,
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "workerNum": workers,
+            "maxRetry": max_retry,
+            "template": {"spec": {"containers": [container]}},
+        },
+    }

@@ -1,0 +1,68 @@
+"""`aegis k8s render | keys | job-controller --once`, through the module's register()."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+import yaml
+
+from aegis.cli import k8s as k8s_cli
+from aegis.k8s.render import load
+from aegis.k8s.resources import AEGIS_JOB
+
+from .cluster import BASE, NAMESPACE, Cluster, aegis_job
+from .schemas import all_errors
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="aegis")
+    k8s_cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+def test_render_prints_the_base(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["k8s", "render", str(BASE)]) == 0
+    assert list(yaml.safe_load_all(capsys.readouterr().out)) == load(BASE)
+
+
+def test_keys_prints_a_configmap_and_a_secret(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["k8s", "keys", "--namespace", "ops"]) == 0
+    docs = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert [(d["kind"], d["metadata"]["name"], d["metadata"]["namespace"]) for d in docs] == [
+        ("ConfigMap", "aegis-nats-auth", "ops"),
+        ("Secret", "aegis-nats-account", "ops"),
+    ]
+    assert "resolver: MEMORY" in docs[0]["data"]["auth.conf"]
+    assert docs[1]["stringData"]["account.seed"].startswith("SA")
+    assert all(all_errors(d) == [] for d in docs)
+
+
+def test_job_controller_once_with_a_kubeconfig(cluster: Cluster, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "kmock",
+                "clusters": [{"name": "kmock", "cluster": {"server": cluster.url.rstrip("/")}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "u"}}],
+            }
+        )
+    )
+    cluster.api.create(AEGIS_JOB, NAMESPACE, aegis_job(workers=2))
+    argv = [
+        "k8s",
+        "job-controller",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--once",
+        "--controller-address",
+        "c:1",
+    ]
+    assert _run(argv) == 0
+    assert sorted(cluster.pods()) == ["train-worker-0", "train-worker-1"]

@@ -1,0 +1,125 @@
+"""CrStatusStore: the StatusStore protocol over the Aegis CR's status subresource."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from aegis.k8s.cr_store import CrStatusStore, merge_patch
+from aegis.k8s.errors import AegisCrMissingError, ApiError, StatusConflictError
+from aegis.k8s.resources import AEGIS, Resource
+from aegis.runtime.store import ErrorNode, PodInfo, Status, StatusStore
+
+from .cluster import NAMESPACE, Cluster
+from .schemas import cr_errors
+
+CR = {
+    "apiVersion": AEGIS.api_version,
+    "kind": AEGIS.kind,
+    "metadata": {"name": "train", "namespace": NAMESPACE},
+    "spec": {"jobName": "train", "namespace": NAMESPACE, "workerNum": 2, "maxRetry": 2},
+}
+PODS = {
+    f"train-worker-{r}": PodInfo(pod_ip=f"10.0.0.{r}", inner_phase="RunCommand") for r in range(2)
+}
+RUNNING = Status(phase="RunCommand", pod_infos=PODS, spec_state={"seq": {"w0": 1}}).with_snapshot()
+
+
+def _store(cluster: Cluster) -> CrStatusStore:
+    cluster.api.create(AEGIS, NAMESPACE, CR)
+    return CrStatusStore(cluster.api, NAMESPACE, "train")
+
+
+def test_round_trip_through_the_status_subresource(cluster: Cluster) -> None:
+    store: StatusStore = _store(cluster)
+    assert store.load() is None  # the Job Controller created it without a status
+    store.save(RUNNING)
+    assert CrStatusStore(cluster.api, NAMESPACE, "train").load() == RUNNING
+    worker0 = PODS["train-worker-0"]
+    smaller = Status(
+        phase="Troubleshooting",
+        recover_count=1,
+        pod_infos={"train-worker-0": worker0},
+        error_nodes=(ErrorNode("n1", "gpu", 2.5),),
+    )
+    store.save(smaller)
+    stored = cluster.aegis("train")
+    assert set(stored["status"]["podInfos"]) == {"train-worker-0"}  # removed keys are deleted
+    assert stored["status"]["specState"] == {}
+    assert stored["spec"] == CR["spec"]  # the status write leaves the spec alone
+    assert CrStatusStore(cluster.api, NAMESPACE, "train").load() == smaller
+    assert cr_errors(stored) == []
+
+
+def test_conflict_from_a_metadata_change_is_retried(cluster: Cluster) -> None:
+    store = _store(cluster)
+    store.save(RUNNING)
+    cluster.api.patch(AEGIS, NAMESPACE, "train", {"metadata": {"labels": {"x": "y"}}})
+    retried = Status(phase="Restarting", pod_infos=PODS)
+    store.save(retried)  # 409 on the stale resourceVersion, re-read, retried
+    assert CrStatusStore(cluster.api, NAMESPACE, "train").load() == retried
+    patches = [r for r in cluster.emulator if r.method == "PATCH" and r.subresource == "status"]
+    assert len(patches) == 3  # first save, the 409, the retry
+
+
+def test_a_status_written_by_someone_else_is_not_overwritten(cluster: Cluster) -> None:
+    store = _store(cluster)
+    store.save(RUNNING)
+    other = CrStatusStore(cluster.api, NAMESPACE, "train")
+    other.save(Status(phase="Failed", should_quit=True))
+    with pytest.raises(StatusConflictError, match="changed by another writer; reload"):
+        store.save(Status(phase="Succeed"))
+    assert store.load() == Status(phase="Failed", should_quit=True)
+    store.save(Status(phase="Failed", should_quit=True, recover_count=3))  # after a reload: fine
+
+
+def test_missing_cr_says_what_happened(cluster: Cluster) -> None:
+    store = CrStatusStore(cluster.api, NAMESPACE, "gone")
+    with pytest.raises(AegisCrMissingError, match="the Job Controller creates it"):
+        store.load()
+
+
+class _AlwaysConflicting:
+    """A fake API whose status patch always answers 409 while the status stays the same."""
+
+    def __init__(self) -> None:
+        self.patches = 0
+        self.obj: dict[str, Any] = {"metadata": {"resourceVersion": "1"}, "status": {}}
+
+    def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
+        self.obj["metadata"]["resourceVersion"] = str(
+            int(self.obj["metadata"]["resourceVersion"]) + 1
+        )
+        return copy.deepcopy(self.obj)
+
+    def patch(
+        self, res: Resource, namespace: str | None, name: str, patch: Any, sub: str = ""
+    ) -> dict[str, Any]:
+        self.patches += 1
+        assert patch["metadata"]["resourceVersion"] == self.obj["metadata"]["resourceVersion"]
+        raise ApiError(409, "Conflict", "the object has been modified")
+
+
+def test_conflict_retries_are_bounded() -> None:
+    api = _AlwaysConflicting()
+    store = CrStatusStore(api, NAMESPACE, "train", attempts=3)
+    with pytest.raises(StatusConflictError, match="after 3 attempts"):
+        store.save(RUNNING)
+    assert api.patches == 3
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "patch"),
+    [
+        ({"a": 1, "b": 2}, {"a": 1, "b": 3}, {"b": 3}),
+        ({"a": {"x": 1, "y": 2}}, {"a": {"x": 1}}, {"a": {"y": None}}),
+        ({"a": 1}, {}, {"a": None}),
+        ({}, {"a": {"x": [1]}}, {"a": {"x": [1]}}),
+        ({"l": [1, 2]}, {"l": [1]}, {"l": [1]}),  # lists are replaced whole
+        ({"a": {"x": 1}}, {"a": 5}, {"a": 5}),
+    ],
+)
+def test_merge_patch(old: dict[str, Any], new: dict[str, Any], patch: dict[str, Any]) -> None:
+    assert merge_patch(old, new) == patch

@@ -1,0 +1,198 @@
+"""The Job Controller against kmock's emulated API server (see conftest for what it emulates).
+
+The Aegis Controller's part is played through CrStatusStore, the store it uses in a cluster;
+kubelet and scheduler are played by Cluster.run_pod / finish_pod.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from aegis.k8s.cr_store import CrStatusStore
+from aegis.k8s.job_controller import JobController, JobControllerConfig
+from aegis.k8s.keys import token_sha256
+from aegis.k8s.manifests import PodSettings, secret_token
+from aegis.k8s.reconcile import CreatePod
+from aegis.k8s.resources import AEGIS, AEGIS_JOB, FINALIZER, POD, SECRET, SERVICE
+from aegis.runtime.store import ErrorNode, PodInfo, Status
+
+from .cluster import NAMESPACE, Cluster, aegis_job
+from .schemas import all_errors
+
+WORKERS = [f"train-worker-{r}" for r in range(3)]
+CONFIG = JobControllerConfig(pod=PodSettings(controller_address="ctl:50051"), resync_s=0.2)
+
+
+def _start(cluster: Cluster, workers: int = 3) -> JobController:
+    cluster.api.create(AEGIS_JOB, NAMESPACE, aegis_job(workers=workers))
+    controller = JobController(cluster.api, CONFIG, new_token=lambda: "tok")
+    controller.reconcile_job(NAMESPACE, "train")
+    return controller
+
+
+def _master_writes(cluster: Cluster, **changes: Any) -> None:
+    """Play the Aegis Controller: save a status into the CR the way it does."""
+    store = CrStatusStore(cluster.api, NAMESPACE, "train")
+    infos = {p: PodInfo(inner_phase="RunCommand") for p in WORKERS}
+    store.save(Status(phase="RunCommand", pod_infos=infos, **changes))
+
+
+def _node_exclusion(pod: dict) -> list[str]:
+    required = pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    (term,) = required["nodeSelectorTerms"]
+    (rule,) = term["matchFields"]
+    assert (rule["key"], rule["operator"]) == ("metadata.name", "NotIn")
+    return list(rule["values"])
+
+
+def test_job_creates_pods_cr_secret_and_service(cluster: Cluster) -> None:
+    _start(cluster)
+    pods = cluster.pods()
+    assert sorted(pods) == WORKERS
+    job = cluster.job("train")
+    assert job["metadata"]["finalizers"] == [FINALIZER]
+    assert job["status"] == {
+        "phase": "Pending",
+        "message": "0/3 workers running",
+        "aegisRef": "train",
+        "excludedNodes": [],
+        "podRestarts": 0,
+    }
+    owner = [
+        {
+            "apiVersion": "aegis.dev/v1alpha1",
+            "kind": "AegisJob",
+            "name": "train",
+            "uid": job["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    cr = cluster.aegis("train")
+    secret = cluster.api.get(SECRET, NAMESPACE, "train-aegis-bootstrap")
+    service = cluster.api.get(SERVICE, NAMESPACE, "train-workers")
+    for obj in (*pods.values(), cr, secret, service):
+        assert obj["metadata"]["ownerReferences"] == owner
+        assert all_errors(obj) == [], obj["metadata"]["name"]
+    assert cr["spec"]["workerNum"] == 3 and cr["spec"]["maxRetry"] == 2
+    assert (
+        cr["spec"]["bootstrapTokenSHA256"]
+        == token_sha256(secret_token(secret))
+        == token_sha256("tok")
+    )
+    assert "status" not in cr  # the Aegis Controller's to write
+    env = {e["name"]: e for e in pods["train-worker-1"]["spec"]["containers"][0]["env"]}
+    assert env["AEGIS_RANK"]["value"] == "1" and env["AEGIS_CONTROLLER"]["value"] == "ctl:50051"
+
+
+def test_running_pods_make_the_job_running(cluster: Cluster) -> None:
+    controller = _start(cluster)
+    for name in WORKERS:
+        cluster.run_pod(name)
+    controller.reconcile_job(NAMESPACE, "train")
+    assert cluster.job("train")["status"]["phase"] == "Running"
+
+
+def test_node_fault_recreates_the_pod_away_from_error_nodes(cluster: Cluster) -> None:
+    controller = _start(cluster)
+    before = {n: p["metadata"]["uid"] for n, p in cluster.pods().items()}
+    _master_writes(cluster, error_nodes=(ErrorNode("bad-1", "gpu lost", 1.0),))
+    cluster.finish_pod("train-worker-1", exit_code=1, node="bad-2")
+    controller.reconcile_job(NAMESPACE, "train")
+    pods = cluster.pods()
+    assert sorted(pods) == WORKERS
+    assert pods["train-worker-1"]["metadata"]["uid"] != before["train-worker-1"]
+    assert _node_exclusion(pods["train-worker-1"]) == ["bad-1", "bad-2"]
+    for other in ("train-worker-0", "train-worker-2"):  # untouched
+        assert pods[other]["metadata"]["uid"] == before[other]
+        assert "affinity" not in pods[other]["spec"]
+    status = cluster.job("train")["status"]
+    assert status["excludedNodes"] == ["bad-2"] and status["podRestarts"] == 1
+    assert all_errors(pods["train-worker-1"]) == []
+
+
+def test_retries_exhausted_deletes_every_pod_and_fails_the_job(cluster: Cluster) -> None:
+    controller = _start(cluster)
+    store = CrStatusStore(cluster.api, NAMESPACE, "train")
+    infos = {p: PodInfo(retries=r) for p, r in zip(WORKERS, (2, 2, 3), strict=True)}
+    store.save(Status(phase="Troubleshooting", recover_count=2, pod_infos=infos))
+    controller.reconcile_job(NAMESPACE, "train")
+    assert cluster.pods() == {}
+    status = cluster.job("train")["status"]
+    assert status["phase"] == "Failed"
+    assert status["message"] == "retries exhausted: a worker restarted 3 times, maxRetry is 2"
+    assert controller.reconcile_job(NAMESPACE, "train") == []  # terminal, nothing recreated
+
+
+def test_should_quit_fails_the_job(cluster: Cluster) -> None:
+    controller = _start(cluster)
+    _master_writes(cluster, should_quit=True)
+    controller.reconcile_job(NAMESPACE, "train")
+    assert cluster.pods() == {}
+    assert cluster.job("train")["status"]["phase"] == "Failed"
+
+
+def test_restarted_controller_resumes_from_the_cluster(cluster: Cluster) -> None:
+    _start(cluster)
+    _master_writes(cluster, error_nodes=(ErrorNode("bad-1", "gpu lost", 1.0),))
+    uids = {n: p["metadata"]["uid"] for n, p in cluster.pods().items()}
+    fresh = JobController(cluster.api, CONFIG, new_token=lambda: "other")
+    assert fresh.reconcile_job(NAMESPACE, "train") == []  # no duplicate pods, CR or secret
+    assert {n: p["metadata"]["uid"] for n, p in cluster.pods().items()} == uids
+    cluster.api.delete(POD, NAMESPACE, "train-worker-0")
+    actions = JobController(cluster.api, CONFIG).reconcile_job(NAMESPACE, "train")
+    assert [a for a in actions if isinstance(a, CreatePod)] == [CreatePod(0, ("bad-1",))]
+    assert _node_exclusion(cluster.pods()["train-worker-0"]) == ["bad-1"]
+    secret = cluster.api.get(SECRET, NAMESPACE, "train-aegis-bootstrap")
+    assert secret_token(secret) == "tok"  # the token was not replaced
+
+
+def test_all_workers_succeeded(cluster: Cluster) -> None:
+    controller = _start(cluster, workers=2)
+    for name in ("train-worker-0", "train-worker-1"):
+        cluster.finish_pod(name, exit_code=0)
+    controller.reconcile_job(NAMESPACE, "train")
+    assert cluster.job("train")["status"]["phase"] == "Succeeded"
+    assert len(cluster.pods()) == 2  # kept for their logs
+
+
+def test_deleting_the_job_cleans_everything_up(cluster: Cluster) -> None:
+    controller = _start(cluster)
+    cluster.api.delete(AEGIS_JOB, NAMESPACE, "train")
+    assert cluster.job("train")["metadata"]["deletionTimestamp"]  # held by the finalizer
+    controller.reconcile_job(NAMESPACE, "train")
+    assert cluster.pods() == {}
+    assert cluster.api.list(AEGIS, NAMESPACE) == []
+    assert cluster.api.list(SECRET, NAMESPACE) == []
+    assert cluster.api.list(SERVICE, NAMESPACE) == []
+    assert cluster.api.list(AEGIS_JOB, NAMESPACE) == []  # finalizer removed, object gone
+
+
+def test_run_watches_and_reconciles(cluster: Cluster) -> None:
+    stop = threading.Event()
+    controller = JobController(cluster.api, CONFIG)
+    thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        cluster.api.create(AEGIS_JOB, NAMESPACE, aegis_job(workers=2))
+        _wait(lambda: len(cluster.pods()) == 2)
+        cluster.finish_pod("train-worker-0", exit_code=1, node="bad-9")
+        _wait(lambda: "affinity" in cluster.pods().get("train-worker-0", {}).get("spec", {}))
+        assert _node_exclusion(cluster.pods()["train-worker-0"]) == ["bad-9"]
+    finally:
+        stop.set()
+        thread.join(5)
+    assert not thread.is_alive()
+
+
+def _wait(cond: object, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached")

@@ -1,0 +1,157 @@
+"""The objects the Job Controller builds: the agent contract, anti-affinity, schema validity."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from aegis.k8s.keys import token_sha256
+from aegis.k8s.manifests import (
+    PodSettings,
+    aegis_cr,
+    bootstrap_secret,
+    exclude_nodes,
+    secret_token,
+    worker_pod,
+    workers_service,
+)
+from aegis.k8s.model import JobView, PodView
+
+from .schemas import all_errors
+from .test_reconcile import TEMPLATE, job
+
+SETTINGS = PodSettings(controller_address="ctl.aegis-system.svc:50051")
+
+
+def _env(pod: dict) -> dict[str, object]:
+    return {
+        e["name"]: e.get("value", e.get("valueFrom")) for e in pod["spec"]["containers"][0]["env"]
+    }
+
+
+def test_worker_pod_runs_the_agent_with_the_contract_env() -> None:
+    template: dict[str, Any] = {
+        "metadata": {"labels": {"team": "ml"}, "annotations": {"a": "b"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "t",
+                    "image": "i",
+                    "command": ["python", "t.py"],
+                    "args": ["--lr", "1"],
+                    "env": [
+                        {"name": "AEGIS_RANK", "value": "spoofed"},
+                        {"name": "KEEP", "value": "1"},
+                    ],
+                },
+                {"name": "sidecar", "image": "s"},
+            ],
+            "restartPolicy": "Always",
+        },
+    }
+    pod = worker_pod(job(template=template), 2, (), SETTINGS)
+    main, sidecar = pod["spec"]["containers"]
+    assert main["command"] == ["aegis", "agent"]
+    assert main["args"] == ["--", "python", "t.py", "--lr", "1"]
+    assert sidecar == template["spec"]["containers"][1]
+    assert _env(pod) == {
+        "KEEP": "1",
+        "AEGIS_JOB": "train",
+        "AEGIS_NAMESPACE": "team",
+        "AEGIS_POD": "train-worker-2",
+        "AEGIS_RANK": "2",
+        "AEGIS_WORLD_SIZE": "3",
+        "AEGIS_CONTROLLER": "ctl.aegis-system.svc:50051",
+        "MASTER_ADDR": "train-worker-0.train-workers.team.svc",
+        "MASTER_PORT": "29500",
+        "AEGIS_BOOTSTRAP_TOKEN": {
+            "secretKeyRef": {"name": "train-aegis-bootstrap", "key": "token"}
+        },
+    }
+    meta = pod["metadata"]
+    assert meta["labels"] == {
+        "team": "ml",
+        "aegis.dev/job": "train",
+        "aegis.dev/rank": "2",
+        "app.kubernetes.io/managed-by": "aegis-job-controller",
+    }
+    assert meta["annotations"] == {"a": "b"}
+    assert meta["ownerReferences"] == [job().owner_reference()]
+    assert pod["spec"]["restartPolicy"] == "Never"
+    assert (pod["spec"]["hostname"], pod["spec"]["subdomain"]) == (
+        "train-worker-2",
+        "train-workers",
+    )
+    assert "affinity" not in pod["spec"]
+    assert all_errors(pod) == []
+    assert PodView.from_obj(pod).rank == 2
+
+
+def test_excluded_nodes_become_required_node_anti_affinity() -> None:
+    pod = worker_pod(job(), 0, ("bad-2", "bad-1"), SETTINGS)
+    terms = pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert terms["nodeSelectorTerms"] == [
+        {
+            "matchFields": [
+                {"key": "metadata.name", "operator": "NotIn", "values": ["bad-1", "bad-2"]}
+            ]
+        }
+    ]
+    assert all_errors(pod) == []
+
+
+def test_exclusion_is_added_to_every_user_term_and_keeps_the_rest() -> None:
+    zone = {"key": "zone", "operator": "In", "values": ["a"]}
+    user: dict[str, Any] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [zone]}, {"matchFields": []}]
+            }
+        },
+        "podAntiAffinity": {"x": 1},
+    }
+    out = exclude_nodes(user, ["n1"])
+    rule = {"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}
+    terms = out["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert terms == [{"matchExpressions": [zone], "matchFields": [rule]}, {"matchFields": [rule]}]
+    assert out["podAntiAffinity"] == {"x": 1}
+    assert user["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ][0] == {"matchExpressions": [zone]}  # the template is not modified
+    assert exclude_nodes(None, []) == {}
+
+
+def test_cr_secret_and_service_validate_and_carry_no_token() -> None:
+    view = job()
+    secret = bootstrap_secret(view, "tok-en")
+    cr = aegis_cr(view, token_sha256("tok-en"))
+    service = workers_service(view, SETTINGS)
+    for obj in (secret, cr, service):
+        assert all_errors(obj) == []
+        assert obj["metadata"]["ownerReferences"] == [view.owner_reference()]
+    assert secret_token(secret) == "tok-en"
+    assert "tok-en" not in str(cr)
+    assert cr["spec"] == {
+        "jobName": "train",
+        "namespace": "team",
+        "workerNum": 3,
+        "maxRetry": 2,
+        "bootstrapTokenSHA256": token_sha256("tok-en"),
+    }
+    assert service["spec"]["clusterIP"] == "None"
+
+
+def test_job_view_reads_defaults_and_status() -> None:
+    obj = {
+        "metadata": {"name": "j", "namespace": "ns", "uid": "u", "finalizers": ["x"]},
+        "spec": {"workerNum": 2, "template": TEMPLATE},
+        "status": {"phase": "Running", "excludedNodes": ["n"], "podRestarts": 4},
+    }
+    view = JobView.from_obj(obj)
+    assert view == dataclasses.replace(
+        view, worker_num=2, max_retry=3, finalizers=("x",), excluded_nodes=("n",), pod_restarts=4
+    )

@@ -1,0 +1,157 @@
+"""The bus against a real nats-server, with worker credentials handed out over real gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import nats
+import pytest
+import pytest_asyncio
+from nats.aio.client import RawCredentials
+
+from aegis.runtime.errors import BusError
+from aegis.runtime.messages import Message, MessagePhase, MessageType
+from aegis.runtime.transport.auth import JobAccount, Operator
+from aegis.runtime.transport.bus import Bus
+from aegis.runtime.transport.grpc_credentials import (
+    CredentialServer,
+    CredentialService,
+    request_credentials,
+)
+from aegis.runtime.transport.nats_server import NatsServer
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+TIMEOUT = 5.0
+
+
+def msg(job: JobAccount, type_: MessageType, pod: str = "master", seq: int = 1) -> Message:
+    ns, name = job.key
+    return Message(name, ns, pod, type_, MessagePhase.COMMAND, {"n": seq}, 1.0, seq)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def cred_server(
+    nats_server: NatsServer, job_a: JobAccount, job_b: JobAccount
+) -> AsyncIterator[CredentialServer]:
+    async with CredentialServer(CredentialService(nats_server.url, [job_a, job_b])) as server:
+        yield server
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def worker_a(cred_server: CredentialServer, job_a: JobAccount) -> AsyncIterator[Bus]:
+    """A worker of job A, with credentials obtained over gRPC."""
+    issued = await request_credentials(
+        cred_server.address,
+        namespace="team",
+        job="train-a",
+        pod_name="train-a-worker-0",
+        bootstrap_token=job_a.bootstrap_token,
+    )
+    bus = await Bus.connect(issued.nats_url, issued.credentials, name="train-a-worker-0")
+    yield bus
+    await bus.close()
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def master_a(nats_server: NatsServer, job_a: JobAccount) -> AsyncIterator[Bus]:
+    bus = await Bus.connect(nats_server.url, job_a.controller_credentials(), name="master-a")
+    yield bus
+    await bus.close()
+
+
+def collector() -> tuple[asyncio.Queue[Message], object]:
+    queue: asyncio.Queue[Message] = asyncio.Queue()
+
+    async def handler(m: Message) -> None:
+        queue.put_nowait(m)
+
+    return queue, handler
+
+
+async def test_worker_cannot_subscribe_to_another_jobs_subjects(
+    worker_a: Bus, job_b: JobAccount
+) -> None:
+    _, handler = collector()
+    await worker_a.subscribe(job_b.subjects.master, handler)  # type: ignore[arg-type]
+    refusal = await worker_a.wait_permission_denied(TIMEOUT)
+    assert "subscription" in refusal and job_b.subjects.master in refusal
+    assert worker_a.stats.permission_errors == 1
+
+
+@pytest.mark.parametrize(
+    "subject", ["aegis.team.train-b.worker", "aegis.other.train-a.worker", "x"]
+)
+async def test_worker_cannot_publish_outside_its_job(
+    worker_a: Bus, job_a: JobAccount, subject: str
+) -> None:
+    await worker_a.publish(subject, msg(job_a, MessageType.ACK))
+    refusal = await worker_a.wait_permission_denied(TIMEOUT)
+    assert "publish" in refusal and subject in refusal
+
+
+async def test_worker_and_master_talk_on_their_job(
+    worker_a: Bus, master_a: Bus, job_a: JobAccount
+) -> None:
+    reports, on_report = collector()
+    orders, on_order = collector()
+    await master_a.subscribe(job_a.subjects.worker, on_report)  # type: ignore[arg-type]
+    await worker_a.subscribe(job_a.subjects.master, on_order)  # type: ignore[arg-type]
+    await master_a.flush()
+    await worker_a.flush()
+    order = msg(job_a, MessageType.ORDER)
+    await master_a.publish(job_a.subjects.master, order)
+    assert await asyncio.wait_for(orders.get(), TIMEOUT) == order
+    report = msg(job_a, MessageType.FINISH, pod="train-a-worker-0", seq=2)
+    await worker_a.publish(job_a.subjects.worker, report)
+    assert await asyncio.wait_for(reports.get(), TIMEOUT) == report
+    await worker_a.flush()
+    assert worker_a.stats.permission_errors == 0 and not worker_a.permission_denied.is_set()
+
+
+async def test_request_reply_both_ways(worker_a: Bus, master_a: Bus, job_a: JobAccount) -> None:
+    async def ack(m: Message) -> Message:
+        return msg(job_a, MessageType.ACK, pod=m.pod_name, seq=m.seq)
+
+    await master_a.subscribe(job_a.subjects.worker, ack)
+    await worker_a.subscribe(job_a.subjects.master, ack)
+    await master_a.flush()
+    await worker_a.flush()
+    got = await worker_a.request(job_a.subjects.worker, msg(job_a, MessageType.HEARTBEAT, "p", 7))
+    assert (got.type, got.pod_name, got.seq) == (MessageType.ACK, "p", 7)
+    got = await master_a.request(job_a.subjects.master, msg(job_a, MessageType.ORDER, seq=8))
+    assert (got.type, got.seq) == (MessageType.ACK, 8)
+    assert worker_a.stats.permission_errors == 0
+
+
+async def test_malformed_payloads_and_failing_handlers_do_not_stop_the_loop(
+    worker_a: Bus, nats_server: NatsServer, job_a: JobAccount
+) -> None:
+    seen: asyncio.Queue[Message] = asyncio.Queue()
+
+    async def handler(m: Message) -> None:
+        if m.seq == 1:
+            raise RuntimeError("handler bug")
+        seen.put_nowait(m)
+
+    await worker_a.subscribe(job_a.subjects.master, handler)
+    await worker_a.flush()
+    raw = await nats.connect(
+        nats_server.url,
+        user_credentials=RawCredentials(job_a.controller_credentials().creds_text()),
+    )
+    try:
+        for payload in (b"{not json", b"\xff", msg(job_a, MessageType.ORDER, seq=1).encode()):
+            await raw.publish(job_a.subjects.master, payload)
+        await raw.publish(job_a.subjects.master, msg(job_a, MessageType.ORDER, seq=2).encode())
+        await raw.flush()
+        assert (await asyncio.wait_for(seen.get(), TIMEOUT)).seq == 2
+    finally:
+        await raw.close()
+    assert (worker_a.stats.malformed, worker_a.stats.handler_errors) == (2, 1)
+
+
+async def test_untrusted_credentials_are_a_bus_error(nats_server: NatsServer) -> None:
+    stranger = Operator().create_job_account("team", "train-a").controller_credentials()
+    with pytest.raises(BusError, match=r"cannot connect.*Authorization Violation"):
+        await Bus.connect(nats_server.url, stranger, timeout=3.0, reconnect_attempts=1)

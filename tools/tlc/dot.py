@@ -1,0 +1,147 @@
+"""Parse the state graph TLC writes with `-dump dot,actionlabels FILE`.
+
+What the 2020 build writes, one item a line: `strict digraph DiskGraph {`, a
+`subgraph cluster_graph {`, nodes `ID [label="..."]` where ID is the state's signed 64-bit
+fingerprint and initial states carry `,style = filled`; edges
+`A -> B [label="Action",color="black",fontcolor="black"];` (PlusCal's `Terminating` gives
+a self-loop); `{rank = same; ...}` lines; with `colorize` a `subgraph cluster_legend` whose
+nodes are named after the actions. Labels use dot escaping (`\\\\`, `\\"`, `\\n`) around
+TLC's state print (`/\\ x = 1` lines; TLC's own string escapes inside).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aegis.errors import AegisError, SpecError
+from aegis.values import Value
+from tools.tlc.runner import run_tlc
+from tools.tlc.valueparser import parse_state
+
+_DOT_ESCAPES = {"n": "\n", "l": "\n", "r": "\n", '"': '"', "\\": "\\"}
+
+
+class DotSyntaxError(AegisError):
+    """A line of TLC's dot output this parser does not understand."""
+
+
+@dataclass
+class StateGraph:
+    """The reachable states (by fingerprint), the initial ones and the labelled edges."""
+
+    states: dict[int, dict[str, Value]] = field(default_factory=dict)
+    initial: set[int] = field(default_factory=set)
+    edges: set[tuple[int, str, int]] = field(default_factory=set)
+
+
+def _unescape(s: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s):
+            out.append(_DOT_ESCAPES.get(s[i + 1], "\\" + s[i + 1]))
+            i += 2
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def _statement(line: str) -> tuple[list[str], dict[str, str]]:
+    """Split `A -> B [k="v",k2=v2];` into (["A", "->", "B"], {k: v, k2: v2})."""
+    head, sep, rest = line.partition("[")
+    attrs: dict[str, str] = {}
+    if sep:
+        i = 0
+        while i < len(rest):
+            c = rest[i]
+            if c in " ,\t":
+                i += 1
+            elif c == "]":
+                break
+            else:
+                eq = rest.index("=", i)
+                key = rest[i:eq].strip()
+                i = eq + 1
+                while rest[i] == " ":
+                    i += 1
+                value, i = _attr_value(rest, i)
+                attrs[key] = value
+    return head.split(), attrs
+
+
+def _attr_value(s: str, i: int) -> tuple[str, int]:
+    """A quoted or bare attribute value at s[i]; and the offset after it."""
+    if s[i] != '"':
+        end = i
+        while end < len(s) and s[end] not in ",] ":
+            end += 1
+        return s[i:end], end
+    j = i + 1
+    while s[j] != '"':
+        j += 2 if s[j] == "\\" else 1
+    return _unescape(s[i + 1 : j]), j + 1
+
+
+def _node_id(tok: str) -> int | None:
+    try:
+        return int(tok)
+    except ValueError:
+        return None
+
+
+def parse_dot(lines: Iterable[str]) -> StateGraph:
+    """Parse TLC's dot dump; legend nodes and layout lines are skipped."""
+    graph = StateGraph()
+    legend = False
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("subgraph cluster_legend"):
+            legend = True
+        elif line.startswith("subgraph"):
+            legend = False
+        if legend or not line or line[0] in "{}" or line.startswith(("strict", "digraph")):
+            continue
+        try:
+            words, attrs = _statement(line)
+        except (ValueError, IndexError):
+            raise DotSyntaxError(f"cannot parse dot line: {line!r}") from None
+        ids = [_node_id(w) for w in words if w != "->"]
+        if len(words) == 3 and words[1] == "->" and None not in ids:
+            src, dst = ids
+            assert src is not None and dst is not None
+            graph.edges.add((src, attrs.get("label", ""), dst))
+        elif len(words) == 1 and ids[0] is not None and "label" in attrs:
+            graph.states[ids[0]] = parse_state(attrs["label"])
+            if "filled" in attrs.get("style", ""):
+                graph.initial.add(ids[0])
+    return graph
+
+
+def read_dot(path: Path) -> StateGraph:
+    """Parse a dot file written by TLC."""
+    with path.open(encoding="utf-8") as f:
+        return parse_dot(f)
+
+
+def dump_state_graph(
+    spec: Path | str,
+    cfg: Path | str | None = None,
+    *,
+    extra_args: Sequence[str] = (),
+    workers: int | None = None,
+) -> StateGraph:
+    """Run TLC with `-dump dot,actionlabels` and parse the state graph; SpecError if partial."""
+    # A violation or error stops TLC early, leaving a partial graph: that raises. Pass
+    # extra_args=("-deadlock",) for a spec whose final states deadlock.
+    with tempfile.TemporaryDirectory(prefix="aegis-dot-") as tmp:
+        out = Path(tmp) / "states.dot"
+        args = ("-dump", "dot,actionlabels", str(out), *extra_args)
+        result = run_tlc(spec, cfg, extra_args=args, workers=workers)
+        if not result.ok:
+            why = result.violation.message if result.violation else "; ".join(result.errors)
+            raise SpecError(f"{spec}: TLC did not explore the whole state graph: {why}")
+        return read_dot(out)
