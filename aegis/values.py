@@ -42,7 +42,9 @@ class Fn(Mapping[Value, Value]):
         try:
             return self._d[key]
         except KeyError:
-            raise KeyError(f"{render(key)} is not in the domain {render(frozenset(self._d))}")
+            raise KeyError(
+                f"{render(key)} is not in the domain {render(frozenset(self._d))}"
+            ) from None
 
     def __iter__(self) -> Iterator[Value]:
         return iter(self._d)
@@ -102,7 +104,7 @@ def except_(f: Value, path: tuple[Value, ...], update: Any) -> Value:
         lst = list(f)
         lst[head - 1] = new
         return tuple(lst)
-    d = dict(f.items())
+    d = dict(f._d)
     d[head] = new
     return Fn(d)
 

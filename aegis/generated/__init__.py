@@ -1,0 +1,1 @@
+"""Code generated from the TLA+ specs by codegen (see codegen/); do not edit."""

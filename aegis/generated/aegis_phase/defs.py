@@ -1,0 +1,309 @@
+# Generated from spec/AegisPhase.tla by codegen — do not edit.
+"""AegisPhase: the spec's state- and constant-level definitions, one function each."""
+
+from __future__ import annotations
+
+from aegis.values import Value, apply, fn
+
+from .model import Constants, State
+
+
+# spec/AegisPhase.tla:54
+def Phases(c: Constants) -> Value:
+    """Phases at line 54."""
+    return frozenset(
+        {
+            "Pending",
+            "BootChecking",
+            "RunCommand",
+            "Restarting",
+            "Troubleshooting",
+            "Succeed",
+            "Failed",
+        }
+    )
+
+
+# spec/AegisPhase.tla:58
+def OrderPhases(c: Constants) -> Value:
+    """OrderPhases at line 58."""
+    return frozenset({"BootChecking", "RunCommand", "Troubleshooting"})
+
+
+# spec/AegisPhase.tla:61
+def AdvancePhases(c: Constants) -> Value:
+    """AdvancePhases at line 61."""
+    return frozenset({"Pending", "BootChecking", "RunCommand", "Troubleshooting"})
+
+
+# spec/AegisPhase.tla:63
+def NextPhase(c: Constants, p: Value) -> Value:
+    """NextPhase(p) at line 63."""
+    return (
+        "BootChecking"
+        if p == "Pending"
+        else "RunCommand"
+        if p == "BootChecking"
+        else "Succeed"
+        if p == "RunCommand"
+        else "RunCommand"
+        if p == "Troubleshooting"
+        else p
+    )
+
+
+# spec/AegisPhase.tla:69
+def Min(c: Constants, a: Value, b: Value) -> Value:
+    """Min(a, b) at line 69."""
+    return a if a < b else b
+
+
+# spec/AegisPhase.tla:456
+def Terminated(c: Constants, s: State) -> Value:
+    """Terminated at line 456."""
+    return s.phase == "Succeed" or (
+        s.phase == "Failed" and s.shouldQuit and s.recoverCount == c.MaxRetry + 1
+    )
+
+
+# spec/AegisPhase.tla:459
+def Exhausted(c: Constants, s: State) -> Value:
+    """Exhausted at line 459."""
+    return any(apply(s.retries, w) > c.MaxRetry for w in c.Workers)
+
+
+# spec/AegisPhase.tla:461
+def AllReady(c: Constants, s: State) -> Value:
+    """AllReady at line 461."""
+    return all(apply(s.finished, w) and not apply(s.podRestarted, w) for w in c.Workers)
+
+
+# spec/AegisPhase.tla:464
+def UnseenRestarts(c: Constants, s: State) -> Value:
+    """UnseenRestarts at line 464."""
+    return frozenset(
+        x for x in c.Workers if apply(s.podRestarted, x) and apply(s.innerPhase, x) != "Restarting"
+    )
+
+
+# spec/AegisPhase.tla:467
+def CanAdvance(c: Constants, s: State) -> Value:
+    """CanAdvance at line 467."""
+    return (
+        s.phase in AdvancePhases(c)
+        and AllReady(c, s)
+        and not (s.phase == "Troubleshooting" and Exhausted(c, s))
+    )
+
+
+# spec/AegisPhase.tla:469
+def CanRestartInRun(c: Constants, s: State) -> Value:
+    """CanRestartInRun at line 469."""
+    return s.phase == "RunCommand" and UnseenRestarts(c, s) != frozenset()
+
+
+# spec/AegisPhase.tla:470
+def CanRestartOutsideRun(c: Constants, s: State) -> Value:
+    """CanRestartOutsideRun at line 470."""
+    return s.phase != "RunCommand" and not Terminated(c, s) and UnseenRestarts(c, s) != frozenset()
+
+
+# spec/AegisPhase.tla:471
+def CanRestartDone(c: Constants, s: State) -> Value:
+    """CanRestartDone at line 471."""
+    return s.phase == "Restarting" and all(not apply(s.podRestarted, w) for w in c.Workers)
+
+
+# spec/AegisPhase.tla:472
+def CanFailExhausted(c: Constants, s: State) -> Value:
+    """CanFailExhausted at line 472."""
+    return s.phase == "Troubleshooting" and AllReady(c, s) and Exhausted(c, s)
+
+
+# spec/AegisPhase.tla:473
+def CanWrapUp(c: Constants, s: State) -> Value:
+    """CanWrapUp at line 473."""
+    return s.phase == "Failed" and not (s.shouldQuit and s.recoverCount == c.MaxRetry + 1)
+
+
+# spec/AegisPhase.tla:474
+def CanAlign(c: Constants, s: State) -> Value:
+    """CanAlign at line 474."""
+    return s.phase in frozenset({"BootChecking", "RunCommand"}) and any(
+        apply(s.retries, w) != s.recoverCount for w in c.Workers
+    )
+
+
+# spec/AegisPhase.tla:476
+def CanQuit(c: Constants, s: State) -> Value:
+    """CanQuit at line 476."""
+    return s.shouldQuit and s.phase not in frozenset({"Succeed", "Failed"})
+
+
+# spec/AegisPhase.tla:483
+def Quiescent(c: Constants, s: State) -> Value:
+    """Quiescent at line 483."""
+    return not (
+        CanAdvance(c, s)
+        or CanRestartInRun(c, s)
+        or CanRestartOutsideRun(c, s)
+        or CanRestartDone(c, s)
+        or CanFailExhausted(c, s)
+        or CanWrapUp(c, s)
+        or CanAlign(c, s)
+        or CanQuit(c, s)
+    )
+
+
+# spec/AegisPhase.tla:493
+def FreshFinish(c: Constants, s: State, m: Value) -> Value:
+    """FreshFinish(m) at line 493."""
+    return apply(m, "seq") == s.masterSeq and apply(m, "seq") > apply(
+        s.lastFinishSeq, apply(m, "from")
+    )
+
+
+# spec/AegisPhase.tla:497
+def Outcomes(c: Constants, s: State) -> Value:
+    """Outcomes at line 497."""
+    return frozenset({"Finish", "Error"}) if s.faults > 0 else frozenset({"Finish"})
+
+
+# spec/AegisPhase.tla:500
+def ValidPhase(c: Constants, s: State) -> Value:
+    """ValidPhase at line 500."""
+    return s.phase in Phases(c)
+
+
+# spec/AegisPhase.tla:502
+def ValidInnerPhase(c: Constants, s: State) -> Value:
+    """ValidInnerPhase at line 502."""
+    return all(apply(s.innerPhase, w) in Phases(c) for w in c.Workers)
+
+
+# spec/AegisPhase.tla:506
+def RecoverCountBound(c: Constants, s: State) -> Value:
+    """RecoverCountBound at line 506."""
+    return s.recoverCount <= c.MaxRetry + 1 and (
+        s.phase == "Failed" or s.recoverCount <= c.MaxRetry
+    )
+
+
+# spec/AegisPhase.tla:509
+def RetriesBound(c: Constants, s: State) -> Value:
+    """RetriesBound at line 509."""
+    return all(apply(s.retries, w) <= c.MaxRetry + 1 for w in c.Workers)
+
+
+# spec/AegisPhase.tla:513
+def PhaseConsistency(c: Constants, s: State) -> Value:
+    """PhaseConsistency at line 513."""
+    return all(
+        not (not apply(s.finished, w) and not apply(s.podRestarted, w))
+        or (
+            apply(s.innerPhase, w) == s.phase
+            or (s.phase == "Restarting" and apply(s.innerPhase, w) == "RunCommand")
+        )
+        for w in c.Workers
+    )
+
+
+# spec/AegisPhase.tla:520
+def NoFinishDoubleProcessed(c: Constants, s: State) -> Value:
+    """NoFinishDoubleProcessed at line 520."""
+    return all(apply(s.finishCount, w) <= 1 for w in c.Workers)
+
+
+# spec/AegisPhase.tla:522
+def MasterSeqNumMonotonic(c: Constants, s: State) -> Value:
+    """MasterSeqNumMonotonic at line 522."""
+    return s.prevMasterSeq <= s.masterSeq
+
+
+# spec/AegisPhase.tla:524
+def WorkerSeqNumBound(c: Constants, s: State) -> Value:
+    """WorkerSeqNumBound at line 524."""
+    return all(apply(s.agentSeq, w) <= s.masterSeq for w in c.Workers) and all(
+        apply(m, "seq") <= s.masterSeq for m in s.msgs
+    )
+
+
+# spec/AegisPhase.tla:528
+def StaleFinishRejected(c: Constants, s: State) -> Value:
+    """StaleFinishRejected at line 528."""
+    return all(
+        not apply(s.finished, w) or apply(s.lastFinishSeq, w) == s.masterSeq for w in c.Workers
+    )
+
+
+# spec/AegisPhase.tla:534
+def SeqBound(c: Constants, s: State) -> Value:
+    """SeqBound at line 534."""
+    return s.masterSeq <= c.InitSeqNum + c.MaxSeqGap
+
+
+# spec/AegisPhase.tla:544
+def vars_(c: Constants, s: State) -> Value:
+    """vars at line 544."""
+    return (
+        s.phase,
+        s.shouldQuit,
+        s.recoverCount,
+        s.innerPhase,
+        s.finished,
+        s.retries,
+        s.podRestarted,
+        s.masterSeq,
+        s.lastFinishSeq,
+        s.msgs,
+        s.agentSeq,
+        s.agentState,
+        s.faults,
+        s.prevMasterSeq,
+        s.finishCount,
+    )
+
+
+# spec/AegisPhase.tla:548
+def ProcSet(c: Constants) -> Value:
+    """ProcSet at line 548."""
+    return (
+        frozenset({"advance"})
+        | frozenset({"restartInRun"})
+        | frozenset({"restartOutsideRun"})
+        | frozenset({"restartDone"})
+        | frozenset({"retriesExhausted"})
+        | frozenset({"failedWrapUp"})
+        | frozenset({"alignRetries"})
+        | frozenset({"quitRequested"})
+        | frozenset({"receive"})
+        | frozenset({"agentJoin"})
+        | frozenset({"agentWork"})
+        | frozenset({"envPodRestart"})
+        | frozenset({"envDuplicate"})
+        | frozenset({"envQuit"})
+        | frozenset({"reschedule"})
+        | frozenset({"jobDone"})
+    )
+
+
+# spec/AegisPhase.tla:550
+def Init(c: Constants, s: State) -> Value:
+    """Init at line 550."""
+    return (
+        s.phase == "Pending"
+        and s.shouldQuit is False
+        and s.recoverCount == 0
+        and s.innerPhase == fn((w, "Pending") for w in c.Workers)
+        and s.finished == fn((w_2, False) for w_2 in c.Workers)
+        and s.retries == fn((w_3, 0) for w_3 in c.Workers)
+        and s.podRestarted == fn((w_4, False) for w_4 in c.Workers)
+        and s.masterSeq == c.InitSeqNum
+        and s.lastFinishSeq == fn((w_5, c.InitSeqNum - 1) for w_5 in c.Workers)
+        and s.msgs == frozenset()
+        and s.agentSeq == fn((w_6, c.InitSeqNum) for w_6 in c.Workers)
+        and s.agentState == fn((w_7, "Fresh") for w_7 in c.Workers)
+        and s.faults == c.FaultBudget
+        and s.prevMasterSeq == c.InitSeqNum
+        and s.finishCount == fn((w_8, 0) for w_8 in c.Workers)
+    )

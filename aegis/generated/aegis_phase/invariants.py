@@ -1,0 +1,104 @@
+# Generated from spec/AegisPhase.tla by codegen — do not edit.
+"""AegisPhase: the invariants and state constraints named in the model config.
+
+Config: spec/AegisPhase.cfg
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import _tla
+from .defs import (
+    MasterSeqNumMonotonic,
+    NoFinishDoubleProcessed,
+    PhaseConsistency,
+    RecoverCountBound,
+    RetriesBound,
+    SeqBound,
+    StaleFinishRejected,
+    ValidInnerPhase,
+    ValidPhase,
+    WorkerSeqNumBound,
+)
+from .model import Constants, State
+
+
+def inv_ValidPhase(c: Constants, s: State) -> bool:
+    """ValidPhase (spec/AegisPhase.tla:500)."""
+    return _tla.boolean(ValidPhase(c, s), "ValidPhase")
+
+
+def inv_ValidInnerPhase(c: Constants, s: State) -> bool:
+    """ValidInnerPhase (spec/AegisPhase.tla:502)."""
+    return _tla.boolean(ValidInnerPhase(c, s), "ValidInnerPhase")
+
+
+def inv_RecoverCountBound(c: Constants, s: State) -> bool:
+    """RecoverCountBound (spec/AegisPhase.tla:506)."""
+    return _tla.boolean(RecoverCountBound(c, s), "RecoverCountBound")
+
+
+def inv_RetriesBound(c: Constants, s: State) -> bool:
+    """RetriesBound (spec/AegisPhase.tla:509)."""
+    return _tla.boolean(RetriesBound(c, s), "RetriesBound")
+
+
+def inv_PhaseConsistency(c: Constants, s: State) -> bool:
+    """PhaseConsistency (spec/AegisPhase.tla:513)."""
+    return _tla.boolean(PhaseConsistency(c, s), "PhaseConsistency")
+
+
+def inv_NoFinishDoubleProcessed(c: Constants, s: State) -> bool:
+    """NoFinishDoubleProcessed (spec/AegisPhase.tla:520)."""
+    return _tla.boolean(NoFinishDoubleProcessed(c, s), "NoFinishDoubleProcessed")
+
+
+def inv_MasterSeqNumMonotonic(c: Constants, s: State) -> bool:
+    """MasterSeqNumMonotonic (spec/AegisPhase.tla:522)."""
+    return _tla.boolean(MasterSeqNumMonotonic(c, s), "MasterSeqNumMonotonic")
+
+
+def inv_WorkerSeqNumBound(c: Constants, s: State) -> bool:
+    """WorkerSeqNumBound (spec/AegisPhase.tla:524)."""
+    return _tla.boolean(WorkerSeqNumBound(c, s), "WorkerSeqNumBound")
+
+
+def inv_StaleFinishRejected(c: Constants, s: State) -> bool:
+    """StaleFinishRejected (spec/AegisPhase.tla:528)."""
+    return _tla.boolean(StaleFinishRejected(c, s), "StaleFinishRejected")
+
+
+def constraint_SeqBound(c: Constants, s: State) -> bool:
+    """SeqBound (spec/AegisPhase.tla:534)."""
+    return _tla.boolean(SeqBound(c, s), "SeqBound")
+
+
+INVARIANTS: dict[str, Callable[[Constants, State], bool]] = {
+    "ValidPhase": inv_ValidPhase,
+    "ValidInnerPhase": inv_ValidInnerPhase,
+    "RecoverCountBound": inv_RecoverCountBound,
+    "RetriesBound": inv_RetriesBound,
+    "PhaseConsistency": inv_PhaseConsistency,
+    "NoFinishDoubleProcessed": inv_NoFinishDoubleProcessed,
+    "MasterSeqNumMonotonic": inv_MasterSeqNumMonotonic,
+    "WorkerSeqNumBound": inv_WorkerSeqNumBound,
+    "StaleFinishRejected": inv_StaleFinishRejected,
+}
+
+CONSTRAINTS: dict[str, Callable[[Constants, State], bool]] = {
+    "SeqBound": constraint_SeqBound,
+}
+
+# Temporal properties of the cfg (checked by TLC only).
+PROPERTIES: tuple[str, ...] = ("Termination",)
+
+
+def violated_invariants(c: Constants, s: State) -> list[str]:
+    """The names of the invariants s violates."""
+    return [name for name, holds in INVARIANTS.items() if not holds(c, s)]
+
+
+def within_constraints(c: Constants, s: State) -> bool:
+    """Whether s satisfies every CONSTRAINT (TLC drops a state that does not, unexplored)."""
+    return all(holds(c, s) for holds in CONSTRAINTS.values())

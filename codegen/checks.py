@@ -1,0 +1,43 @@
+"""Checks on the Spec IR before emission: what the cfg names must be, what the emitter needs."""
+
+from __future__ import annotations
+
+from codegen import ir
+from codegen.errors import CodegenError, UnsupportedError
+
+_TEMPORAL = {"always": "[]", "square_act": "[A]_v", "wf": "WF_", "sf": "SF_"}
+
+
+def check_spec(spec: ir.Spec) -> None:
+    """Raise CodegenError on the first problem found."""
+    cfg, module = spec.config, spec.module
+    for name in cfg.constants.keys() | cfg.substitutions.keys():
+        if name not in module.constants:
+            raise CodegenError(f"{cfg.path}: {name} is not a CONSTANT of {module.name}")
+    if cfg.action_constraints:
+        raise UnsupportedError(f"{cfg.path}: ACTION_CONSTRAINT is not supported")
+    for kind, names in (("INVARIANT", spec.invariants), ("CONSTRAINT", spec.constraints)):
+        for name in names:
+            d = module.defs.get(name)
+            if d is None:
+                raise CodegenError(f"{cfg.path}: {kind} {name} is not defined in {module.name}")
+            if d.params:
+                raise CodegenError(f"{kind} {name} must not take arguments", d.loc)
+            if d.level > ir.STATE_LEVEL:
+                raise CodegenError(f"{kind} {name} must be a state predicate", d.loc)
+    if "pc" in module.variables and not spec.actions:
+        raise CodegenError(f"{module.path}: Next has no actions")
+    labels = [a.label for a in spec.actions]
+    dup = {x for x in labels if labels.count(x) > 1}
+    if dup:
+        raise CodegenError(f"{module.path}: labels used twice: {', '.join(sorted(dup))}")
+    for a in spec.actions:
+        _no_temporal(a.body)
+
+
+def _no_temporal(e: ir.Expr) -> None:
+    """Temporal operators cannot run: reject them inside actions (definitions are inlined)."""
+    if isinstance(e, ir.Builtin) and e.op in _TEMPORAL:
+        raise UnsupportedError(f"temporal operator {_TEMPORAL[e.op]}", e.loc)
+    for child in ir.children(e):
+        _no_temporal(child)

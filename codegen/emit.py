@@ -1,0 +1,330 @@
+"""Emitter: the Spec IR → the text of each generated module (jinja2 templates, unformatted)."""
+
+from __future__ import annotations
+
+import io
+import keyword
+import textwrap
+import tokenize
+from typing import Any
+
+import jinja2
+
+from aegis.values import Fn, ModelValue, Value, sorted_values
+from codegen import ir
+from codegen.errors import CodegenError
+from codegen.pyexpr import RESERVED, Env, ExprCompiler, Scope, lit, py_name
+from codegen.pystmt import StepCompiler
+
+HEADER = "# Generated from {spec} by codegen — do not edit."
+_VALUES = ("Fn", "ModelValue", "Value", "apply", "domain", "except_", "fn")
+_STATE_METHODS = frozenset({"as_dict", "from_dict"})
+
+_jinja = jinja2.Environment(
+    loader=jinja2.PackageLoader("codegen", "templates"),
+    keep_trailing_newline=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+    autoescape=False,
+)
+_jinja.filters["strings"] = lambda names: py_value(tuple(names))
+
+
+def emit(spec: ir.Spec) -> dict[str, str]:
+    """Generated file name → Python source (before formatting)."""
+    return _Emitter(spec).files()
+
+
+class _Emitter:
+    """Holds what the templates share: names, the expression compiler, the header."""
+
+    def __init__(self, spec: ir.Spec) -> None:
+        self.spec = spec
+        self.module = spec.module
+        self.exprs = ExprCompiler(spec.module)
+        self.def_names = {py_name(d.name) for d in self._defs()}
+        self.common = {
+            "header": HEADER.format(spec=self.module.path),
+            "name": self.module.name,
+            "spec_path": self.module.path,
+            "cfg_path": spec.config.path,
+        }
+        _check_identifiers(self.module)
+
+    def files(self) -> dict[str, str]:
+        out = {
+            "__init__.py": self.render("init.py.j2", **self.init_context()),
+            "_tla.py": self.render("tla.py.j2"),
+            "model.py": self.render("model.py.j2", **self.model_context()),
+            "defs.py": self.render("defs.py.j2", **self.defs_context()),
+            "actions.py": self.render("actions.py.j2", **self.actions_context()),
+            "invariants.py": self.render("invariants.py.j2", **self.invariants_context()),
+        }
+        if self.spec.phase is not None:
+            out["phases.py"] = self.render("phases.py.j2", **self.phases_context(self.spec.phase))
+        return out
+
+    def render(self, template: str, **context: Any) -> str:
+        return _jinja.get_template(template).render(**self.common, **context)
+
+    # -- contexts -------------------------------------------------------------------------
+
+    def init_context(self) -> dict[str, Any]:
+        exports = ["ACTIONS", "PROCESSES", "initial_states", "next_states"]
+        exports += ["CONSTRAINTS", "INVARIANTS", "PROPERTIES", "violated_invariants"]
+        exports += ["within_constraints", "CFG_CONSTANTS", "CONSTANT_NAMES", "VARIABLES"]
+        exports += ["ActionInfo", "Constants", "State", "Successor"]
+        if self.spec.phase is not None:
+            exports += ["INITIAL_PHASE", "PHASE_TRANSITIONS", "PHASE_VARIABLE", "PHASES"]
+            exports += ["PhaseMachine"]
+        exports += ["SPEC_MODULE", "SPEC_PATH", "CFG_PATH"]
+        return {"has_phases": self.spec.phase is not None, "exports": sorted(exports, key=_isort)}
+
+    def model_context(self) -> dict[str, Any]:
+        cfg = self.spec.config
+        consts = self.module.constants
+        given = all(k in cfg.constants for k in consts)
+        cfg_constants = None
+        if given:
+            args = ", ".join(f"{k}={py_value(cfg.constants[k])}" for k in consts)
+            cfg_constants = f"Constants({args})"
+        uses_mv = given and "ModelValue(" in (cfg_constants or "")
+        return {
+            "variables": [self.decl(v) for v in self.module.variables],
+            "constants": [self.decl(k) for k in consts],
+            "cfg_constants": cfg_constants,
+            "values_imports": "ModelValue, Value" if uses_mv else "Value",
+        }
+
+    def decl(self, name: str) -> dict[str, str]:
+        loc = self.module.declared.get(name)
+        return {"name": name, "source": self.source(loc) if loc else self.module.path}
+
+    def defs_context(self) -> dict[str, Any]:
+        defs = []
+        for d in self._defs():
+            scope = self.scope()
+            env = Env(self.module, scope, state="s" if d.level else None)
+            params = ["c: Constants"] + (["s: State"] if d.level else [])
+            for ident in d.params:
+                name = scope.fresh(ident.name)
+                env = env.bind(ident, name)
+                params.append(f"{name}: Value")
+            body = self.exprs.compile(d.body, env).text
+            sig = d.name + (f"({', '.join(p.name for p in d.params)})" if d.params else "")
+            defs.append(
+                {
+                    "name": py_name(d.name),
+                    "signature": ", ".join(params),
+                    "body": body,
+                    "doc": f"{sig} at line {d.loc.line}.",
+                    "source": self.source(d.loc),
+                }
+            )
+        used = _names(*(d["body"] for d in defs))
+        return {
+            "defs": defs,
+            "values_imports": ", ".join(n for n in _VALUES if n in used or n == "Value"),
+            "uses_tla": "_tla" in used,
+            "uses_state": any(d.level for d in self._defs()),
+        }
+
+    def actions_context(self) -> dict[str, Any]:
+        init_env = Env(self.module, self.scope(), state=None, init_mode=True)
+        init_lines = StepCompiler(self.module, self.exprs, init_mode=True).body(
+            self.spec.init, init_env, self._init_loc(), "Init"
+        )
+        actions = [self.action(a) for a in self.spec.actions]
+        processes: dict[str | None, list[str]] = {}
+        for a in self.spec.actions:
+            processes.setdefault(a.process, []).append(a.label)
+        init_body = _indent(init_lines)
+        used = _names(init_body, *(a["body"] for a in actions), *(a["ids"] for a in actions))
+        return {
+            "init_body": init_body,
+            "init_source": self.source(self._init_loc()),
+            "actions": actions,
+            "processes": [
+                {"name": lit(p) if p is not None else "None", "labels": labels}
+                for p, labels in processes.items()
+            ],
+            "values_imports": ", ".join(n for n in _VALUES if n in used or n == "Value"),
+            "defs_imports": ", ".join(sorted(self.def_names & used)),
+        }
+
+    def action(self, a: ir.Action) -> dict[str, str]:
+        scope = self.scope()
+        scope.taken.add("self")
+        env = Env(self.module, scope)
+        if a.self_param is not None:
+            env = env.bind(a.self_param, "self")
+        lines = StepCompiler(self.module, self.exprs, init_mode=False).body(
+            a.body, env, a.loc, a.label
+        )
+        process = next((p for p in self.spec.processes if a.label in p.labels), None)
+        const_env = Env(self.module, self.scope(), state=None)
+        if process is None or process.ids is None:
+            ids, kind, doc = "frozenset({None})", "none", "no process: id None"
+        elif process.kind == "set":
+            ids = f"frozenset({self.exprs.compile(process.ids, const_env).text})"
+            kind, doc = "set", f"process set {process.name}"
+        else:
+            ids = f"frozenset({{{self.exprs.compile(process.ids, const_env).text}}})"
+            kind, doc = "single", f"process {process.name}"
+        return {
+            "label": a.label,
+            "signature": f"{a.label}(self)" if a.self_param else a.label,
+            "process": lit(a.process) if a.process is not None else "None",
+            "process_doc": doc,
+            "kind": kind,
+            "ids": ids,
+            "body": _indent(lines),
+            "source": f"{a.loc.file}:{a.loc.line}",
+        }
+
+    def invariants_context(self) -> dict[str, Any]:
+        preds = []
+        for kind, names in (("inv", self.spec.invariants), ("constraint", self.spec.constraints)):
+            for name in names:
+                d = self.module.defs[name]
+                call = f"{py_name(name)}(c, s)" if d.level else f"{py_name(name)}(c)"
+                func = ("inv_" if kind == "inv" else "constraint_") + name
+                preds.append(
+                    {
+                        "kind": kind,
+                        "name": name,
+                        "func": func,
+                        "call": call,
+                        "source": self.source(d.loc),
+                    }
+                )
+        used = sorted({py_name(p["name"]) for p in preds})
+        return {
+            "predicates": preds,
+            "properties": self.spec.properties,
+            "defs_imports": ", ".join(used),
+        }
+
+    def phases_context(self, pm: ir.PhaseMachine) -> dict[str, Any]:
+        attrs = _phase_attrs(pm.states)
+        sources = {src for _, src, _ in pm.transitions}
+        phases = [
+            {
+                "attr": attrs[v],
+                "name": lit(render_phase(v)),
+                "value": py_value(v),
+                "initial": v == pm.initial,
+                "final": v not in sources,
+            }
+            for v in pm.states
+        ]
+        events: dict[str, list[tuple[Value, Value]]] = {}
+        for label, src, dst in pm.transitions:
+            events.setdefault(label, []).append((src, dst))
+        taken = set(attrs.values()) | {"is_observed"}
+        ev = []
+        for label, pairs in events.items():
+            attr = label if label not in taken else f"{label}_"
+            guarded = len({s for s, _ in pairs}) < len(pairs)
+            ev.append(
+                {
+                    "label": label,
+                    "attr": attr,
+                    "guarded": guarded,
+                    "transitions": [{"source": attrs[s], "target": attrs[t]} for s, t in pairs],
+                }
+            )
+        all_str = all(isinstance(v, str) for v in pm.states)
+        return {
+            "variable": pm.variable,
+            "phases": phases,
+            "phases_tuple": py_value(pm.states),
+            "initial": py_value(pm.initial),
+            "transitions": [
+                {"label": lbl, "source": py_value(s), "target": py_value(t)}
+                for lbl, s, t in pm.transitions
+            ],
+            "events": ev,
+            "guarded": any(e["guarded"] for e in ev),
+            "value_type": "str" if all_str else "Value",
+            "values_imports": "" if all_str else "ModelValue, Value",
+        }
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _defs(self) -> list[ir.OpDef]:
+        """Top-level definitions emitted as functions (state or constant level)."""
+        return [
+            d for key, d in self.module.defs.items() if "#" not in key and d.level <= ir.STATE_LEVEL
+        ]
+
+    def _init_loc(self) -> ir.Loc:
+        return getattr(self.spec.init, "loc", ir.Loc(self.module.path, 0, 0))
+
+    def scope(self) -> Scope:
+        return Scope(taken=set(RESERVED) | self.def_names)
+
+    def source(self, loc: ir.Loc) -> str:
+        return f"{loc.file}:{loc.line}"
+
+
+def _check_identifiers(module: ir.Module) -> None:
+    """Variables and constants become Python attribute names: they must be usable as such."""
+    for name in (*module.variables, *module.constants):
+        if not name.isidentifier() or keyword.iskeyword(name) or name in _STATE_METHODS:
+            raise CodegenError(f"{module.path}: rename {name}: it cannot be a Python attribute")
+
+
+def _isort(name: str) -> tuple[int, str]:
+    """RUF022's order for __all__: CONSTANTS, then Classes, then functions."""
+    group = 0 if name.isupper() else 1 if name[0].isupper() else 2
+    return group, name
+
+
+def _phase_attrs(states: tuple[Value, ...]) -> dict[Value, str]:
+    attrs: dict[Value, str] = {}
+    for i, v in enumerate(states):
+        text = render_phase(v)
+        ok = text.isidentifier() and not keyword.iskeyword(text) and text not in attrs.values()
+        attrs[v] = text if ok and text not in ("is_observed",) else f"phase_{i}"
+    return attrs
+
+
+def render_phase(v: Value) -> str:
+    """A phase value as a name: the string itself, or the model value's name."""
+    return v.name if isinstance(v, ModelValue) else str(v)
+
+
+def py_value(v: Value) -> str:
+    """A value as a Python expression over aegis.values."""
+    if isinstance(v, bool | int):
+        return repr(v)
+    if isinstance(v, str):
+        return lit(v)
+    if isinstance(v, ModelValue):
+        return f'ModelValue("{v.name}")'
+    if isinstance(v, frozenset):
+        items = ", ".join(py_value(x) for x in sorted_values(v))
+        return f"frozenset({{{items}}})" if v else "frozenset()"
+    if isinstance(v, tuple):
+        parts = [py_value(x) for x in v]
+        return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+    if isinstance(v, Fn):
+        items = ", ".join(f"{py_value(k)}: {py_value(v[k])}" for k in sorted_values(v))
+        return f"Fn({{{items}}})"
+    raise TypeError(f"not a TLA+ value: {v!r}")
+
+
+def _indent(lines: list[str]) -> str:
+    return "\n".join("    " + ln if ln else ln for ln in lines)
+
+
+def _names(*fragments: str) -> set[str]:
+    """The Python names used in fragments of generated code."""
+    names = set()
+    for text in fragments:
+        for tok in tokenize.generate_tokens(io.StringIO(textwrap.dedent(text)).readline):
+            if tok.type == tokenize.NAME:
+                names.add(tok.string)
+    return names

@@ -1,0 +1,429 @@
+"""Emitter, expressions: IR expression → Python expression text over aegis.values."""
+
+from __future__ import annotations
+
+import io
+import keyword
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from codegen import ir
+from codegen.errors import CodegenError, UnsupportedError
+
+# Python precedence levels (higher binds tighter).
+LAMBDA, TERNARY, OR, AND, NOT, CMP, BOR, BAND, ADD, MUL, UNARY, POW, ATOM = (
+    0, 1, 2, 3, 4, 5, 6, 8, 10, 11, 12, 13, 15,
+)  # fmt: skip
+
+# Names the generated modules define or import; TLA+ names equal to one get a trailing "_".
+RESERVED = frozenset(
+    {"c", "s", "out", "Fn", "fn", "apply", "domain", "except_", "ModelValue", "Value"}
+    | {"State", "Constants", "Successor", "ActionInfo", "ProcessInfo", "dataclass", "field"}
+    | {"any", "all", "len", "frozenset", "tuple", "bool", "int", "str", "next", "dict", "list"}
+    | {"range", "sorted", "type", "iter", "isinstance", "object", "Callable", "Iterator"}
+    | {"print", "set", "map", "filter", "vars", "id", "hash", "min", "max", "sum"}
+    | set(keyword.kwlist)
+    | set(keyword.softkwlist)
+)
+
+_CMP = {"eq": "==", "neq": "!=", "lt": "<", "gt": ">", "le": "<=", "ge": ">="}
+_NEGATED = {"eq": "neq", "neq": "eq", "in": "notin", "notin": "in", "lt": "ge", "ge": "lt"}
+_NEGATED |= {"gt": "le", "le": "gt"}
+_SWAPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
+_ARITH = {"plus": ("+", ADD), "minus": ("-", ADD), "mul": ("*", MUL)}
+_HELPERS = {
+    "powerset": "_tla.subsets",
+    "bigunion": "_tla.union",
+    "domain": "domain",
+    "apply": "apply",
+    "product": "_tla.product",
+    "div": "_tla.div",
+    "mod": "_tla.mod",
+    "range": "_tla.interval",
+    "card": "len",
+    "len": "len",
+    "append": "_tla.append",
+    "head": "_tla.head",
+    "tail": "_tla.tail",
+    "concat": "_tla.concat",
+    "subseq": "_tla.subseq",
+    "single": "_tla.single",
+    "merge": "_tla.merge",
+    "fcnset": "_tla.fcn_set",
+}
+_INFINITE = {"Nat": "_tla.NAT", "Int": "_tla.INT", "STRING": "_tla.STRING_SET"}
+
+
+def py_name(name: str) -> str:
+    """A TLA+ identifier as a Python identifier that clashes with nothing generated."""
+    if not name.isidentifier():
+        name = "op_" + name
+    return name + "_" if name in RESERVED else name
+
+
+@dataclass(frozen=True, slots=True)
+class Py:
+    """Python expression text and its precedence."""
+
+    text: str
+    prec: int
+
+    def at(self, prec: int) -> str:
+        """The text, parenthesised unless it binds at least as tightly as `prec`."""
+        return self.text if self.prec >= prec else f"({self.text})"
+
+
+@dataclass
+class Scope:
+    """The Python names taken in one generated function."""
+
+    taken: set[str] = field(default_factory=lambda: set(RESERVED))
+    used: set[str] = field(default_factory=set)
+
+    def fresh(self, base: str) -> str:
+        """A new name based on `base`."""
+        name = py_name(base)
+        n = 1
+        while name in self.taken:
+            n += 1
+            name = f"{py_name(base)}_{n}"
+        self.taken.add(name)
+        return name
+
+
+@dataclass(frozen=True, slots=True)
+class Thunk:
+    """An operator argument, compiled where it is used (call-by-name, like TLA+)."""
+
+    expr: ir.Expr
+    env: Env
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """What names mean at a point of a generated function."""
+
+    module: ir.Module
+    scope: Scope
+    params: Mapping[int, str | Thunk] = field(default_factory=dict)
+    lets: Mapping[str, Env] = field(default_factory=dict)
+    state: str | None = "s"
+    primed: Mapping[str, str] = field(default_factory=dict)
+    init_mode: bool = False
+    at: str | None = None
+    loop_names: frozenset[str] = frozenset()
+
+    def bind(self, ident: ir.Ident, value: str | Thunk) -> Env:
+        """This env with a bound identifier."""
+        return replace(self, params={**self.params, ident.uid: value})
+
+    def in_loop(self, *names: str) -> Env:
+        """This env inside a loop over `names` (a lambda using them must bind them)."""
+        return replace(self, loop_names=self.loop_names | set(names))
+
+
+def lit(value: bool | int | str) -> str:
+    """A literal as Python text."""
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return f'"{escaped}"'
+    return repr(value)
+
+
+class ExprCompiler:
+    """Compiles IR expressions under an Env."""
+
+    def __init__(self, module: ir.Module) -> None:
+        self.module = module
+
+    def compile(self, e: ir.Expr, env: Env) -> Py:
+        """The Python expression computing `e`."""
+        method = getattr(self, "_" + type(e).__name__.lower())
+        result: Py = method(e, env)
+        return result
+
+    def negated(self, e: ir.Expr, env: Env) -> Py:
+        """The Python expression computing `~e`, comparisons inverted."""
+        if isinstance(e, ir.Builtin) and e.op in _NEGATED:
+            return self.compile(replace(e, op=_NEGATED[e.op]), env)
+        if isinstance(e, ir.Builtin) and e.op == "not":
+            return self.compile(e.args[0], env)
+        return Py(f"not {self.text(e, env, NOT)}", NOT)
+
+    def text(self, e: ir.Expr, env: Env, prec: int = TERNARY) -> str:
+        """Compiled text, parenthesised for context `prec`."""
+        return self.compile(e, env).at(prec)
+
+    # -- leaves ---------------------------------------------------------------------------
+
+    def _lit(self, e: ir.Lit, env: Env) -> Py:
+        return Py(lit(e.value), ATOM)
+
+    def _const(self, e: ir.Const, env: Env) -> Py:
+        return Py(f"c.{e.name}", ATOM)
+
+    def _var(self, e: ir.Var, env: Env) -> Py:
+        if e.primed or env.init_mode:
+            name = env.primed.get(e.name)
+            if name is None:
+                shown = f"{e.name}'" if e.primed else e.name
+                raise CodegenError(f"{shown} is used before it is assigned", e.loc)
+            return Py(name, ATOM)
+        if env.state is None:
+            raise CodegenError(f"variable {e.name} in a constant expression", e.loc)
+        return Py(f"{env.state}.{e.name}", ATOM)
+
+    def _param(self, e: ir.Param, env: Env) -> Py:
+        bound = env.params.get(e.ident.uid)
+        if bound is None:
+            raise CodegenError(f"unbound identifier {e.ident.name}", e.loc)
+        if isinstance(bound, Thunk):
+            inner = replace(bound.env, primed=env.primed, scope=env.scope)
+            return self.compile(bound.expr, inner)
+        return Py(bound, ATOM)
+
+    def _at(self, e: ir.At, env: Env) -> Py:
+        if env.at is None:
+            raise CodegenError("@ outside an EXCEPT update", e.loc)
+        env.scope.used.add(env.at)
+        return Py(env.at, ATOM)
+
+    # -- definitions ----------------------------------------------------------------------
+
+    def _call(self, e: ir.Call, env: Env) -> Py:
+        op = self.module.defs[e.op]
+        if e.op in env.lets or op.level >= ir.ACTION_LEVEL or (env.init_mode and op.level > 0):
+            return self.compile(op.body, self.inline_env(e, env))
+        args = [self.text(a, env) for a in e.args]
+        head = ["c"] if op.level == ir.CONSTANT_LEVEL else ["c", self.state(env, e)]
+        return Py(f"{py_name(op.name)}({', '.join(head + args)})", ATOM)
+
+    def inline_env(self, e: ir.Call, env: Env) -> Env:
+        """The env for the body of the called operator: parameters bound to the arguments."""
+        op = self.module.defs[e.op]
+        base = env.lets.get(e.op)
+        if base is None:
+            base = Env(self.module, env.scope, state=env.state, init_mode=env.init_mode)
+        inner = replace(base, scope=env.scope, primed=env.primed, at=None)
+        for ident, arg in zip(op.params, e.args, strict=True):
+            inner = inner.bind(ident, Thunk(arg, env))
+        return inner
+
+    def state(self, env: Env, e: ir.Expr) -> str:
+        """The name of the current state (error in constant contexts)."""
+        if env.state is None:
+            raise CodegenError("a state-level operator used in a constant expression", e.loc)
+        return env.state
+
+    def _let(self, e: ir.Let, env: Env) -> Py:
+        return self.compile(e.body, let_env(e, env))
+
+    # -- control --------------------------------------------------------------------------
+
+    def _if(self, e: ir.If, env: Env) -> Py:
+        cond, then, other = (self.compile(x, env) for x in (e.cond, e.then, e.other))
+        return Py(f"{then.at(OR)} if {cond.at(OR)} else {other.at(TERNARY)}", TERNARY)
+
+    def _case(self, e: ir.Case, env: Env) -> Py:
+        tail = (
+            self.compile(e.other, env)
+            if e.other is not None
+            else Py(f'_tla.case_error("{e.loc}")', ATOM)
+        )
+        for cond, value in reversed(e.arms):
+            c, v = self.compile(cond, env), self.compile(value, env)
+            tail = Py(f"{v.at(OR)} if {c.at(OR)} else {tail.at(TERNARY)}", TERNARY)
+        return tail
+
+    # -- binders --------------------------------------------------------------------------
+
+    def loops(self, bounds: tuple[ir.Bound, ...], env: Env) -> tuple[str, Env, str]:
+        """`for x in S for y in T` clauses, the env binding them, and the bound element."""
+        clauses, elems = [], []
+        inner = env
+        for b in bounds:
+            dom = self.text(b.domain, env, OR)
+            names = []
+            for ident in b.idents:
+                name = env.scope.fresh(ident.name)
+                inner = inner.bind(ident, name).in_loop(name)
+                names.append(name)
+            if b.is_tuple:
+                pattern = f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
+                clauses.append(f"for {pattern} in {dom}")
+                elems.append(pattern)
+            elif len(names) == 1:
+                clauses.append(f"for {names[0]} in {dom}")
+                elems.append(names[0])
+            else:
+                clauses.extend(f"for {n} in {dom}" for n in names)
+                elems.extend(names)
+        elem = elems[0] if len(elems) == 1 else f"({', '.join(elems)},)"
+        return " ".join(clauses), inner, elem
+
+    def _quant(self, e: ir.Quant, env: Env) -> Py:
+        clauses, inner, elem = self.loops(e.bounds, env)
+        body = self.compile(e.body, inner)
+        if e.kind in ("exists", "forall"):
+            fn = "any" if e.kind == "exists" else "all"
+            return Py(f"{fn}({body.at(TERNARY)} {clauses})", ATOM)
+        if e.kind == "choose":
+            return Py(f'_tla.choose([{elem} {clauses} if {body.at(OR)}], "{e.loc}")', ATOM)
+        if e.kind == "filter":
+            return Py(f"frozenset({elem} {clauses} if {body.at(OR)})", ATOM)
+        if e.kind == "map":
+            return Py(f"frozenset({body.at(TERNARY)} {clauses})", ATOM)
+        if e.kind == "function":
+            return Py(f"fn(({elem}, {body.at(TERNARY)}) {clauses})", ATOM)
+        raise UnsupportedError(f"binder {e.kind}", e.loc)
+
+    # -- structures -----------------------------------------------------------------------
+
+    def _except(self, e: ir.Except, env: Env) -> Py:
+        result = self.compile(e.base, env)
+        for path, value in e.updates:
+            at = env.scope.fresh("at")
+            keys = [self.text(k, env) for k in path]
+            key_tuple = f"({keys[0]},)" if len(keys) == 1 else f"({', '.join(keys)})"
+            val = self.compile(value, replace(env, at=at))
+            if at in env.scope.used:
+                captured = sorted(python_names(val.text) & env.loop_names)
+                params = ", ".join([at, *(f"{n}={n}" for n in captured)])
+                upd = f"lambda {params}: {val.at(LAMBDA)}"
+                result = Py(f"except_({result.at(TERNARY)}, {key_tuple}, {upd})", ATOM)
+            else:
+                result = Py(
+                    f"_tla.except_value({result.at(TERNARY)}, {key_tuple}, {val.text})", ATOM
+                )
+        return result
+
+    def _record(self, e: ir.Record, env: Env) -> Py:
+        if e.kind == "record":
+            items = ", ".join(f"{lit(k)}: {self.text(v, env)}" for k, v in e.fields)
+            return Py(f"Fn({{{items}}})", ATOM)
+        items = ", ".join(f"{lit(k)}: {self.text(v, env)}" for k, v in e.fields)
+        return Py(f"_tla.record_set({{{items}}})", ATOM)
+
+    # -- built-ins ------------------------------------------------------------------------
+
+    def _builtin(self, e: ir.Builtin, env: Env) -> Py:
+        op, args = e.op, e.args
+        if op == "and":
+            parts = [self.compile(a, env) for a in _flat(e, "and")]
+            return Py(" and ".join(p.at(AND) for p in parts), AND)
+        if op == "or":
+            parts = [self.compile(a, env) for a in _flat(e, "or")]
+            return Py(" or ".join(p.at(NOT if p.prec == AND else OR) for p in parts), OR)
+        if op == "not":
+            return self.negated(args[0], env)
+        if op == "implies":
+            a, b = self.negated(args[0], env).at(NOT), self.text(args[1], env, NOT)
+            return Py(f"{a} or {b}", OR)
+        if op == "equiv":
+            op = "eq"
+        if op in _CMP:
+            return self.comparison(op, args[0], args[1], env)
+        if op in ("in", "notin"):
+            a, b = self.text(args[0], env, BOR), self.member_set(args[1], env).at(BOR)
+            return Py(f"{a} {'in' if op == 'in' else 'not in'} {b}", CMP)
+        if op == "subseteq":
+            right = self.member_set(args[1], env)
+            left = self.compile(args[0], env)
+            if _is_set_former(self.module, args[1]):
+                return Py(f"_tla.subseteq({left.text}, {right.text})", ATOM)
+            return Py(f"{left.at(BOR)} <= {right.at(BOR)}", CMP)
+        if op in ("union", "inter", "setminus"):
+            sym, prec = {"union": ("|", BOR), "inter": ("&", BAND), "setminus": ("-", ADD)}[op]
+            return Py(
+                f"{self.text(args[0], env, prec)} {sym} {self.text(args[1], env, prec + 1)}", prec
+            )
+        if op in _ARITH:
+            sym, prec = _ARITH[op]
+            return Py(
+                f"{self.text(args[0], env, prec)} {sym} {self.text(args[1], env, prec + 1)}", prec
+            )
+        if op == "neg":
+            return Py(f"-{self.text(args[0], env, UNARY)}", UNARY)
+        if op == "pow":
+            return Py(f"{self.text(args[0], env, ATOM)} ** {self.text(args[1], env, UNARY)}", POW)
+        if op == "tuple":
+            items = [self.text(a, env) for a in args]
+            return Py(f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})", ATOM)
+        if op == "set":
+            elements = ", ".join(self.text(a, env) for a in args)
+            return Py(f"frozenset({{{elements}}})" if args else "frozenset()", ATOM)
+        if op == "BOOLEAN":
+            return Py("_tla.BOOLEAN", ATOM)
+        if op in _INFINITE or op == "seq":
+            shown = "Seq(S)" if op == "seq" else op
+            raise UnsupportedError(
+                f"{shown} is infinite: only `x \\in {shown}` is supported", e.loc
+            )
+        if op in _HELPERS:
+            texts = ", ".join(self.text(a, env) for a in args)
+            return Py(f"{_HELPERS[op]}({texts})", ATOM)
+        if op == "unchanged":
+            raise UnsupportedError("UNCHANGED inside an expression", e.loc)
+        raise UnsupportedError(f"operator {op}", e.loc)
+
+    def comparison(self, op: str, left: ir.Expr, right: ir.Expr, env: Env) -> Py:
+        """`left op right`, literal on the right, `is` for Booleans (as ruff wants it)."""
+        if isinstance(left, ir.Lit) and not isinstance(right, ir.Lit):
+            left, right, op = right, left, _SWAPPED.get(op, op)
+        a, b = self.text(left, env, BOR), self.text(right, env, BOR)
+        if op in ("eq", "neq") and isinstance(right, ir.Lit) and isinstance(right.value, bool):
+            return Py(f"{a} {'is' if op == 'eq' else 'is not'} {b}", CMP)
+        return Py(f"{a} {_CMP[op]} {b}", CMP)
+
+    def member_set(self, e: ir.Expr, env: Env) -> Py:
+        """The right side of `\\in`: infinite and function/record/subset sets stay lazy."""
+        if isinstance(e, ir.Builtin):
+            if e.op in _INFINITE:
+                return Py(_INFINITE[e.op], ATOM)
+            if e.op == "BOOLEAN":
+                return Py("_tla.BOOLEAN_SET", ATOM)
+            if e.op == "seq":
+                return Py(f"_tla.SeqOf({self.member_set(e.args[0], env).text})", ATOM)
+            if e.op == "powerset":
+                return Py(f"_tla.SubsetOf({self.member_set(e.args[0], env).text})", ATOM)
+            if e.op == "fcnset":
+                dom = self.text(e.args[0], env)
+                return Py(f"_tla.FcnsOf({dom}, {self.member_set(e.args[1], env).text})", ATOM)
+        if isinstance(e, ir.Record) and e.kind == "records":
+            items = ", ".join(f"{lit(k)}: {self.member_set(v, env).text}" for k, v in e.fields)
+            return Py(f"_tla.RcdsOf({{{items}}})", ATOM)
+        if isinstance(e, ir.Call) and not e.args and _is_set_former(self.module, e):
+            return self.member_set(self.module.defs[e.op].body, self.inline_env(e, env))
+        return self.compile(e, env)
+
+
+def _is_set_former(module: ir.Module, e: ir.Expr) -> bool:
+    """Whether `e` (through zero-arity definitions) is Nat, Seq(S), [S -> T], ... ."""
+    while isinstance(e, ir.Call) and not e.args:
+        e = module.defs[e.op].body
+    if isinstance(e, ir.Builtin):
+        return e.op in (*_INFINITE, "BOOLEAN", "seq", "powerset", "fcnset")
+    return isinstance(e, ir.Record) and e.kind == "records"
+
+
+def _flat(e: ir.Expr, op: str) -> list[ir.Expr]:
+    """The operands of nested `op` (and / or) applications."""
+    if isinstance(e, ir.Builtin) and e.op == op:
+        return [x for a in e.args for x in _flat(a, op)]
+    return [e]
+
+
+def python_names(text: str) -> set[str]:
+    """The names used in a Python expression."""
+    toks = tokenize.generate_tokens(io.StringIO(text).readline)
+    return {t.string for t in toks if t.type == tokenize.NAME}
+
+
+def let_env(e: ir.Let, env: Env) -> Env:
+    """The env inside LET: its definitions are inlined where used, seeing this env."""
+    lets = dict(env.lets)
+    inner = replace(env, lets=lets)
+    for key in e.defs:
+        lets[key] = inner
+    return inner

@@ -1,0 +1,202 @@
+"""Find the PlusCal translation's structure: Init, processes, their labels, Terminating."""
+
+from __future__ import annotations
+
+from codegen import ir
+from codegen.errors import CodegenError
+from codegen.frontend import ModuleIndex
+
+TERMINATING = "Terminating"
+
+
+def build_spec(index: ModuleIndex, config: ir.Config) -> ir.Spec:
+    """The Spec IR of a translated PlusCal module under a model config."""
+    init_name, next_name = _init_and_next(index, config)
+    init = index.definition(init_name)
+    nxt = index.definition(next_name)
+    processes, actions = _processes(index, nxt)
+    for name in (*config.invariants, *config.constraints):
+        index.definition(name)
+    return ir.Spec(
+        module=index.module(),
+        config=config,
+        init=init.body,
+        processes=tuple(processes),
+        actions=tuple(actions),
+        invariants=config.invariants,
+        constraints=config.constraints,
+        properties=config.properties,
+    )
+
+
+def _init_and_next(index: ModuleIndex, config: ir.Config) -> tuple[str, str]:
+    """INIT/NEXT from the cfg, or read off `SPECIFICATION Spec == Init /\\ [][Next]_vars`."""
+    if config.init and config.next:
+        return config.init, config.next
+    if not config.specification:
+        raise CodegenError(f"{config.path}: needs SPECIFICATION, or INIT and NEXT")
+    if not index.has(config.specification):
+        raise CodegenError(
+            f"{index.display}: no definition named {config.specification}; is the PlusCal "
+            "translation missing? (java -cp tla2tools.jar pcal.trans -nocfg SPEC)"
+        )
+    spec = index.definition(config.specification)
+    init = nxt = None
+    for part in _flatten(spec.body, "and"):
+        if isinstance(part, ir.Call) and not part.args and part.level <= ir.STATE_LEVEL:
+            init = init or index.defs[part.op].name
+        if isinstance(part, ir.Builtin) and part.op == "always":
+            sq = part.args[0]
+            if isinstance(sq, ir.Builtin) and sq.op == "square_act":
+                act = sq.args[0]
+                if isinstance(act, ir.Call) and not act.args:
+                    nxt = index.defs[act.op].name
+    if init is None or nxt is None:
+        raise CodegenError(f"{spec.loc}: {spec.name} is not of the form Init /\\ [][Next]_vars")
+    return init, nxt
+
+
+def _processes(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], list[ir.Action]]:
+    """Processes and actions, in the order Next lists them.
+
+    A process operator is a disjunction of its label operators; when the translator omits
+    `pc` (every process a single `while TRUE` label) it is itself the one action.
+    """
+    defs = index.defs
+    processes: list[ir.Process] = []
+    actions: list[ir.Action] = []
+    uniprocess: list[str] = []
+    pcless: list[int] = []
+    for part in _flatten(nxt.body, "or"):
+        if isinstance(part, ir.Call) and not part.args:
+            op = defs[part.op]
+            if op.name == TERMINATING:
+                actions.append(ir.Action(TERMINATING, None, None, op.body, op.loc))
+            elif _is_label(op):
+                uniprocess.append(op.name)
+                actions.append(ir.Action(op.name, None, None, op.body, op.loc))
+            elif (labels := _label_calls(index, op, None)) is not None:
+                ids = _single_id(labels[0])
+                processes.append(ir.Process(op.name, "single", ids, tuple(x.name for x in labels)))
+                actions.extend(ir.Action(x.name, op.name, None, x.body, x.loc) for x in labels)
+            else:
+                pcless.append(len(processes))
+                processes.append(ir.Process(op.name, "single", None, (op.name,)))
+                actions.append(ir.Action(op.name, op.name, None, op.body, op.loc))
+        elif isinstance(part, ir.Quant) and part.kind == "exists" and _is_process_set(part):
+            call = part.body
+            assert isinstance(call, ir.Call)
+            op = defs[call.op]
+            name, domain = op.name, part.bounds[0].domain
+            labels = _label_calls(index, op, op.params[0]) or [op]
+            processes.append(ir.Process(name, "set", domain, tuple(x.name for x in labels)))
+            actions.extend(ir.Action(x.name, name, x.params[0], x.body, x.loc) for x in labels)
+        else:
+            raise CodegenError(
+                f"{nxt.name} has a disjunct the PlusCal translator does not produce", _loc(part)
+            )
+    if pcless:
+        processes = _ids_from_procset(index, processes, pcless)
+    if uniprocess:
+        processes.insert(0, ir.Process(None, "none", None, tuple(uniprocess)))
+    return processes, actions
+
+
+def _ids_from_procset(
+    index: ModuleIndex, processes: list[ir.Process], missing: list[int]
+) -> list[ir.Process]:
+    """Ids of pc-less single processes: ProcSet == {p1} \\cup ... lists them in Next's order."""
+    if not index.has("ProcSet"):
+        raise CodegenError(f"{index.display}: no ProcSet to take the process ids from")
+    procset = index.definition("ProcSet")
+    parts = _flatten(procset.body, "union")
+    if len(parts) != len(processes):
+        raise CodegenError("ProcSet does not list one set per process of Next", procset.loc)
+    out = list(processes)
+    for i in missing:
+        part = parts[i]
+        if not (isinstance(part, ir.Builtin) and part.op == "set" and len(part.args) == 1):
+            raise CodegenError(f"expected {{id}} of process {out[i].name} in ProcSet", part.loc)
+        out[i] = ir.Process(out[i].name, "single", part.args[0], out[i].labels)
+    return out
+
+
+def _is_process_set(q: ir.Quant) -> bool:
+    """`\\E self \\in S: P(self)`."""
+    if len(q.bounds) != 1 or len(q.bounds[0].idents) != 1 or q.bounds[0].is_tuple:
+        return False
+    body = q.body
+    return (
+        isinstance(body, ir.Call)
+        and len(body.args) == 1
+        and isinstance(body.args[0], ir.Param)
+        and body.args[0].ident == q.bounds[0].idents[0]
+    )
+
+
+def _label_calls(
+    index: ModuleIndex, proc: ir.OpDef, self_param: ir.Ident | None
+) -> list[ir.OpDef] | None:
+    """The label operators of `P(self) == L1(self) \\/ L2(self)`; None if P is not one."""
+    labels = []
+    for part in _flatten(proc.body, "or"):
+        if not isinstance(part, ir.Call):
+            return None
+        if self_param is None and part.args:
+            return None
+        if self_param is not None and not (
+            len(part.args) == 1
+            and isinstance(part.args[0], ir.Param)
+            and part.args[0].ident == self_param
+        ):
+            return None
+        op = index.defs[part.op]
+        if not _is_label(op):
+            return None
+        labels.append(op)
+    return labels
+
+
+def _is_label(op: ir.OpDef) -> bool:
+    """Whether op's first conjunct is `pc = "L"` or `pc[e] = "L"`."""
+    return _pc_guard(op) is not None
+
+
+def _pc_guard(op: ir.OpDef) -> ir.Builtin | None:
+    first = _flatten(op.body, "and")[0]
+    if not (isinstance(first, ir.Builtin) and first.op == "eq"):
+        return None
+    lhs, rhs = first.args
+    if not (isinstance(rhs, ir.Lit) and isinstance(rhs.value, str)):
+        return None
+    if isinstance(lhs, ir.Var) and lhs.name == "pc" and not lhs.primed:
+        return first
+    if isinstance(lhs, ir.Builtin) and lhs.op == "apply":
+        f = lhs.args[0]
+        if isinstance(f, ir.Var) and f.name == "pc" and not f.primed:
+            return first
+    return None
+
+
+def _single_id(label: ir.OpDef) -> ir.Expr:
+    """The process id `e` of a single process's label guard `pc[e] = "L"`."""
+    guard = _pc_guard(label)
+    assert guard is not None
+    lhs = guard.args[0]
+    if not (isinstance(lhs, ir.Builtin) and lhs.op == "apply"):
+        raise CodegenError(f"{label.name}: expected pc[<process id>] in its guard", label.loc)
+    ident = lhs.args[1]
+    if ident.level > ir.CONSTANT_LEVEL:
+        raise CodegenError(f"{label.name}: the process id must be a constant", _loc(ident))
+    return ident
+
+
+def _flatten(e: ir.Expr, op: str) -> list[ir.Expr]:
+    """The operands of nested /\\ (op="and") or \\/ (op="or") lists."""
+    if isinstance(e, ir.Builtin) and e.op == op:
+        return [x for a in e.args for x in _flatten(a, op)]
+    return [e]
+
+
+def _loc(e: ir.Expr) -> ir.Loc:
+    return e.loc

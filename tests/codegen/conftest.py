@@ -1,0 +1,69 @@
+"""Fixtures for the code generator's tests: generate each fixture spec once per session."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from codegen.pipeline import Generated, generate, load, write
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class Built:
+    """A fixture spec generated into a temp dir and imported."""
+
+    def __init__(self, gen: Generated, out: Path, module: ModuleType) -> None:
+        self.gen, self.out, self.module = gen, out, module
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    """tests/codegen/fixtures: the fixture specs and their models."""
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Built]:
+    """build("Jobs") → the generated package of fixtures/Jobs.tla (cached per session)."""
+    cache: dict[str, Built] = {}
+
+    def get(name: str) -> Built:
+        if name not in cache:
+            gen = generate(FIXTURES / f"{name}.tla")
+            out = tmp_path_factory.mktemp(f"gen-{name}")
+            write(gen, out)
+            cache[name] = Built(gen, out, load(out, gen.package))
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def explorer() -> Callable[..., tuple[set, set]]:
+    """The breadth-first explorer below, for tests."""
+    return explore
+
+
+def explore(m: ModuleType, constants: object = None) -> tuple[set, set]:
+    """Reachable states and (state, label, state) edges of a generated module, as TLC finds
+    them: states outside the CONSTRAINTs are dropped."""
+    c = constants if constants is not None else m.CFG_CONSTANTS
+    init = [s for s in m.initial_states(c) if m.within_constraints(c, s)]
+    seen = set(init)
+    edges = set()
+    queue = deque(init)
+    while queue:
+        s = queue.popleft()
+        for label, _pid, succ in m.next_states(c, s):
+            if not m.within_constraints(c, succ.state):
+                continue
+            edges.add((s, label, succ.state))
+            if succ.state not in seen:
+                seen.add(succ.state)
+                queue.append(succ.state)
+    return seen, edges

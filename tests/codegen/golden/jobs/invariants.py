@@ -1,0 +1,104 @@
+# Generated from tests/codegen/fixtures/Jobs.tla by codegen — do not edit.
+"""Jobs: the invariants and state constraints named in the model config.
+
+Config: tests/codegen/fixtures/Jobs.cfg
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import _tla
+from .defs import (
+    Arith,
+    Distinct,
+    InfoBound,
+    LogOK,
+    MaxOK,
+    Pairs,
+    RetriesBound,
+    SnapshotOK,
+    TypeOK,
+    ValidPhase,
+)
+from .model import Constants, State
+
+
+def inv_ValidPhase(c: Constants, s: State) -> bool:
+    """ValidPhase (tests/codegen/fixtures/Jobs.tla:88)."""
+    return _tla.boolean(ValidPhase(c, s), "ValidPhase")
+
+
+def inv_RetriesBound(c: Constants, s: State) -> bool:
+    """RetriesBound (tests/codegen/fixtures/Jobs.tla:89)."""
+    return _tla.boolean(RetriesBound(c, s), "RetriesBound")
+
+
+def inv_TypeOK(c: Constants, s: State) -> bool:
+    """TypeOK (tests/codegen/fixtures/Jobs.tla:90)."""
+    return _tla.boolean(TypeOK(c, s), "TypeOK")
+
+
+def inv_MaxOK(c: Constants, s: State) -> bool:
+    """MaxOK (tests/codegen/fixtures/Jobs.tla:95)."""
+    return _tla.boolean(MaxOK(c, s), "MaxOK")
+
+
+def inv_SnapshotOK(c: Constants, s: State) -> bool:
+    """SnapshotOK (tests/codegen/fixtures/Jobs.tla:97)."""
+    return _tla.boolean(SnapshotOK(c, s), "SnapshotOK")
+
+
+def inv_Arith(c: Constants, s: State) -> bool:
+    """Arith (tests/codegen/fixtures/Jobs.tla:98)."""
+    return _tla.boolean(Arith(c, s), "Arith")
+
+
+def inv_Pairs(c: Constants, s: State) -> bool:
+    """Pairs (tests/codegen/fixtures/Jobs.tla:101)."""
+    return _tla.boolean(Pairs(c), "Pairs")
+
+
+def inv_LogOK(c: Constants, s: State) -> bool:
+    """LogOK (tests/codegen/fixtures/Jobs.tla:104)."""
+    return _tla.boolean(LogOK(c, s), "LogOK")
+
+
+def inv_Distinct(c: Constants, s: State) -> bool:
+    """Distinct (tests/codegen/fixtures/Jobs.tla:105)."""
+    return _tla.boolean(Distinct(c, s), "Distinct")
+
+
+def constraint_InfoBound(c: Constants, s: State) -> bool:
+    """InfoBound (tests/codegen/fixtures/Jobs.tla:111)."""
+    return _tla.boolean(InfoBound(c, s), "InfoBound")
+
+
+INVARIANTS: dict[str, Callable[[Constants, State], bool]] = {
+    "ValidPhase": inv_ValidPhase,
+    "RetriesBound": inv_RetriesBound,
+    "TypeOK": inv_TypeOK,
+    "MaxOK": inv_MaxOK,
+    "SnapshotOK": inv_SnapshotOK,
+    "Arith": inv_Arith,
+    "Pairs": inv_Pairs,
+    "LogOK": inv_LogOK,
+    "Distinct": inv_Distinct,
+}
+
+CONSTRAINTS: dict[str, Callable[[Constants, State], bool]] = {
+    "InfoBound": constraint_InfoBound,
+}
+
+# Temporal properties of the cfg (checked by TLC only).
+PROPERTIES: tuple[str, ...] = ()
+
+
+def violated_invariants(c: Constants, s: State) -> list[str]:
+    """The names of the invariants s violates."""
+    return [name for name, holds in INVARIANTS.items() if not holds(c, s)]
+
+
+def within_constraints(c: Constants, s: State) -> bool:
+    """Whether s satisfies every CONSTRAINT (TLC drops a state that does not, unexplored)."""
+    return all(holds(c, s) for holds in CONSTRAINTS.values())
