@@ -1,0 +1,100 @@
+"""`aegis run` (a local job), `aegis agent` and `aegis controller` (its processes)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    """Add the top-level `run`, `agent` and `controller` subcommands."""
+    run = sub.add_parser(
+        "run",
+        help="run a training command under Aegis on this machine",
+        usage="aegis run -n N [options] -- CMD...",
+    )
+    run.add_argument("-n", "--workers", type=int, required=True, help="number of ranks (pods)")
+    run.add_argument("--max-retry", type=int, default=3, help="restarts allowed (default 3)")
+    run.add_argument("--job", default="local", help="job name (DNS label)")
+    run.add_argument("--namespace", default="default", help="namespace (DNS label)")
+    run.add_argument("--state-dir", type=Path, help="status and step log (default: temp dir)")
+    run.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        help="seconds an agent waits for the controller before running alone",
+    )
+    run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the training command")
+    run.set_defaults(func=_run, parser=run)
+
+    agent = sub.add_parser("agent", help="an agent process (configured by AEGIS_* variables)")
+    agent.add_argument("--connect-timeout", type=float, help="override AEGIS_CONNECT_TIMEOUT")
+    agent.set_defaults(func=_agent)
+
+    ctl = sub.add_parser("controller", help="a job's controller process")
+    ctl.add_argument("--state-dir", type=Path, required=True)
+    ctl.add_argument("--job", required=True)
+    ctl.add_argument("--namespace", default="default")
+    ctl.add_argument("--workers", type=int, required=True)
+    ctl.add_argument("--max-retry", type=int, required=True)
+    ctl.add_argument("--nats-url", required=True)
+    ctl.add_argument("--creds", type=Path, required=True, help="controller credentials file")
+    ctl.add_argument("--port-base", type=int, default=29500)
+    ctl.add_argument("--rdzv-host", default="127.0.0.1")
+    ctl.add_argument("--events", action="store_true", help="read launcher events on stdin")
+    ctl.set_defaults(func=_controller)
+
+
+def _logging() -> None:
+    level = os.environ.get("AEGIS_LOG", "WARNING").upper()
+    logging.basicConfig(level=level, format="aegis %(name)s %(levelname)s: %(message)s")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from aegis.runtime.local import LocalJob, run_local
+
+    cmd = list(args.cmd)
+    if cmd[:1] == ["--"]:
+        cmd = cmd[1:]
+    if not cmd:
+        args.parser.error("no command given: aegis run -n N -- CMD...")
+    if args.workers < 1 or args.max_retry < 0:
+        args.parser.error("-n must be >= 1 and --max-retry >= 0")
+    _logging()
+    job = LocalJob(
+        command=cmd,
+        workers=args.workers,
+        max_retry=args.max_retry,
+        job=args.job,
+        namespace=args.namespace,
+        state_dir=args.state_dir,
+        connect_timeout=args.connect_timeout,
+    )
+    return asyncio.run(run_local(job))
+
+
+def _agent(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from aegis.runtime.agent import AgentConfig, agent_main
+
+    _logging()
+    cfg = AgentConfig.from_env(os.environ)
+    if args.connect_timeout is not None:
+        cfg = replace(cfg, connect_timeout=args.connect_timeout)
+    return asyncio.run(agent_main(cfg))
+
+
+def _controller(args: argparse.Namespace) -> int:
+    from aegis.runtime.controller import JobConfig
+    from aegis.runtime.controller_service import load_credentials, serve
+
+    _logging()
+    pods = tuple(f"{args.job}-worker-{i}" for i in range(args.workers))
+    job = JobConfig(args.job, args.namespace, pods, args.max_retry, args.rdzv_host, args.port_base)
+    creds = load_credentials(args.creds)
+    return asyncio.run(serve(job, args.state_dir, args.nats_url, creds, events=args.events))

@@ -1,0 +1,360 @@
+"""The agent: joins the job, works on each new order, reports exactly what the spec says.
+
+It keeps the last spec state the controller published, overlaid with its own agentSeq and
+agentState, and reports only when the generated `agentWork` is enabled for itself there;
+the report is the message of that successor. No master within `connect_timeout`: the command
+runs as a plain process (RunIndependent) and its exit code is the agent's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aegis.checks.client import DiagnosisClient
+from aegis.checks.recovery import Action, decide
+from aegis.checks.result import CheckResult
+from aegis.generated.aegis_phase import State
+from aegis.runtime.codec import decode_state
+from aegis.runtime.controller import ORDER_PHASES
+from aegis.runtime.engine import Engine, runtime_constants
+from aegis.runtime.errors import AegisError, TransportError
+from aegis.runtime.messages import Message, MessagePhase, MessageType
+from aegis.runtime.runner import RankEnv, Runner
+from aegis.runtime.transport.bus import Bus
+from aegis.runtime.transport.grpc_credentials import request_credentials
+from aegis.runtime.transport.subjects import JobSubjects
+from aegis.values import ModelValue, apply, except_
+
+log = logging.getLogger(__name__)
+
+BOOTCHECK = ("env", "collective")
+TROUBLESHOOT = ("io", "runtime", "gpu", "allreduce_connection")
+_SECRET_ENV = ("AEGIS_BOOTSTRAP_TOKEN",)
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Everything an agent needs (the launcher or the pod spec sets AEGIS_* variables)."""
+
+    job: str
+    namespace: str
+    pod: str
+    rank: int
+    world_size: int
+    command: tuple[str, ...]
+    grpc_target: str = ""
+    token: str = field(default="", repr=False)
+    incarnation: str = ""
+    node: str = ""
+    connect_timeout: float = 10.0
+    heartbeat_s: float = 5.0
+    master_addr: str = "127.0.0.1"
+    master_port: int = 29500
+    simulate: tuple[str, ...] = ()
+    check_budget_s: float = 60.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> AgentConfig:
+        """Read the AEGIS_* variables (AegisError naming a missing one)."""
+        try:
+            return cls(
+                job=env["AEGIS_JOB"],
+                namespace=env.get("AEGIS_NAMESPACE", "default"),
+                pod=env["AEGIS_POD"],
+                rank=int(env["AEGIS_RANK"]),
+                world_size=int(env["AEGIS_WORLD_SIZE"]),
+                command=tuple(json.loads(env["AEGIS_COMMAND"])),
+                grpc_target=env.get("AEGIS_GRPC", ""),
+                token=env.get("AEGIS_BOOTSTRAP_TOKEN", ""),
+                incarnation=env.get("AEGIS_INCARNATION") or os.urandom(8).hex(),
+                node=env.get("AEGIS_NODE", ""),
+                connect_timeout=float(env.get("AEGIS_CONNECT_TIMEOUT", "10")),
+                heartbeat_s=float(env.get("AEGIS_HEARTBEAT_S", "5")),
+                master_addr=env.get("AEGIS_MASTER_ADDR", "127.0.0.1"),
+                master_port=int(env.get("AEGIS_MASTER_PORT", "29500")),
+                simulate=tuple(s for s in env.get("AEGIS_SIMULATE", "").split(",") if s),
+            )
+        except (KeyError, ValueError) as exc:
+            raise AegisError(f"agent configuration incomplete or invalid: {exc!r}") from None
+
+    def user_env(self) -> dict[str, str]:
+        """The environment of the user command (no bootstrap token)."""
+        return {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
+
+
+async def run_independent(cfg: AgentConfig) -> int:
+    """RunIndependent: the command as a plain process; its exit code (128+N for signal N)."""
+    print(f"aegis: agent {cfg.pod}: no controller, running the command independently", flush=True)
+    env = RankEnv(
+        cfg.rank,
+        cfg.world_size,
+        master_addr=cfg.master_addr,
+        master_port=cfg.master_port,
+        run_id=cfg.job,
+        job=cfg.job,
+        pod=cfg.pod,
+    )
+    runner = Runner(cfg.command, env, env=cfg.user_env())
+    await runner.start()
+    try:
+        code = await runner.wait()
+    finally:
+        if runner.running:
+            await runner.stop(5.0)
+    return code if code >= 0 else 128 - code
+
+
+class Agent:
+    """One agent process's logic; `await Agent(cfg).run()` returns the exit code."""
+
+    def __init__(self, cfg: AgentConfig, diag: DiagnosisClient | None = None) -> None:
+        self.cfg = cfg
+        self.me = ModelValue(cfg.pod)
+        self.subjects = JobSubjects(cfg.namespace, cfg.job)
+        self.diag = diag or DiagnosisClient(simulate=cfg.simulate)
+        self.orders: asyncio.Queue[Message] = asyncio.Queue()
+        self.stopped = asyncio.Event()
+        self.exit_code = 0
+        self.bus: Bus | None = None
+        self.view: Engine | None = None
+        self.agent_seq = 0
+        self.work: asyncio.Task[None] | None = None
+        self.runner: Runner | None = None
+        self.warm: asyncio.Task[None] | None = None
+
+    async def run(self) -> int:
+        """Connect (or fall back), then serve orders until the job ends or we must exit."""
+        warm = self.warm = asyncio.create_task(self.diag.start())
+        try:
+            try:
+                await asyncio.wait_for(self._connect(), self.cfg.connect_timeout)
+            except (TransportError, TimeoutError, OSError) as exc:
+                log.warning("agent %s: cannot reach the controller: %s", self.cfg.pod, exc)
+                warm.cancel()
+                return await run_independent(self.cfg)
+            beat = asyncio.create_task(self._heartbeat())
+            try:
+                await self._serve()
+            finally:
+                beat.cancel()
+            return self.exit_code
+        finally:
+            await self._stop_work()
+            warm.cancel()
+            with contextlib.suppress(Exception):
+                await self.diag.close()
+            if self.bus is not None:
+                await self.bus.close()
+
+    def stop(self, code: int) -> None:
+        """Leave the job with `code` (signal, final order, or Level 3 exit)."""
+        self.exit_code = code
+        self.stopped.set()
+
+    async def _connect(self) -> None:
+        cfg = self.cfg
+        issued = await request_credentials(
+            cfg.grpc_target,
+            namespace=cfg.namespace,
+            job=cfg.job,
+            pod_name=cfg.pod,
+            bootstrap_token=cfg.token,
+            attempts=1000,
+            timeout=2.0,
+            backoff=0.1,
+        )
+        self.bus = await Bus.connect(
+            issued.nats_url, issued.credentials, name=cfg.pod, reconnect_attempts=-1
+        )
+        await self.bus.subscribe(self.subjects.master, self._on_order)
+        ack = self._message(MessageType.ACK, MessagePhase.BOOTCHECK, self.agent_seq, {})
+        while True:
+            try:
+                reply = await self.bus.request(self.subjects.worker, ack, timeout=1.0)
+                break
+            except TransportError:
+                await asyncio.sleep(0.1)
+        await self.orders.put(reply)
+
+    async def _on_order(self, msg: Message) -> None:
+        if msg.type is MessageType.ORDER and msg.pod_name in ("master", self.cfg.pod):
+            await self.orders.put(msg)
+
+    async def _serve(self) -> None:
+        while not self.stopped.is_set():
+            get = asyncio.create_task(self.orders.get())
+            stop = asyncio.create_task(self.stopped.wait())
+            done, _ = await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            if get not in done:
+                get.cancel()
+                return
+            await self._take(get.result())
+
+    async def _take(self, msg: Message) -> None:
+        data = msg.data
+        if data.get("final"):
+            self.stop(0)
+            return
+        if self.view is not None and msg.seq <= self.agent_seq:
+            return
+        state = decode_state(data["state"])
+        self.view = Engine(
+            runtime_constants(data["world"], int(data["maxRetry"])),
+            self._overlay(state),
+            check_invariants=False,
+        )
+        if not self.view.enabled("agentWork", w=self.me):
+            return
+        await self._stop_work()
+        self.work = asyncio.create_task(self._work(msg.seq, str(data["specPhase"]), data))
+
+    def _overlay(self, s: State) -> State:
+        seq = except_(s.agentSeq, (self.me,), lambda _: self.agent_seq)
+        st = except_(s.agentState, (self.me,), lambda _: "Ready")
+        return State.from_dict({**s.as_dict(), "agentSeq": seq, "agentState": st})
+
+    async def _work(self, seq: int, phase: str, data: Mapping[str, Any]) -> None:
+        try:
+            outcome, reason = await self._perform(seq, phase, data)
+        finally:
+            await self._stop_runner()
+        assert self.view is not None
+        step = self.view.observe("agentWork", w=self.me, outcome=outcome)
+        if not step.applied:
+            return
+        self.agent_seq = int(apply(step.state.agentSeq, self.me))
+        report = self._message(
+            MessageType(outcome), ORDER_PHASES[phase], self.agent_seq, {"reason": reason}
+        )
+        await self._send_report(report)
+        if apply(step.state.agentState, self.me) == "Exited":
+            print(f"aegis: agent {self.cfg.pod}: {reason}: exit 1 (node fault)", flush=True)
+            self.stop(1)
+
+    async def _perform(self, seq: int, phase: str, data: Mapping[str, Any]) -> tuple[str, str]:
+        if phase == "RunCommand":
+            return await self._run_command(data)
+        checks = BOOTCHECK if phase == "BootChecking" else TROUBLESHOOT
+        if self.warm is not None:  # the worker imports torch once, at agent start
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.warm)
+        results = await self.diag.run(checks, f"{self.cfg.job}-{seq}", self._params(data))
+        decision = decide(phase, "checks_done", results)
+        if decision.action is Action.ISOLATE_NODE:
+            return "Error", f"{phase}: {decision.reason} ({_failures(results)})"
+        return "Finish", decision.reason
+
+    async def _run_command(self, data: Mapping[str, Any]) -> tuple[str, str]:
+        env = RankEnv(
+            self.cfg.rank,
+            self.cfg.world_size,
+            master_addr=str(data["masterAddr"]),
+            master_port=int(data["masterPort"]),
+            run_id=self.cfg.job,
+            job=self.cfg.job,
+            pod=self.cfg.pod,
+            max_restarts=int(data["maxRetry"]),
+        )
+        self.runner = Runner(self.cfg.command, env, env=self.cfg.user_env())
+        self.runner.restart_count = int(data["retry"])
+        await self.runner.start(retry=int(data["retry"]))
+        code = await self.runner.wait()
+        return ("Finish", "exit 0") if code == 0 else ("Error", f"command exited {code}")
+
+    def _params(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        b = self.cfg.check_budget_s
+        return {
+            "rendezvous": {
+                "host": str(data["masterAddr"]),
+                "port": int(data["checkPort"]),
+                "rank": self.cfg.rank,
+                "world_size": self.cfg.world_size,
+                "backend": "gloo",
+            },
+            "budgets": {"collective": b, "allreduce_connection": b, "env": b, "io": b},
+            "simulate": list(self.cfg.simulate),
+        }
+
+    async def _send_report(self, report: Message) -> None:
+        assert self.bus is not None
+        while not self.stopped.is_set():
+            try:
+                await self.bus.request(self.subjects.worker, report, timeout=2.0)
+                return
+            except TransportError:
+                await asyncio.sleep(0.2)
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.cfg.heartbeat_s)
+            if self.bus is not None and self.bus.connected:
+                beat = self._message(
+                    MessageType.HEARTBEAT, MessagePhase.BOOTCHECK, self.agent_seq, {}
+                )
+                with contextlib.suppress(TransportError):
+                    await self.bus.publish(self.subjects.worker, beat)
+
+    def _message(
+        self, kind: MessageType, phase: MessagePhase, seq: int, data: Mapping[str, Any]
+    ) -> Message:
+        return Message(
+            self.cfg.job,
+            self.cfg.namespace,
+            self.cfg.pod,
+            kind,
+            phase,
+            {**data, "incarnation": self.cfg.incarnation, "node": self.cfg.node},
+            time.time(),
+            seq,
+        )
+
+    async def _stop_work(self) -> None:
+        task, self.work = self.work, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self._stop_runner()
+
+    async def _stop_runner(self) -> None:
+        runner, self.runner = self.runner, None
+        if runner is not None and runner.pid is not None:
+            await runner.stop(5.0)
+
+
+def _failures(results: list[CheckResult]) -> str:
+    bad = [f"{r.check_type}: {r.result}" for r in results if r.failed]
+    return "; ".join(bad) or "no failed check"
+
+
+async def watch_parent(on_gone: Callable[[], None], period: float = 0.5) -> None:
+    """Call `on_gone` once the launcher (AEGIS_LAUNCHER_PID) is gone: no orphans left."""
+    pid = int(os.environ.get("AEGIS_LAUNCHER_PID", "0"))
+    while pid:
+        await asyncio.sleep(period)
+        if os.getppid() != pid:
+            on_gone()
+            return
+
+
+async def agent_main(cfg: AgentConfig) -> int:
+    """The `aegis agent` process body: signals stop the agent and its command."""
+    agent = Agent(cfg)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, agent.stop, 128 + sig)
+    orphan = asyncio.create_task(watch_parent(lambda: agent.stop(143)))
+    try:
+        return await agent.run()
+    finally:
+        orphan.cancel()

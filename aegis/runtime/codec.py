@@ -1,0 +1,74 @@
+"""Spec values and states <-> JSON (tagged, lossless), for the store, the step log and orders.
+
+bool, int and str are themselves; a model value is {"mv": name}, a set {"set": [...]}
+(sorted), a sequence {"seq": [...]}, a function or record {"fn": [[key, value], ...]}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aegis.generated.aegis_phase import VARIABLES, State
+from aegis.values import Fn, ModelValue, Value, sorted_values
+
+
+class CodecError(ValueError):
+    """A JSON value that is not the encoding of a spec value."""
+
+
+def encode(v: Value) -> Any:
+    """The JSON form of a spec value."""
+    if isinstance(v, bool | int | str):
+        return v
+    if isinstance(v, ModelValue):
+        return {"mv": v.name}
+    if isinstance(v, frozenset):
+        return {"set": [encode(x) for x in sorted_values(v)]}
+    if isinstance(v, tuple):
+        return {"seq": [encode(x) for x in v]}
+    if isinstance(v, Fn):
+        return {"fn": [[encode(k), encode(v[k])] for k in sorted_values(v)]}
+    raise CodecError(f"not a spec value: {v!r}")
+
+
+def decode(o: Any) -> Value:
+    """The spec value of a JSON form made by `encode`."""
+    if isinstance(o, bool | int | str):
+        return o
+    if isinstance(o, dict) and len(o) == 1:
+        ((tag, body),) = o.items()
+        if tag == "mv" and isinstance(body, str):
+            return ModelValue(body)
+        if tag == "set" and isinstance(body, list):
+            return frozenset(decode(x) for x in body)
+        if tag == "seq" and isinstance(body, list):
+            return tuple(decode(x) for x in body)
+        if tag == "fn" and isinstance(body, list):
+            return Fn((decode(k), decode(v)) for k, v in body)
+    raise CodecError(f"not an encoded spec value: {o!r:.80}")
+
+
+def encode_state(s: State) -> dict[str, Any]:
+    """{variable: encoded value}."""
+    return {name: encode(getattr(s, name)) for name in VARIABLES}
+
+
+def decode_state(o: Mapping[str, Any]) -> State:
+    """The State of an `encode_state` object (CodecError if a variable is missing)."""
+    missing = [n for n in VARIABLES if n not in o]
+    if missing:
+        raise CodecError(f"state lacks variable(s) {missing}")
+    return State.from_dict({n: decode(o[n]) for n in VARIABLES})
+
+
+def encode_choices(choices: tuple[tuple[str, Value], ...]) -> list[list[Any]]:
+    """[[name, encoded value], ...] in path order."""
+    return [[name, encode(v)] for name, v in choices]
+
+
+def decode_choices(o: Any) -> tuple[tuple[str, Value], ...]:
+    """The inverse of `encode_choices`."""
+    if not isinstance(o, list):
+        raise CodecError("choices must be a list")
+    return tuple((str(name), decode(v)) for name, v in o)

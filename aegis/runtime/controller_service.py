@@ -1,0 +1,144 @@
+"""The controller process: the core on a NATS bus, plus the launcher's events on stdin."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from aegis.runtime.controller import TERMINAL_EXIT, ControllerCore, JobConfig, Outcome
+from aegis.runtime.engine import EngineError
+from aegis.runtime.messages import Message, MessageType
+from aegis.runtime.steplog import StepLog
+from aegis.runtime.store import FileStatusStore
+from aegis.runtime.transport.auth import UserCredentials
+from aegis.runtime.transport.bus import Bus
+from aegis.runtime.transport.subjects import JobSubjects
+
+log = logging.getLogger(__name__)
+STOPPED_EXIT = 4  # the engine stopped the job (invariant violation or open choice)
+
+
+class ControllerService:
+    """Runs one job's controller until the job terminates; `run()` returns the exit code."""
+
+    def __init__(self, core: ControllerCore, bus: Bus) -> None:
+        self.core = core
+        self.bus = bus
+        self.subjects = JobSubjects(core.job.namespace, core.job.name)
+        self.lock = asyncio.Lock()
+        self.done = asyncio.Event()
+        self.exit_code: int | None = None
+
+    async def run(self, events: asyncio.StreamReader | None = None) -> int:
+        """Subscribe, re-publish the current order, handle events until the job ends."""
+        await self.bus.subscribe(self.subjects.worker, self._on_message)
+        async with self.lock:
+            await self._publish()
+        reader = asyncio.create_task(self._read_events(events)) if events else None
+        await self.done.wait()
+        if reader is not None:
+            reader.cancel()
+        with contextlib.suppress(Exception):
+            await self.bus.flush()
+        print(self.core.summary(), file=sys.stderr, flush=True)
+        return self.exit_code if self.exit_code is not None else STOPPED_EXIT
+
+    def stop(self, code: int) -> None:
+        """End `run()` with `code` (a signal, or a fatal engine error)."""
+        if self.exit_code is None:
+            self.exit_code = code
+        self.done.set()
+
+    async def _on_message(self, msg: Message) -> Message | None:
+        async with self.lock:
+            if msg.type is MessageType.HEARTBEAT:
+                return None
+            if msg.type is MessageType.ACK:
+                return await self._apply(lambda: self.core.on_ack(msg))
+            if msg.type in (MessageType.FINISH, MessageType.ERROR):
+                return await self._apply(lambda: self.core.on_report(msg))
+            self.core.extras.counters["unexpected_type"] += 1
+            return None
+
+    async def _apply(self, handle: object) -> Message | None:
+        try:
+            out: Outcome = handle()  # type: ignore[operator]
+        except EngineError as exc:
+            log.error("%s", exc)
+            print(f"aegis: controller stopped the job: {exc}", file=sys.stderr, flush=True)
+            self.stop(STOPPED_EXIT)
+            return None
+        if out.publish:
+            await self._publish()
+        return out.reply
+
+    async def _publish(self) -> None:
+        core = self.core
+        if core.state.phase in ("Pending", "Restarting") and core.terminal is None:
+            return
+        await self.bus.publish(self.subjects.master, core.order_for())
+        await self.bus.flush()
+        core.mark_published()
+        if core.terminal is not None:
+            self.stop(TERMINAL_EXIT[core.terminal])
+
+    async def _read_events(self, reader: asyncio.StreamReader) -> None:
+        while line := await reader.readline():
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                log.warning("bad launcher event %r", line[:100])
+                continue
+            async with self.lock:
+                if ev.get("event") == "lost":
+                    await self._apply(
+                        lambda ev=ev: self.core.on_pod_lost(
+                            str(ev["pod"]),
+                            str(ev["incarnation"]),
+                            int(ev["exitCode"]),
+                            str(ev.get("node", "")),
+                        )
+                    )
+                elif ev.get("event") == "quit":
+                    await self._apply(self.core.on_quit)
+
+
+async def _stdin_reader() -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    return reader
+
+
+async def serve(
+    job: JobConfig, state_dir: Path, nats_url: str, creds: UserCredentials, *, events: bool
+) -> int:
+    """The `aegis controller` process: load the store, serve the job, return the exit code."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    steplog = StepLog(state_dir / "steps.jsonl")
+    core = ControllerCore(job, FileStatusStore(state_dir / "status.json"), steplog)
+    bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
+    service = ControllerService(core, bus)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, service.stop, 128 + sig)
+    from aegis.runtime.agent import watch_parent
+
+    orphan = asyncio.create_task(watch_parent(lambda: service.stop(143)))
+    try:
+        return await service.run(await _stdin_reader() if events else None)
+    finally:
+        orphan.cancel()
+        await bus.close()
+        steplog.close()
+
+
+def load_credentials(path: Path) -> UserCredentials:
+    """Controller credentials written by the launcher ({"jwt", "seed"}, mode 0600)."""
+    obj = json.loads(path.read_text())
+    return UserCredentials(user_jwt=obj["jwt"], seed=obj["seed"].encode("ascii"))

@@ -1,0 +1,209 @@
+"""The spec executor: applies the generated actions to (Constants, State); pure, no I/O.
+
+Observations (reports, joins, pod events, quit) are applied with the choices the runtime
+observed; one that is not enabled is rejected and leaves the state unchanged. Decisions of
+the controller are applied by `settle()` until none is enabled, in DECISION_ORDER; when an
+action has several successors (restartOutsideRun over several pods) the first in the
+generated order is taken, i.e. the smallest pod by name. Every step is checked against the
+spec's invariants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from aegis.errors import AegisError
+from aegis.generated.aegis_phase import (
+    ACTIONS,
+    Constants,
+    State,
+    Successor,
+    initial_states,
+    violated_invariants,
+)
+from aegis.values import ModelValue, Value
+
+# Wrap-up and quit first (they end the job), then failure handling, restarts, and last the
+# normal advance; alignRetries before advance so that a new order carries aligned retries.
+DECISION_ORDER: tuple[str, ...] = (
+    "failedWrapUp",
+    "quitRequested",
+    "retriesExhausted",
+    "restartInRun",
+    "restartOutsideRun",
+    "restartDone",
+    "alignRetries",
+    "advance",
+)
+OBSERVATIONS: tuple[str, ...] = (
+    "receive",
+    "agentJoin",
+    "agentWork",
+    "envPodRestart",
+    "envDuplicate",
+    "envQuit",
+    "reschedule",
+    "jobDone",
+)
+RUNTIME_BUDGET = 10**9  # FaultBudget at run time: faults are not limited
+MAX_SETTLE_STEPS = 1000
+
+
+class EngineError(AegisError):
+    """The engine cannot continue (the spec leaves a choice open, or decisions loop)."""
+
+
+class InvariantViolation(EngineError):
+    """A step led to a state that breaks the spec's invariants: stop the job safely."""
+
+    def __init__(self, action: str, names: list[str]) -> None:
+        super().__init__(
+            f"step {action} violates the spec invariant(s) {', '.join(names)}: "
+            "the job is stopped; keep the step log and the status file for a bug report"
+        )
+        self.action = action
+        self.names = names
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One applied (or rejected) step: the state after it, or the unchanged state."""
+
+    seq_no: int
+    action: str
+    process: Value
+    choices: tuple[tuple[str, Value], ...]
+    state: State
+    applied: bool = True
+    reason: str = ""
+
+
+def runtime_constants(
+    pods: Iterable[str], max_retry: int, *, init_seq: int = 0, budget: int = RUNTIME_BUDGET
+) -> Constants:
+    """The constants of a real job: Workers = its pod names as model values."""
+    workers = frozenset(ModelValue(p) for p in pods)
+    if not workers:
+        raise EngineError("a job needs at least one pod")
+    return Constants(
+        Workers=workers,
+        MaxRetry=max_retry,
+        InitSeqNum=init_seq,
+        FaultBudget=budget,
+        MaxSeqGap=budget,
+    )
+
+
+def initial_state(c: Constants) -> State:
+    """The spec's one initial state."""
+    states = initial_states(c)
+    if len(states) != 1:
+        raise EngineError(f"the spec has {len(states)} initial states; the runtime needs one")
+    return states[0]
+
+
+def matches(succ: Successor, wanted: dict[str, Value]) -> bool:
+    """Whether the successor's choices agree with every named one."""
+    made = dict(succ.choices)
+    return all(k in made and made[k] == v for k, v in wanted.items())
+
+
+def candidates(
+    c: Constants, s: State, label: str, wanted: dict[str, Value]
+) -> list[tuple[Value, Successor]]:
+    """The (process id, successor) pairs of `label` from s whose choices match `wanted`."""
+    info = ACTIONS[label]
+    out: list[tuple[Value, Successor]] = []
+    for pid in sorted(info.process_ids(c), key=repr):
+        out.extend((pid, succ) for succ in info.successors(c, s, pid) if matches(succ, wanted))
+    return out
+
+
+class Engine:
+    """Holds (Constants, State) and steps it by the generated actions."""
+
+    def __init__(
+        self,
+        constants: Constants,
+        state: State | None = None,
+        *,
+        seq_no: int = 0,
+        on_step: Callable[[StepResult], None] | None = None,
+        check_invariants: bool = True,
+    ) -> None:
+        self.constants = constants
+        self.state = state if state is not None else initial_state(constants)
+        self.seq_no = seq_no
+        self.on_step = on_step
+        self.check_invariants = check_invariants
+        self.rejected = 0
+
+    def enabled(self, label: str, **choices: Value) -> bool:
+        """Whether an observation with these choices would be applied."""
+        return bool(candidates(self.constants, self.state, label, choices))
+
+    def peek(self, label: str, **choices: Value) -> Successor | None:
+        """The unique successor the observation would lead to (None if not enabled)."""
+        found = candidates(self.constants, self.state, label, choices)
+        if len(found) > 1:
+            raise EngineError(f"{label} with {choices} has {len(found)} successors")
+        return found[0][1] if found else None
+
+    def observe(self, label: str, **choices: Value) -> StepResult:
+        """Apply observation `label` with the observed choices, or reject it (no change)."""
+        found = candidates(self.constants, self.state, label, choices)
+        if len(found) > 1:
+            raise EngineError(
+                f"{label} with {choices} matches {len(found)} successors: the spec leaves a "
+                "choice open that the observation does not fix"
+            )
+        if not found:
+            self.rejected += 1
+            step = StepResult(
+                self.seq_no,
+                label,
+                ACTIONS[label].process,
+                tuple(choices.items()),
+                self.state,
+                applied=False,
+                reason="not enabled",
+            )
+            self._emit(step)
+            return step
+        pid, succ = found[0]
+        return self._apply(label, pid, succ)
+
+    def settle(self) -> list[StepResult]:
+        """Apply enabled decisions (DECISION_ORDER, first successor) until none is enabled."""
+        steps: list[StepResult] = []
+        while True:
+            step = self._decide_once()
+            if step is None:
+                return steps
+            steps.append(step)
+            if len(steps) > MAX_SETTLE_STEPS:
+                raise EngineError(f"decisions did not settle after {MAX_SETTLE_STEPS} steps")
+
+    def _decide_once(self) -> StepResult | None:
+        for label in DECISION_ORDER:
+            found = candidates(self.constants, self.state, label, {})
+            if found:
+                pid, succ = found[0]
+                return self._apply(label, pid, succ)
+        return None
+
+    def _apply(self, label: str, pid: Value, succ: Successor) -> StepResult:
+        if self.check_invariants:
+            bad = violated_invariants(self.constants, succ.state)
+            if bad:
+                raise InvariantViolation(label, bad)
+        self.seq_no += 1
+        self.state = succ.state
+        step = StepResult(self.seq_no, label, pid, succ.choices, succ.state)
+        self._emit(step)
+        return step
+
+    def _emit(self, step: StepResult) -> None:
+        if self.on_step is not None:
+            self.on_step(step)

@@ -1,0 +1,79 @@
+"""Time from a rank's crash to every rank relaunched: `aegis run` vs `torchrun --max-restarts 1`.
+
+Both run examples/train_ddp.py with CRASH_ONCE_RANK=1; the script writes timestamps (its
+crash, and each rank's start) to TIMES_FILE. Usage: python bench/restart_vs_torchrun.py [N...]
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TRAIN = str(Path(__file__).resolve().parents[1] / "examples" / "train_ddp.py")
+
+
+def relaunch_seconds(times_file: Path, n: int) -> float:
+    """Seconds from the crash to the last rank's start in the second attempt."""
+    crash = 0.0
+    starts: dict[int, list[float]] = {}
+    for line in times_file.read_text().splitlines():
+        kind, rank, t = line.split()
+        if kind == "crash":
+            crash = float(t)
+        else:
+            starts.setdefault(int(rank), []).append(float(t))
+    second = [max(ts) for r, ts in starts.items() if any(x > crash for x in ts)]
+    if len(second) != n:
+        raise RuntimeError(f"only {len(second)} of {n} ranks restarted: {starts}")
+    return max(second) - crash
+
+
+def run(kind: str, n: int) -> float:
+    """One measured run of `kind` ("aegis" or "torchrun") with n ranks."""
+    with tempfile.TemporaryDirectory() as tmp:
+        times = Path(tmp) / "times"
+        env = {**os.environ, "CRASH_ONCE_RANK": "1", "CRASH_DIR": tmp, "TIMES_FILE": str(times)}
+        if kind == "aegis":
+            argv = [
+                sys.executable,
+                "-m",
+                "aegis.cli",
+                "run",
+                "-n",
+                str(n),
+                "--state-dir",
+                f"{tmp}/state",
+                "--",
+                sys.executable,
+                TRAIN,
+            ]
+        else:
+            argv = [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nproc-per-node",
+                str(n),
+                "--max-restarts",
+                "1",
+                TRAIN,
+            ]
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{kind} -n {n} exited {proc.returncode}: {proc.stderr[-2000:]}")
+        return relaunch_seconds(times, n)
+
+
+def main(sizes: list[int]) -> int:
+    print(f"{'ranks':>5} {'aegis s':>9} {'torchrun s':>11} {'aegis/torchrun':>15}")
+    for n in sizes:
+        a, t = run("aegis", n), run("torchrun", n)
+        print(f"{n:>5} {a:>9.2f} {t:>11.2f} {a / t:>15.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main([int(x) for x in sys.argv[1:]] or [2, 4]))

@@ -1,0 +1,113 @@
+"""The spec executor: observations, settle order, rejection, invariants, codec round trip."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aegis.generated.aegis_phase import ACTIONS, next_states
+from aegis.runtime import engine as eng
+from aegis.runtime.codec import decode, decode_state, encode, encode_state
+from aegis.runtime.engine import DECISION_ORDER, OBSERVATIONS, Engine, runtime_constants
+from aegis.values import Fn, ModelValue
+
+PODS = ("a", "b")
+
+
+def joined() -> Engine:
+    e = Engine(runtime_constants(PODS, 1))
+    for p in PODS:
+        assert e.observe("agentJoin", w=ModelValue(p)).applied
+        e.settle()
+    return e
+
+
+def test_labels_cover_the_spec() -> None:
+    assert set(DECISION_ORDER) | set(OBSERVATIONS) == set(ACTIONS)
+
+
+def test_join_then_bootcheck_order() -> None:
+    e = joined()
+    assert (e.state.phase, e.state.masterSeq) == ("BootChecking", 1)
+
+
+def test_rejected_observation_leaves_state() -> None:
+    e = joined()
+    before = e.state
+    step = e.observe("agentJoin", w=ModelValue("a"))  # already Ready
+    assert not step.applied and e.state == before and e.rejected == 1
+
+
+def test_error_in_run_counts_and_troubleshoots() -> None:
+    e = joined()
+    for p in PODS:
+        e.observe("agentWork", w=ModelValue(p), outcome="Finish")
+        e.observe("receive", m=Fn({"from": ModelValue(p), "type": "Finish", "seq": 1}))
+    e.settle()
+    assert e.state.phase == "RunCommand"
+    e.observe("agentWork", w=ModelValue("b"), outcome="Error")
+    e.observe("receive", m=Fn({"from": ModelValue("b"), "type": "Error", "seq": 2}))
+    assert (e.state.phase, e.state.recoverCount, e.state.masterSeq) == ("Troubleshooting", 1, 3)
+
+
+def test_invariant_violation_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(eng, "violated_invariants", lambda c, s: ["ValidPhase"])
+    e = Engine(runtime_constants(PODS, 1))
+    with pytest.raises(eng.InvariantViolation, match="ValidPhase"):
+        e.observe("agentJoin", w=ModelValue("a"))
+
+
+def test_codec_round_trip() -> None:
+    e = joined()
+    assert decode_state(encode_state(e.state)) == e.state
+    v = (frozenset({ModelValue("x"), 3}), Fn({"k": (True, "s")}))
+    assert decode(encode(v)) == v
+
+
+_CHOICES = st.sampled_from(PODS).map(ModelValue)
+
+
+@st.composite
+def observation(draw: st.DrawFn) -> tuple[str, dict[str, object]]:
+    label = draw(
+        st.sampled_from(
+            (
+                "agentJoin",
+                "agentWork",
+                "envPodRestart",
+                "reschedule",
+                "envQuit",
+                "receive",
+                "envDuplicate",
+            )
+        )
+    )
+    if label == "envQuit":
+        return label, {}
+    if label == "agentWork":
+        return label, {"w": draw(_CHOICES), "outcome": draw(st.sampled_from(("Finish", "Error")))}
+    if label == "receive":
+        return label, {}
+    return label, {"w": draw(_CHOICES)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(observation(), max_size=40))
+def test_random_observations_keep_invariants(obs: list[tuple[str, dict[str, object]]]) -> None:
+    e = Engine(runtime_constants(PODS, 1, budget=6))
+    for label, choices in obs:
+        if label == "receive":  # take the first message in flight, if any
+            msgs = sorted(e.state.msgs, key=repr)
+            if not msgs:
+                continue
+            choices = {"m": msgs[0]}
+        before = e.state
+        step = e.observe(label, **choices)  # type: ignore[arg-type]
+        if not step.applied:
+            assert e.state == before
+        e.settle()
+        assert not eng.violated_invariants(e.constants, e.state)
+        legal = {(lab, s.state) for lab, _pid, s in next_states(e.constants, before)}
+        if step.applied:
+            assert (label, step.state) in legal
