@@ -1,4 +1,4 @@
-"""`aegis k8s …`: run the Job Controller, render the manifests, make the NATS keys."""
+"""`aegis k8s …`: run the controllers, render the manifests, make the NATS keys."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     k8s = sub.add_parser("k8s", help="run Aegis on Kubernetes")
     k8s_sub = k8s.add_subparsers(dest="k8s_command", required=True, metavar="SUBCOMMAND")
     _register_job_controller(k8s_sub)
+    _register_controller(k8s_sub)
     p = k8s_sub.add_parser("render", help="print the manifests of a kustomization (no kubectl)")
     p.add_argument("dir", nargs="?", default="deploy/base", help="kustomization directory")
     p.set_defaults(func=render_func)
@@ -42,6 +43,55 @@ def _register_job_controller(sub: argparse._SubParsersAction[argparse.ArgumentPa
     p.add_argument("--resync", type=float, default=30.0, metavar="S", help="full resync period")
     p.add_argument("--once", action="store_true", help="reconcile every job once and exit")
     p.set_defaults(func=job_controller_func)
+
+
+def _register_controller(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from aegis.k8s import aegis_controller as ac
+
+    p = sub.add_parser("controller", help="run the Aegis Controller (one master per Aegis CR)")
+    p.add_argument("--kubeconfig", default=None, help="kubeconfig file (default: in-cluster)")
+    p.add_argument("--context", default=None, help="kubeconfig context")
+    p.add_argument("--namespace", default=None, help="watch one namespace (default: all)")
+    p.add_argument("--grpc-host", default="0.0.0.0", help="address the credential server binds")
+    p.add_argument(
+        "--grpc-port", type=int, default=ac.DEFAULT_GRPC_PORT, help="credential server port"
+    )
+    p.add_argument(
+        "--nats-url",
+        default=ac.DEFAULT_NATS_URL,
+        help="NATS URL, used by the controller and handed to the agents",
+    )
+    p.add_argument(
+        "--nats-account-dir",
+        default=ac.DEFAULT_ACCOUNT_DIR,
+        help="directory holding account.jwt and account.seed (the Secret aegis-nats-account)",
+    )
+    p.add_argument("--resync", type=float, default=30.0, metavar="S", help="full resync period")
+    p.set_defaults(func=controller_func)
+
+
+def controller_func(args: argparse.Namespace) -> int:
+    """Run the Aegis Controller until SIGTERM/SIGINT."""
+    from aegis.k8s import aegis_controller as ac
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    account = ac.load_account_dir(args.nats_account_dir)
+    api = KubeApi.from_config(args.kubeconfig, args.context)
+    config = ac.AegisControllerConfig(
+        nats_url=args.nats_url, namespace=args.namespace, resync_s=args.resync
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        ac.serve(api, account, config, stop, grpc_host=args.grpc_host, grpc_port=args.grpc_port)
+        return 0
+    finally:
+        api.close()
 
 
 def job_controller_func(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 from pathlib import Path
@@ -28,11 +29,32 @@ def register(sub: Any) -> None:
         default=10.0,
         help="seconds an agent waits for the controller before running alone",
     )
+    run.add_argument(
+        "--heartbeat-timeout",
+        type=float,
+        default=10.0,
+        help="seconds without an agent's heartbeat before its pod counts as lost (0: never)",
+    )
+    run.add_argument(
+        "--simulate",
+        action="append",
+        default=[],
+        metavar="NODE=FAULT[,FAULT]",
+        help="fault injection for tests: agents on node slot NODE (node-1, node-2, ...) "
+        "simulate these check faults (e.g. node-2=gpu_lost); repeatable",
+    )
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the training command")
     run.set_defaults(func=_run, parser=run)
 
-    agent = sub.add_parser("agent", help="an agent process (configured by AEGIS_* variables)")
+    agent = sub.add_parser(
+        "agent",
+        usage="aegis agent [--connect-timeout S] [-- CMD...]",
+        help="an agent process (configured by AEGIS_* variables)",
+    )
     agent.add_argument("--connect-timeout", type=float, help="override AEGIS_CONNECT_TIMEOUT")
+    agent.add_argument(
+        "cmd", nargs=argparse.REMAINDER, help="-- the training command (else AEGIS_COMMAND)"
+    )
     agent.set_defaults(func=_agent)
 
     ctl = sub.add_parser("controller", help="a job's controller process")
@@ -45,6 +67,7 @@ def register(sub: Any) -> None:
     ctl.add_argument("--creds", type=Path, required=True, help="controller credentials file")
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
+    ctl.add_argument("--heartbeat-timeout", type=float, default=10.0)
     ctl.add_argument("--events", action="store_true", help="read launcher events on stdin")
     ctl.set_defaults(func=_controller)
 
@@ -55,6 +78,7 @@ def _logging() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from aegis.checks.params import SIMULATIONS
     from aegis.runtime.local import LocalJob, run_local
 
     cmd = list(args.cmd)
@@ -64,6 +88,16 @@ def _run(args: argparse.Namespace) -> int:
         args.parser.error("no command given: aegis run -n N -- CMD...")
     if args.workers < 1 or args.max_retry < 0:
         args.parser.error("-n must be >= 1 and --max-retry >= 0")
+    simulate: dict[str, tuple[str, ...]] = {}
+    for item in args.simulate:
+        node, sep, faults = item.partition("=")
+        if not sep or not node or not faults:
+            args.parser.error(f"--simulate {item!r}: expected NODE=FAULT[,FAULT...]")
+        wanted = tuple(f for f in faults.split(",") if f)
+        unknown = sorted(set(wanted) - SIMULATIONS)
+        if unknown:
+            args.parser.error(f"--simulate: unknown fault(s) {unknown}; use {sorted(SIMULATIONS)}")
+        simulate[node] = (*simulate.get(node, ()), *wanted)
     _logging()
     job = LocalJob(
         command=cmd,
@@ -73,6 +107,8 @@ def _run(args: argparse.Namespace) -> int:
         namespace=args.namespace,
         state_dir=args.state_dir,
         connect_timeout=args.connect_timeout,
+        heartbeat_timeout=args.heartbeat_timeout,
+        simulate=simulate,
     )
     return asyncio.run(run_local(job))
 
@@ -83,7 +119,13 @@ def _agent(args: argparse.Namespace) -> int:
     from aegis.runtime.agent import AgentConfig, agent_main
 
     _logging()
-    cfg = AgentConfig.from_env(os.environ)
+    env = dict(os.environ)
+    cmd = list(args.cmd)
+    if cmd[:1] == ["--"]:
+        cmd = cmd[1:]
+    if cmd:
+        env["AEGIS_COMMAND"] = json.dumps(cmd)
+    cfg = AgentConfig.from_env(env)
     if args.connect_timeout is not None:
         cfg = replace(cfg, connect_timeout=args.connect_timeout)
     return asyncio.run(agent_main(cfg))
@@ -95,6 +137,14 @@ def _controller(args: argparse.Namespace) -> int:
 
     _logging()
     pods = tuple(f"{args.job}-worker-{i}" for i in range(args.workers))
-    job = JobConfig(args.job, args.namespace, pods, args.max_retry, args.rdzv_host, args.port_base)
+    job = JobConfig(
+        args.job,
+        args.namespace,
+        pods,
+        args.max_retry,
+        args.rdzv_host,
+        args.port_base,
+        args.heartbeat_timeout,
+    )
     creds = load_credentials(args.creds)
     return asyncio.run(serve(job, args.state_dir, args.nats_url, creds, events=args.events))

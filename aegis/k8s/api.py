@@ -8,6 +8,7 @@ Every failure comes out as `ApiError`; client and urllib3 exceptions do not leak
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -72,7 +73,9 @@ class KubeApi:
         with self._lock:
             open_watches, self._watches = list(self._watches), set()
         for resp in open_watches:
-            getattr(resp, "shutdown", resp.close)()
+            # the watch may be closing by itself at this very moment (EBADF): it ends either way
+            with contextlib.suppress(OSError):
+                getattr(resp, "shutdown", resp.close)()
 
     def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
         """One object (or its subresource)."""

@@ -41,7 +41,7 @@ ENV_NAMESPACE = "AEGIS_NAMESPACE"
 ENV_POD = "AEGIS_POD"
 ENV_RANK = "AEGIS_RANK"
 ENV_WORLD_SIZE = "AEGIS_WORLD_SIZE"
-ENV_CONTROLLER = "AEGIS_CONTROLLER"
+ENV_CONTROLLER = "AEGIS_GRPC"
 ENV_BOOTSTRAP_TOKEN = "AEGIS_BOOTSTRAP_TOKEN"
 
 
@@ -163,11 +163,16 @@ def _agent_env(job: JobView, rank: int, settings: PodSettings) -> list[dict[str,
         ENV_CONTROLLER: settings.controller_address,
         "MASTER_ADDR": master,
         "MASTER_PORT": str(settings.master_port),
+        "AEGIS_MASTER_ADDR": master,
+        "AEGIS_MASTER_PORT": str(settings.master_port),
     }
     token_ref = {"secretKeyRef": {"name": secret_name(job.name), "key": TOKEN_KEY}}
+    # the node (for ErrorNodes) and the pod's uid (the agent's incarnation) from the downward API
+    downward = {"AEGIS_NODE": "spec.nodeName", "AEGIS_INCARNATION": "metadata.uid"}
     return [
         *({"name": k, "value": v} for k, v in plain.items()),
         {"name": ENV_BOOTSTRAP_TOKEN, "valueFrom": token_ref},
+        *({"name": k, "valueFrom": {"fieldRef": {"fieldPath": f}}} for k, f in downward.items()),
     ]
 
 

@@ -86,7 +86,7 @@ def test_job_creates_pods_cr_secret_and_service(cluster: Cluster) -> None:
     )
     assert "status" not in cr  # the Aegis Controller's to write
     env = {e["name"]: e for e in pods["train-worker-1"]["spec"]["containers"][0]["env"]}
-    assert env["AEGIS_RANK"]["value"] == "1" and env["AEGIS_CONTROLLER"]["value"] == "ctl:50051"
+    assert env["AEGIS_RANK"]["value"] == "1" and env["AEGIS_GRPC"]["value"] == "ctl:50051"
 
 
 def test_running_pods_make_the_job_running(cluster: Cluster) -> None:

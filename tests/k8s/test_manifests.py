@@ -61,12 +61,16 @@ def test_worker_pod_runs_the_agent_with_the_contract_env() -> None:
         "AEGIS_POD": "train-worker-2",
         "AEGIS_RANK": "2",
         "AEGIS_WORLD_SIZE": "3",
-        "AEGIS_CONTROLLER": "ctl.aegis-system.svc:50051",
+        "AEGIS_GRPC": "ctl.aegis-system.svc:50051",
         "MASTER_ADDR": "train-worker-0.train-workers.team.svc",
         "MASTER_PORT": "29500",
+        "AEGIS_MASTER_ADDR": "train-worker-0.train-workers.team.svc",
+        "AEGIS_MASTER_PORT": "29500",
         "AEGIS_BOOTSTRAP_TOKEN": {
             "secretKeyRef": {"name": "train-aegis-bootstrap", "key": "token"}
         },
+        "AEGIS_NODE": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+        "AEGIS_INCARNATION": {"fieldRef": {"fieldPath": "metadata.uid"}},
     }
     meta = pod["metadata"]
     assert meta["labels"] == {
@@ -155,3 +159,31 @@ def test_job_view_reads_defaults_and_status() -> None:
     assert view == dataclasses.replace(
         view, worker_num=2, max_retry=3, finalizers=("x",), excluded_nodes=("n",), pod_restarts=4
     )
+
+
+def test_the_worker_pod_contract_is_what_the_agent_reads() -> None:
+    """The env and args the Job Controller gives a pod configure `aegis agent` completely."""
+    import json
+
+    from aegis.cli import build_parser
+    from aegis.runtime.agent import AgentConfig
+
+    template: dict[str, Any] = {
+        "spec": {"containers": [{"name": "t", "image": "i", "command": ["python", "t.py"]}]}
+    }
+    pod = worker_pod(job(template=template), 1, (), SETTINGS)
+    main = pod["spec"]["containers"][0]
+    resolved = {"spec.nodeName": "node-a", "metadata.uid": "uid-1"}
+    env = {
+        e["name"]: e["value"]
+        if "value" in e
+        else resolved.get(e["valueFrom"].get("fieldRef", {}).get("fieldPath"), "secret-token")
+        for e in main["env"]
+    }
+    args = build_parser().parse_args([*main["command"][1:], *main["args"]])
+    cmd = [c for c in args.cmd if c != "--"]
+    cfg = AgentConfig.from_env({**env, "AEGIS_COMMAND": json.dumps(cmd)})
+    assert cfg.command == ("python", "t.py")
+    assert cfg.grpc_target == "ctl.aegis-system.svc:50051"
+    assert (cfg.pod, cfg.rank, cfg.world_size) == ("train-worker-1", 1, 3)
+    assert (cfg.node, cfg.incarnation, cfg.token) == ("node-a", "uid-1", "secret-token")

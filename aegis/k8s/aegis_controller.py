@@ -1,0 +1,534 @@
+"""The Aegis Controller on Kubernetes: one runtime controller per Aegis CR.
+
+`AegisController` watches Aegis CRs (plus a periodic full resync). For each CR it registers the
+job with the gRPC credential service (`job_account`: agents of that job get user JWTs limited
+to the job's subjects, checked against `spec.bootstrapTokenSHA256`) and starts a `JobRunner`:
+the same `ControllerCore` + `ControllerService` as local mode, with `CrStatusStore` as its
+store and its own NATS connection made with the controller's credentials. A deleted CR has its
+credentials revoked first, then its runner stopped.
+
+Each runner is a thread with its own event loop, because the CR store blocks on the API server:
+a slow or failing API call holds up only that job. A runner is crash-only: any failure
+(API error, status conflict, NATS unreachable, a failed status save mid-event) ends the current
+attempt, and the next attempt, after a capped exponential backoff, rebuilds the core from the
+CR status (so a restarted controller process resumes every job the same way). A runner ends
+for good when its job terminates (Succeed/Failed) or when it is stopped. API errors in the
+watch or the resync are retried with the same bounded backoff and never stop the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aegis.errors import AegisError
+from aegis.k8s.api import KubeApi
+from aegis.k8s.cr_store import CrStatusStore
+from aegis.k8s.errors import ApiError, K8sError
+from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, job_account, load_account
+from aegis.k8s.manifests import DEFAULT_MASTER_PORT
+from aegis.k8s.model import DEFAULT_MAX_RETRY
+from aegis.k8s.resources import AEGIS, pod_name, service_name
+from aegis.runtime.controller import TERMINAL_EXIT, ControllerCore, JobConfig
+from aegis.runtime.controller_service import STOPPED_EXIT, ControllerService
+from aegis.runtime.errors import InvalidNameError
+from aegis.runtime.store import Status
+from aegis.runtime.transport.auth import Account, UserCredentials
+from aegis.runtime.transport.bus import Bus
+from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
+from aegis.runtime.transport.subjects import validate_label
+
+log = logging.getLogger(__name__)
+
+JobKey = tuple[str, str]  # (namespace, Aegis CR name == job name)
+DEFAULT_NATS_URL = "nats://aegis-nats.aegis-system.svc:4222"
+DEFAULT_ACCOUNT_DIR = "/etc/aegis/nats"
+DEFAULT_GRPC_PORT = 50051
+RESTART_EXIT = 75  # a runner attempt ended on a failure: rebuild the core from the CR
+REMOVED_EXIT = 143  # the runner was stopped (CR deleted, or the process is shutting down)
+MAX_ENGINE_STOPS = 5  # like local mode: an engine that keeps stopping the job is given up
+
+
+class AccountError(K8sError):
+    """The shared NATS account could not be loaded from the mounted Secret."""
+
+
+@dataclass(frozen=True)
+class AegisControllerConfig:
+    """Where the controller looks, how it reaches NATS, and how it retries."""
+
+    nats_url: str = DEFAULT_NATS_URL
+    namespace: str | None = None  # None: every namespace
+    resync_s: float = 30.0
+    watch_timeout_s: int = 300
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    master_port: int = DEFAULT_MASTER_PORT
+    stop_wait_s: float = 5.0  # how long shutdown waits for each runner
+
+
+class Backoff:
+    """Capped exponential backoff with jitter: initial·2^n, at most `maximum` seconds."""
+
+    def __init__(self, initial: float, maximum: float) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self.attempt = 0
+
+    def next(self) -> float:
+        """The next delay (and count one more failure)."""
+        delay = min(self.maximum, self.initial * 2 ** min(self.attempt, 30))
+        self.attempt += 1
+        return delay * random.uniform(0.5, 1.0)
+
+    def reset(self) -> None:
+        """A success: start from `initial` again."""
+        self.attempt = 0
+
+
+@dataclass(frozen=True)
+class AegisSpec:
+    """What the controller needs from an Aegis CR (metadata and spec; never the status)."""
+
+    namespace: str
+    name: str
+    uid: str
+    worker_num: int
+    max_retry: int
+    token_sha256: str
+    deleting: bool = False
+
+    @property
+    def key(self) -> JobKey:
+        """(namespace, name)."""
+        return (self.namespace, self.name)
+
+    @classmethod
+    def from_obj(cls, obj: Mapping[str, Any]) -> AegisSpec:
+        """Parse an Aegis CR as the API returns it."""
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+        assert isinstance(meta, Mapping) and isinstance(spec, Mapping)
+        return cls(
+            namespace=str(meta.get("namespace") or "default"),
+            name=str(meta.get("name") or ""),
+            uid=str(meta.get("uid") or ""),
+            worker_num=_int(spec.get("workerNum"), 0),
+            max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
+            token_sha256=str(spec.get("bootstrapTokenSHA256") or ""),
+            deleting=bool(meta.get("deletionTimestamp")),
+        )
+
+    def problem(self) -> str | None:
+        """Why this CR cannot be run (None if it can)."""
+        try:
+            validate_label("namespace", self.namespace)
+            validate_label("job", self.name)
+        except InvalidNameError as exc:
+            return str(exc)
+        if self.worker_num < 1:
+            return f"spec.workerNum must be >= 1, got {self.worker_num}"
+        if self.max_retry < 0:
+            return f"spec.maxRetry must be >= 0, got {self.max_retry}"
+        if len(self.token_sha256) != 64:
+            return "spec.bootstrapTokenSHA256 is missing or not a hex SHA-256"
+        return None
+
+    def job_config(self, master_port: int) -> JobConfig:
+        """The runtime controller's view: pods by rank, rendezvous on worker 0's DNS name."""
+        pods = tuple(pod_name(self.name, rank) for rank in range(self.worker_num))
+        host = f"{pod_name(self.name, 0)}.{service_name(self.name)}.{self.namespace}.svc"
+        return JobConfig(self.name, self.namespace, pods, self.max_retry, host, master_port)
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def load_account_dir(directory: str | Path) -> Account:
+    """The shared NATS account from the mounted Secret `aegis-nats-account`."""
+    d = Path(directory)
+    try:
+        jwt = (d / ACCOUNT_JWT_KEY).read_text()
+        seed = (d / ACCOUNT_SEED_KEY).read_bytes()
+    except OSError as exc:
+        raise AccountError(
+            f"cannot read the NATS account from {d}: {exc}; create it with "
+            "`aegis k8s keys | kubectl apply -f -` and mount the Secret aegis-nats-account"
+        ) from None
+    try:
+        return load_account(jwt, seed)
+    except Exception as exc:  # nkeys raises assorted errors for a bad seed
+        raise AccountError(f"{d / ACCOUNT_SEED_KEY} is not an account seed: {exc!r}") from None
+
+
+class _CrashOnFailedSave:
+    """StatusStore wrapper: a failed save ends the runner's attempt (crash-only).
+
+    The core has already advanced in memory when its save fails; carrying on would publish
+    orders from an unpersisted state, so the service is stopped and the next attempt resumes
+    from what the CR holds."""
+
+    def __init__(self, store: CrStatusStore) -> None:
+        self.store = store
+        self.on_failure: Callable[[BaseException], None] | None = None
+
+    def load(self) -> Status | None:
+        """The CR's status (None before the first save)."""
+        return self.store.load()
+
+    def save(self, status: Status) -> None:
+        """Persist into the CR; on failure tell the runner, then re-raise."""
+        try:
+            self.store.save(status)
+        except Exception as exc:
+            if self.on_failure is not None:
+                self.on_failure(exc)
+            raise
+
+
+class JobRunner:
+    """One job's runtime controller, on its own thread and event loop, restarted on failure."""
+
+    def __init__(
+        self,
+        spec: AegisSpec,
+        api: KubeApi,
+        credentials: UserCredentials,
+        config: AegisControllerConfig,
+    ) -> None:
+        self.spec = spec
+        self.api = api
+        self.credentials = credentials
+        self.config = config
+        self.exit_code: int | None = None  # set when the job terminated or the runner gave up
+        self.attempts = 0
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._service: ControllerService | None = None
+        self._thread = threading.Thread(
+            target=self._main, name=f"aegis-job-{spec.namespace}/{spec.name}", daemon=True
+        )
+
+    @property
+    def alive(self) -> bool:
+        """True while the runner's thread runs."""
+        return self._thread.is_alive()
+
+    @property
+    def finished(self) -> bool:
+        """True once the job terminated (or the runner gave up): it is not restarted."""
+        return self.exit_code is not None
+
+    def start(self) -> None:
+        """Start the thread."""
+        self._thread.start()
+
+    def stop(self, wait: float = 0.0) -> bool:
+        """Stop the runner (from any thread); True if it ended within `wait` seconds."""
+        with self._lock:
+            self._stopping.set()
+            loop, service = self._loop, self._service
+        if loop is not None and service is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(service.stop, REMOVED_EXIT)
+        if wait > 0:
+            self._thread.join(wait)
+        return not self._thread.is_alive()
+
+    def _main(self) -> None:
+        key = "{}/{}".format(*self.spec.key)
+        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)
+        engine_stops = 0
+        while not self._stopping.is_set():
+            self.attempts += 1
+            started = time.monotonic()
+            try:
+                code = asyncio.run(self._attempt())
+            except Exception as exc:  # one job's failure never reaches the others
+                code = RESTART_EXIT
+                log.warning("aegis %s: controller attempt %d failed: %s", key, self.attempts, exc)
+            if code in TERMINAL_EXIT.values():
+                log.info("aegis %s: job terminated (controller exit %d)", key, code)
+                self.exit_code = code
+                return
+            if self._stopping.is_set():
+                return
+            if code == STOPPED_EXIT:
+                engine_stops += 1
+                if engine_stops >= MAX_ENGINE_STOPS:
+                    log.error("aegis %s: the engine keeps stopping the job; giving up", key)
+                    self.exit_code = code
+                    return
+            if time.monotonic() - started > self.config.backoff_max_s:
+                backoff.reset()  # it ran a while: this is a new failure, not a repeated one
+            delay = backoff.next()
+            log.info("aegis %s: restarting its controller from the CR in %.1fs", key, delay)
+            self._stopping.wait(delay)
+
+    async def _attempt(self) -> int:
+        spec = self.spec
+        store = _CrashOnFailedSave(CrStatusStore(self.api, spec.namespace, spec.name))
+        core = ControllerCore(spec.job_config(self.config.master_port), store)
+        bus = await Bus.connect(
+            self.config.nats_url,
+            self.credentials,
+            name=f"aegis-controller {spec.namespace}/{spec.name}",
+            reconnect_attempts=-1,
+        )
+        try:
+            service = ControllerService(core, bus)
+
+            def on_failed_save(exc: BaseException) -> None:
+                log.warning("aegis %s/%s: status save failed: %s", *spec.key, exc)
+                service.stop(RESTART_EXIT)
+
+            store.on_failure = on_failed_save
+            with self._lock:
+                if self._stopping.is_set():
+                    return REMOVED_EXIT
+                self._loop, self._service = asyncio.get_running_loop(), service
+            try:
+                return await service.run()
+            finally:
+                with self._lock:
+                    self._loop, self._service = None, None
+        finally:
+            await bus.close()
+
+
+class AegisController:
+    """Watches Aegis CRs; one JobRunner and one credential registration per CR."""
+
+    def __init__(
+        self,
+        api: KubeApi,
+        account: Account,
+        credentials: CredentialService,
+        config: AegisControllerConfig,
+    ) -> None:
+        self.api = api
+        self.account = account
+        self.credentials = credentials
+        self.config = config
+        self.controller_credentials = account.new_user("aegis-controller")
+        self.runners: dict[JobKey, JobRunner] = {}
+        self._rejected: dict[JobKey, str] = {}  # uid of CRs already logged as invalid
+
+    # ---------------- one CR ----------------
+
+    def observe(self, obj: Mapping[str, Any]) -> None:
+        """A CR was seen (list or watch): start its runner unless it has one."""
+        spec = AegisSpec.from_obj(obj)
+        if spec.deleting:
+            self.remove(spec.key, spec.uid)
+            return
+        runner = self.runners.get(spec.key)
+        if runner is not None and runner.spec.uid == spec.uid:
+            if runner.alive or runner.finished:
+                return
+            log.warning("aegis %s/%s: its runner died; starting a new one", *spec.key)
+        if runner is not None:
+            self.remove(spec.key)  # recreated under the same name: a different job
+        problem = spec.problem()
+        if problem is not None:
+            if self._rejected.get(spec.key) != spec.uid:
+                log.error("aegis %s/%s cannot be run: %s", *spec.key, problem)
+                self._rejected[spec.key] = spec.uid
+            return
+        self.credentials.add_job(
+            job_account(self.account, spec.namespace, spec.name, spec.token_sha256)
+        )
+        runner = JobRunner(spec, self.api, self.controller_credentials, self.config)
+        self.runners[spec.key] = runner
+        runner.start()
+        log.info("aegis %s/%s: controller started (%d workers)", *spec.key, spec.worker_num)
+
+    def remove(self, key: JobKey, uid: str = "", wait: float = 0.0) -> None:
+        """The CR is gone (or going): revoke its credentials, then stop its runner."""
+        self._rejected.pop(key, None)
+        runner = self.runners.get(key)
+        if runner is None or (uid and runner.spec.uid and runner.spec.uid != uid):
+            return
+        self.credentials.remove_job(*key)
+        del self.runners[key]
+        runner.stop(wait)
+        log.info("aegis %s/%s: credentials revoked, controller stopped", *key)
+
+    # ---------------- all CRs ----------------
+
+    def resync(self) -> None:
+        """List every CR: start what is missing, stop what is gone (ApiError if listing fails)."""
+        objs = self.api.list(AEGIS, self.config.namespace)
+        seen: set[JobKey] = set()
+        for obj in objs:
+            spec = AegisSpec.from_obj(obj)
+            seen.add(spec.key)
+            self._safe(functools.partial(self.observe, obj), spec.key)
+        for key in set(self.runners) - seen:
+            self.remove(key)
+
+    def run(self, stop: threading.Event) -> None:
+        """Watch and resync until `stop` is set; then stop every runner (statuses stay)."""
+        events: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
+        watcher = threading.Thread(
+            target=self._watch, args=(events, stop), name="watch-aegises", daemon=True
+        )
+        watcher.start()
+        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)
+        next_resync = 0.0
+        try:
+            while not stop.is_set():
+                if time.monotonic() >= next_resync:
+                    try:
+                        self.resync()
+                    except ApiError as exc:
+                        delay = backoff.next()
+                        log.warning("listing Aegis CRs failed, retry in %.1fs: %s", delay, exc)
+                        next_resync = time.monotonic() + delay
+                    else:
+                        backoff.reset()
+                        next_resync = time.monotonic() + self.config.resync_s
+                for kind, obj in _drain(events, 0.2):
+                    self._on_event(kind, obj)
+        finally:
+            stop.set()
+            try:
+                # KubeApi.close_watches can race a watch the server just ended (EBADF)
+                with contextlib.suppress(OSError):
+                    self.api.close_watches()
+            finally:
+                self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop every runner (their CR statuses stay: a new controller resumes them)."""
+        runners = list(self.runners.values())
+        for runner in runners:
+            runner.stop()
+        for runner in runners:
+            if not runner.stop(self.config.stop_wait_s):
+                log.warning("aegis %s/%s: runner did not stop in time", *runner.spec.key)
+
+    def _on_event(self, kind: str, obj: dict[str, Any]) -> None:
+        spec = AegisSpec.from_obj(obj)
+        if kind == "DELETED":
+            self.remove(spec.key, spec.uid)
+        elif kind in ("ADDED", "MODIFIED"):
+            self._safe(functools.partial(self.observe, obj), spec.key)
+
+    def _safe(self, fn: Callable[[], None], key: JobKey) -> None:
+        try:
+            fn()
+        except AegisError as exc:
+            log.warning("aegis %s/%s: %s", *key, exc)
+
+    def _watch(self, out: queue.Queue[tuple[str, dict[str, Any]]], stop: threading.Event) -> None:
+        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)
+        while not stop.is_set():
+            try:
+                for kind, obj in self.api.watch(
+                    AEGIS, self.config.namespace, timeout_s=self.config.watch_timeout_s
+                ):
+                    backoff.reset()
+                    out.put((kind, obj))
+                    if stop.is_set():
+                        return
+            except ApiError as exc:
+                delay = backoff.next()
+                log.warning("watching Aegis CRs failed, retry in %.1fs: %s", delay, exc)
+                stop.wait(delay)
+            else:
+                stop.wait(0.1)  # the server ended the watch: start a new one
+
+
+def _drain(
+    q: queue.Queue[tuple[str, dict[str, Any]]], timeout: float
+) -> Iterable[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    try:
+        out.append(q.get(timeout=timeout))
+        while True:
+            out.append(q.get_nowait())
+    except queue.Empty:
+        return out
+
+
+class CredentialServerThread:
+    """The gRPC credential server on an event loop of its own (the controller is threaded)."""
+
+    def __init__(self, service: CredentialService, host: str = "0.0.0.0", port: int = 0) -> None:
+        self.server = CredentialServer(service, host, port)
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._main, name="grpc-credentials", daemon=True)
+
+    @property
+    def address(self) -> str:
+        """`host:port` the server listens on."""
+        return self.server.address
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Bind and serve; raises what binding raised."""
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise K8sError(f"the gRPC credential server did not start within {timeout}s")
+        if self._error is not None:
+            raise self._error
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving and end the thread."""
+        loop, ev = self._loop, self._stop
+        if loop is not None and ev is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(ev.set)
+        self._thread.join(timeout)
+
+    def _main(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        try:
+            await self.server.start()
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+            return
+        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+        self._ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            await self.server.stop()
+
+
+def serve(
+    api: KubeApi,
+    account: Account,
+    config: AegisControllerConfig,
+    stop: threading.Event,
+    *,
+    grpc_host: str = "0.0.0.0",
+    grpc_port: int = DEFAULT_GRPC_PORT,
+) -> None:
+    """`aegis k8s controller`: the credential server and the CR watch, until `stop` is set."""
+    credentials = CredentialService(config.nats_url)
+    grpc_server = CredentialServerThread(credentials, grpc_host, grpc_port)
+    grpc_server.start()
+    log.info("gRPC credential server on %s; NATS at %s", grpc_server.address, config.nats_url)
+    try:
+        AegisController(api, account, credentials, config).run(stop)
+    finally:
+        grpc_server.stop()
