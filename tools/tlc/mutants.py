@@ -55,7 +55,7 @@ def override_constants(cfg_text: str, constants: dict[str, str]) -> str:
     """The cfg text with `NAME = value` lines replaced; SpecError for an unknown constant."""
     for name, value in constants.items():
         pattern = re.compile(rf"^(\s*{re.escape(name)}\s*=\s*).*$", re.MULTILINE)
-        cfg_text, n = pattern.subn(lambda m, v=value: m.group(1) + v, cfg_text)
+        cfg_text, n = pattern.subn(lambda m: m.group(1) + value, cfg_text)  # noqa: B023
         if n != 1:
             raise SpecError(f"constant {name} is set {n} times in the cfg, expected once")
     return cfg_text

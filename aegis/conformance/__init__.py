@@ -1,0 +1,1 @@
+"""Conformance: the generated Python tables against TLC's state graph, state by state."""
