@@ -3,7 +3,9 @@
 It keeps the last spec state the controller published, overlaid with its own agentSeq and
 agentState, and reports only when the generated `agentWork` is enabled for itself there;
 the report is the message of that successor. No master within `connect_timeout`: the command
-runs as a plain process (RunIndependent) and its exit code is the agent's.
+runs as a plain process (RunIndependent) and its exit code is the agent's. An agent the
+controller declared lost (missed heartbeats, e.g. it was frozen) is told so when it comes
+back; it stops its command and exits EVICTED_EXIT, and the launcher replaces it in place.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from typing import Any
 
 from aegis.checks.client import DiagnosisClient
 from aegis.checks.recovery import Action, decide
-from aegis.checks.result import CheckResult
+from aegis.checks.result import COLLECTIVE_CHECKS, CheckResult
 from aegis.generated.aegis_phase import State
 from aegis.runtime.codec import decode_state
-from aegis.runtime.controller import ORDER_PHASES
+from aegis.runtime.controller import EVICTED, ORDER_PHASES
 from aegis.runtime.engine import Engine, runtime_constants
 from aegis.runtime.errors import AegisError, TransportError
 from aegis.runtime.messages import Message, MessagePhase, MessageType
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 BOOTCHECK = ("env", "collective")
 TROUBLESHOOT = ("io", "runtime", "gpu", "allreduce_connection")
 _SECRET_ENV = ("AEGIS_BOOTSTRAP_TOKEN",)
+EVICTED_EXIT = 75  # declared lost by the controller: replace me (not a node fault: not 1)
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ class Agent:
         self.view: Engine | None = None
         self.agent_seq = 0
         self.work: asyncio.Task[None] | None = None
+        self.work_seq = -1  # the order `work` is working on
         self.runner: Runner | None = None
         self.warm: asyncio.Task[None] | None = None
 
@@ -202,11 +206,19 @@ class Agent:
 
     async def _take(self, msg: Message) -> None:
         data = msg.data
+        if EVICTED in data:
+            if data[EVICTED] == self.cfg.incarnation:
+                self._evicted()
+            return
         if data.get("final"):
             self.stop(0)
             return
         if self.view is not None and msg.seq <= self.agent_seq:
             return
+        if msg.seq < self.work_seq or (
+            msg.seq == self.work_seq and self.work is not None and not self.work.done()
+        ):
+            return  # an older order, or the same one again (broadcast and ACK reply)
         state = decode_state(data["state"])
         self.view = Engine(
             runtime_constants(data["world"], int(data["maxRetry"])),
@@ -216,7 +228,13 @@ class Agent:
         if not self.view.enabled("agentWork", w=self.me):
             return
         await self._stop_work()
+        self.work_seq = msg.seq
         self.work = asyncio.create_task(self._work(msg.seq, str(data["specPhase"]), data))
+        self.work.add_done_callback(self._work_done)
+
+    def _work_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("agent %s: work failed", self.cfg.pod, exc_info=task.exception())
 
     def _overlay(self, s: State) -> State:
         seq = except_(s.agentSeq, (self.me,), lambda _: self.agent_seq)
@@ -231,6 +249,9 @@ class Agent:
         assert self.view is not None
         step = self.view.observe("agentWork", w=self.me, outcome=outcome)
         if not step.applied:
+            log.warning(
+                "agent %s: agentWork(%s) not enabled in order %d", self.cfg.pod, outcome, seq
+            )
             return
         self.agent_seq = int(apply(step.state.agentSeq, self.me))
         report = self._message(
@@ -244,15 +265,28 @@ class Agent:
     async def _perform(self, seq: int, phase: str, data: Mapping[str, Any]) -> tuple[str, str]:
         if phase == "RunCommand":
             return await self._run_command(data)
-        checks = BOOTCHECK if phase == "BootChecking" else TROUBLESHOOT
+        checks: tuple[str, ...] = BOOTCHECK if phase == "BootChecking" else TROUBLESHOOT
+        if self._peers_finished():
+            # a replacement joining a round its peers have already finished: nobody is left
+            # to meet in a collective check, so run only the local ones
+            checks = tuple(c for c in checks if c not in COLLECTIVE_CHECKS)
+            log.info("agent %s: peers finished this round; local checks only", self.cfg.pod)
         if self.warm is not None:  # the worker imports torch once, at agent start
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.warm)
         results = await self.diag.run(checks, f"{self.cfg.job}-{seq}", self._params(data))
         decision = decide(phase, "checks_done", results)
+        log.info("agent %s: %s checks: %s", self.cfg.pod, phase, _failures(results))
         if decision.action is Action.ISOLATE_NODE:
             return "Error", f"{phase}: {decision.reason} ({_failures(results)})"
         return "Finish", decision.reason
+
+    def _peers_finished(self) -> bool:
+        """Whether another worker already finished the current order (order's state)."""
+        if self.view is None:
+            return False
+        s = self.view.state
+        return any(bool(apply(s.finished, w)) for w in self.view.constants.Workers if w != self.me)
 
     async def _run_command(self, data: Mapping[str, Any]) -> tuple[str, str]:
         env = RankEnv(
@@ -289,10 +323,21 @@ class Agent:
         assert self.bus is not None
         while not self.stopped.is_set():
             try:
-                await self.bus.request(self.subjects.worker, report, timeout=2.0)
-                return
+                reply = await self.bus.request(self.subjects.worker, report, timeout=2.0)
             except TransportError:
                 await asyncio.sleep(0.2)
+                continue
+            if reply.data.get("result") == EVICTED:
+                self._evicted()
+            return
+
+    def _evicted(self) -> None:
+        print(
+            f"aegis: agent {self.cfg.pod}: the controller declared this incarnation lost "
+            f"(missed heartbeats); exit {EVICTED_EXIT} to be replaced",
+            flush=True,
+        )
+        self.stop(EVICTED_EXIT)
 
     async def _heartbeat(self) -> None:
         while True:

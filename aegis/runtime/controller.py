@@ -1,9 +1,15 @@
 """The controller's core: the only executor of the global spec state (no network I/O).
 
-Each event (an agent's ACK or report, a pod lost, a quit) becomes one observation of the
-generated tables, then `settle()`; the resulting state is persisted (store.save) before the
-caller publishes the order it causes. A forged, stale or duplicate message is counted and
-dropped, never raised.
+Each event (an agent's ACK or report, a pod lost, a heartbeat missed, a quit) becomes one
+observation of the generated tables, then `settle()`; the resulting state is persisted
+(store.save) before the caller publishes the order it causes. A forged, stale or duplicate
+message is counted and dropped, never raised.
+
+Heartbeats: every message of an agent's current incarnation refreshes its last-seen time
+(monotonic, in memory); `silent_pods` lists the joined agents silent for longer than the
+timeout, and `on_heartbeat_lost` applies `envPodRestart` for one of them. The lost
+incarnation is remembered as evicted: if that agent comes back (it was only frozen), its
+next heartbeat or report is answered with an eviction, and it exits so that it is replaced.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aegis.generated.aegis_phase import State
+from aegis.generated.aegis_phase import Constants, State
 from aegis.runtime.codec import decode_state, encode_state
 from aegis.runtime.engine import Engine, StepResult, runtime_constants
 from aegis.runtime.messages import Message, MessagePhase, MessageType
@@ -32,6 +38,8 @@ ORDER_PHASES: Mapping[str, MessagePhase] = {
     "Troubleshooting": MessagePhase.TROUBLESHOOT,
 }
 TERMINAL_EXIT = {"Succeed": 0, "Failed": 3}  # controller exit codes; anything else = crash
+EVICTED = "evicted"  # receipt result / order flag: this incarnation was declared lost
+DEFAULT_HEARTBEAT_TIMEOUT_S = 10.0
 _PORT_SLOTS = 500
 
 
@@ -45,6 +53,7 @@ class JobConfig:
     max_retry: int
     rdzv_host: str = "127.0.0.1"
     port_base: int = 29500
+    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S  # <= 0: never declare a pod lost
 
     def ports(self, seq: int) -> tuple[int, int]:
         """(training MASTER_PORT, check rendezvous port) of order `seq`: fixed per seq."""
@@ -61,6 +70,30 @@ class Extras:
     command_orders: int = 0
     published_seq: int = -1
     counters: Counter[str] = field(default_factory=Counter)
+    evicted: dict[str, str] = field(default_factory=dict)  # pod -> incarnation declared lost
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object kept in Status.runtime."""
+        return {
+            "incarnations": dict(self.incarnations),
+            "stepNo": self.step_no,
+            "commandOrders": self.command_orders,
+            "publishedSeq": self.published_seq,
+            "counters": dict(self.counters),
+            "evicted": dict(self.evicted),
+        }
+
+    @classmethod
+    def from_json(cls, ex: Mapping[str, Any]) -> Extras:
+        """The inverse of `to_json` (missing keys take their defaults)."""
+        return cls(
+            incarnations=dict(ex.get("incarnations", {})),
+            step_no=int(ex.get("stepNo", 0)),
+            command_orders=int(ex.get("commandOrders", 0)),
+            published_seq=int(ex.get("publishedSeq", -1)),
+            counters=Counter(ex.get("counters", {})),
+            evicted=dict(ex.get("evicted", {})),
+        )
 
 
 @dataclass(frozen=True)
@@ -74,14 +107,24 @@ class Outcome:
 class ControllerCore:
     """Executes the spec for one job; persists after every event."""
 
-    def __init__(self, job: JobConfig, store: StatusStore, steplog: StepLog | None = None) -> None:
+    def __init__(
+        self,
+        job: JobConfig,
+        store: StatusStore,
+        steplog: StepLog | None = None,
+        *,
+        constants: Constants | None = None,
+    ) -> None:
+        """`constants` defaults to the job's (Workers = its pods, no fault budget)."""
         self.job = job
         self.store = store
         self.steplog = steplog
-        self.constants = runtime_constants(job.pods, job.max_retry)
+        self.constants = constants or runtime_constants(job.pods, job.max_retry)
         self.status = store.load() or Status()
         self.extras = Extras()
         state = self._restore()
+        now = time.monotonic()  # a restarted controller gives every known agent a full timeout
+        self.last_seen = {p: now for p, inc in self.extras.incarnations.items() if inc}
         self.engine = Engine(self.constants, state, seq_no=self.extras.step_no, on_step=self._log)
         if state is None:
             if steplog is not None:
@@ -104,14 +147,18 @@ class ControllerCore:
             self._lost(pod, replaced=True)
             self.engine.settle()
         self.extras.incarnations[pod] = inc
+        self.last_seen[pod] = time.monotonic()
         self.engine.observe("agentJoin", w=w)
-        return self._finish(self.order_for(pod))
+        out = self._finish(None)  # the reply carries the order after the decisions
+        return Outcome(self.order_for(pod), out.publish)
 
     def on_report(self, msg: Message) -> Outcome:
         """A Finish/Error report: agentWork (its seq must be the successor's), then receive."""
-        pod, _inc = self._authentic(msg, need_known=True)
+        pod, inc = self._authentic(msg, need_known=True)
         if pod is None:
-            return Outcome(self._receipt(msg, "forged"))
+            evicted = bool(inc) and self.extras.evicted.get(msg.pod_name) == inc
+            return Outcome(self._receipt(msg, EVICTED if evicted else "forged"))
+        self.last_seen[pod] = time.monotonic()
         w, outcome = ModelValue(pod), msg.type.value
         succ = self.engine.peek("agentWork", w=w, outcome=outcome)
         if succ is None:
@@ -138,8 +185,14 @@ class ControllerCore:
         return self._finish(self._receipt(msg, "applied"))
 
     def on_pod_lost(self, pod: str, incarnation: str, exit_code: int, node: str) -> Outcome:
-        """The launcher saw agent `pod` exit: reschedule (exit 1, node blacklisted) or restart."""
-        if pod not in self.job.pods or self.extras.incarnations.get(pod) != incarnation:
+        """The launcher saw agent `pod` exit: reschedule (exit 1, node blacklisted) or restart.
+
+        An incarnation that never joined (the controller knows none for the pod, and this one
+        was not declared lost already) is a pod restart too."""
+        known = self.extras.incarnations.get(pod)
+        unjoined = known is None and bool(incarnation)
+        unjoined = unjoined and self.extras.evicted.get(pod) != incarnation
+        if pod not in self.job.pods or (known != incarnation and not unjoined):
             self.extras.counters["lost_unknown"] += 1
             return Outcome()
         if exit_code == 1 and self._agent_state(ModelValue(pod)) == "Exited":
@@ -149,7 +202,68 @@ class ControllerCore:
             )
         self._lost(pod, replaced=False)
         self.extras.incarnations[pod] = None
+        self.last_seen.pop(pod, None)
         return self._finish(None)
+
+    def on_heartbeat(self, msg: Message) -> Outcome:
+        """A heartbeat: refresh the agent's last-seen time; evict a lost incarnation."""
+        pod, inc = self._authentic(msg, need_known=False)
+        if pod is None:
+            return Outcome()
+        if self.extras.incarnations.get(pod) == inc:
+            self.last_seen[pod] = time.monotonic()
+        elif self.extras.evicted.get(pod) == inc:
+            return Outcome(self.eviction(pod, inc))
+        else:
+            self.extras.counters["old_heartbeat"] += 1
+        return Outcome()
+
+    def silent_pods(self, now: float | None = None) -> list[str]:
+        """Joined agents (not leaving by themselves) silent for longer than the timeout."""
+        timeout = self.job.heartbeat_timeout
+        if timeout <= 0 or self.terminal is not None:
+            return []
+        now = time.monotonic() if now is None else now
+        return [
+            pod
+            for pod, seen in self.last_seen.items()
+            if now - seen > timeout
+            # an agent that reported Error outside RunCommand exits 1 by itself: its exit,
+            # seen by the launcher / Job Controller, reschedules it (node into ErrorNodes)
+            and self._agent_state(ModelValue(pod)) != "Exited"
+        ]
+
+    def on_heartbeat_lost(self, pod: str) -> Outcome:
+        """Agent `pod` missed its heartbeats: the pod is lost (observation envPodRestart)."""
+        inc = self.extras.incarnations.get(pod)
+        self.last_seen.pop(pod, None)
+        if pod not in self.job.pods or inc is None:
+            self.extras.counters["lost_unknown"] += 1
+            return Outcome()
+        step = self.engine.observe("envPodRestart", w=ModelValue(pod))
+        if step.applied:
+            self.extras.counters["heartbeat_lost"] += 1
+            self.extras.incarnations[pod] = None
+            self.extras.evicted[pod] = inc
+            log.warning("agent %s (incarnation %s) missed its heartbeats: pod lost", pod, inc)
+        else:
+            self.extras.counters["heartbeat_lost_not_enabled"] += 1
+            log.warning("agent %s missed its heartbeats; envPodRestart not enabled", pod)
+        return self._finish(None)
+
+    def eviction(self, pod: str, incarnation: str) -> Message:
+        """The order telling a lost incarnation of `pod` to exit (it is replaced)."""
+        s = self.state
+        return Message(
+            self.job.name,
+            self.job.namespace,
+            pod,
+            MessageType.ORDER,
+            ORDER_PHASES.get(s.phase, MessagePhase.BOOTCHECK),
+            {EVICTED: incarnation},
+            time.time(),
+            s.masterSeq,
+        )
 
     def on_quit(self) -> Outcome:
         """The operator asked the job to stop (ShouldQuit)."""
@@ -285,14 +399,8 @@ class ControllerCore:
         saved = self.status.spec_state
         if not saved:
             return None
-        ex = saved.get("runtime", {})
-        self.extras = Extras(
-            incarnations=dict(ex.get("incarnations", {})),
-            step_no=int(ex.get("stepNo", 0)),
-            command_orders=int(ex.get("commandOrders", 0)),
-            published_seq=int(ex.get("publishedSeq", -1)),
-            counters=Counter(ex.get("counters", {})),
-        )
+        # older status files kept the bookkeeping inside specState
+        self.extras = Extras.from_json(self.status.runtime or saved.get("runtime", {}))
         return decode_state(saved["variables"])
 
     def _save(self) -> None:
@@ -309,13 +417,6 @@ class ControllerCore:
                 retries=int(apply(s.retries, w)),
                 updated_timestamp=time.time(),
             )
-        runtime: dict[str, Any] = {
-            "incarnations": self.extras.incarnations,
-            "stepNo": self.extras.step_no,
-            "commandOrders": self.extras.command_orders,
-            "publishedSeq": self.extras.published_seq,
-            "counters": dict(self.extras.counters),
-        }
         status = dataclasses.replace(
             self.status,
             phase=str(s.phase),
@@ -324,7 +425,8 @@ class ControllerCore:
             pod_infos=infos,
             master_seq=int(s.masterSeq),
             worker_seqs={p: int(apply(s.agentSeq, ModelValue(p))) for p in self.job.pods},
-            spec_state={"variables": encode_state(s), "runtime": runtime},
+            spec_state={"variables": encode_state(s)},
+            runtime=self.extras.to_json(),
         )
         last = status.history[-1] if status.history else None
         snap = (status.phase, tuple(infos[p].retries for p in sorted(infos)), status.recover_count)

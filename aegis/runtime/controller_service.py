@@ -1,4 +1,7 @@
-"""The controller process: the core on a NATS bus, plus the launcher's events on stdin."""
+"""The controller process: the core on a NATS bus, plus the launcher's events on stdin.
+
+A periodic task (every min(timeout / 4, 1) s, O(workers)) declares agents whose heartbeats
+stopped lost (`ControllerCore.on_heartbeat_lost`)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from aegis.runtime.transport.subjects import JobSubjects
 
 log = logging.getLogger(__name__)
 STOPPED_EXIT = 4  # the engine stopped the job (invariant violation or open choice)
+MAX_SCAN_PERIOD_S = 1.0
 
 
 class ControllerService:
@@ -39,10 +43,12 @@ class ControllerService:
         await self.bus.subscribe(self.subjects.worker, self._on_message)
         async with self.lock:
             await self._publish()
-        reader = asyncio.create_task(self._read_events(events)) if events else None
+        tasks = [asyncio.create_task(self._watch_heartbeats())]
+        if events is not None:
+            tasks.append(asyncio.create_task(self._read_events(events)))
         await self.done.wait()
-        if reader is not None:
-            reader.cancel()
+        for task in tasks:
+            task.cancel()
         with contextlib.suppress(Exception):
             await self.bus.flush()
         print(self.core.summary(), file=sys.stderr, flush=True)
@@ -57,6 +63,10 @@ class ControllerService:
     async def _on_message(self, msg: Message) -> Message | None:
         async with self.lock:
             if msg.type is MessageType.HEARTBEAT:
+                eviction = self.core.on_heartbeat(msg).reply
+                if eviction is not None:  # a heartbeat has no reply subject: publish it
+                    with contextlib.suppress(Exception):
+                        await self.bus.publish(self.subjects.master, eviction)
                 return None
             if msg.type is MessageType.ACK:
                 return await self._apply(lambda: self.core.on_ack(msg))
@@ -86,6 +96,17 @@ class ControllerService:
         core.mark_published()
         if core.terminal is not None:
             self.stop(TERMINAL_EXIT[core.terminal])
+
+    async def _watch_heartbeats(self) -> None:
+        timeout = self.core.job.heartbeat_timeout
+        if timeout <= 0:
+            return
+        period = min(timeout / 4, MAX_SCAN_PERIOD_S)
+        while not self.done.is_set():
+            await asyncio.sleep(period)
+            async with self.lock:
+                for pod in self.core.silent_pods():
+                    await self._apply(lambda pod=pod: self.core.on_heartbeat_lost(pod))
 
     async def _read_events(self, reader: asyncio.StreamReader) -> None:
         while line := await reader.readline():

@@ -4,6 +4,10 @@ The controller runs as a subprocess (`aegis controller`) and is restarted if it 
 launcher tells it on stdin when an agent process exits. An agent that exits 1 (node fault)
 gets its node blacklisted and is replaced on a fresh node slot; any other exit restarts it in
 place. Every child has its own process group, so Ctrl-C leaves nothing running.
+
+Fault injection (tests, demos): `simulate` maps a node slot (node-1, node-2, ... in start
+order; a replacement gets a fresh slot) to simulated check faults (aegis.checks.params
+SIMULATIONS, e.g. gpu_lost); only agents started on that node get AEGIS_SIMULATE.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aegis.runtime.controller import TERMINAL_EXIT
+from aegis.runtime.controller import DEFAULT_HEARTBEAT_TIMEOUT_S, TERMINAL_EXIT
 from aegis.runtime.transport.auth import Operator
 from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
 from aegis.runtime.transport.nats_server import NatsServer
@@ -43,7 +47,16 @@ class LocalJob:
     state_dir: Path | None = None
     connect_timeout: float = 10.0
     heartbeat_s: float = 5.0
+    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S
     extra_env: dict[str, str] = field(default_factory=dict)
+    simulate: dict[str, tuple[str, ...]] = field(default_factory=dict)  # node -> faults
+
+    @property
+    def heartbeat_interval(self) -> float:
+        """Agents beat at least 4 times per timeout."""
+        if self.heartbeat_timeout <= 0:
+            return self.heartbeat_s
+        return min(self.heartbeat_s, self.heartbeat_timeout / 4)
 
     @property
     def pods(self) -> list[str]:
@@ -116,6 +129,8 @@ class Launcher:
                     str(creds_path),
                     "--port-base",
                     str(free_port()),
+                    "--heartbeat-timeout",
+                    str(self.job.heartbeat_timeout),
                     "--events",
                 ]
                 self._agent_env = {
@@ -126,7 +141,7 @@ class Launcher:
                     "AEGIS_GRPC": grpc_server.address,
                     "AEGIS_BOOTSTRAP_TOKEN": account.bootstrap_token,
                     "AEGIS_CONNECT_TIMEOUT": str(self.job.connect_timeout),
-                    "AEGIS_HEARTBEAT_S": str(self.job.heartbeat_s),
+                    "AEGIS_HEARTBEAT_S": str(self.job.heartbeat_interval),
                     "AEGIS_LAUNCHER_PID": str(os.getpid()),
                     **self.job.extra_env,
                 }
@@ -187,6 +202,8 @@ class Launcher:
             "AEGIS_NODE": node,
             "AEGIS_INCARNATION": inc,
         }
+        if node in self.job.simulate:
+            env["AEGIS_SIMULATE"] = ",".join(self.job.simulate[node])
         proc = await asyncio.create_subprocess_exec(
             *_python_aegis(), "agent", env=env, start_new_session=True
         )

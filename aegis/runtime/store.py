@@ -67,6 +67,8 @@ class Status:
     worker_seqs: Mapping[str, int] = field(default_factory=dict)
     spec_state: Mapping[str, Any] = field(default_factory=dict)
     history: tuple[Snapshot, ...] = ()
+    # the controller's own bookkeeping (incarnations, counters, ...): not part of the model
+    runtime: Mapping[str, Any] = field(default_factory=dict)
 
     def with_snapshot(self, limit: int = HISTORY_LIMIT) -> Status:
         """This status with its current (phase, retries, recoverCount) appended to history."""
@@ -99,6 +101,7 @@ def _status_to_obj(s: Status) -> dict[str, Any]:
         "masterSeq": s.master_seq,
         "workerSeqs": dict(s.worker_seqs),
         "specState": dict(s.spec_state),
+        "runtime": dict(s.runtime),
         "history": [
             {"phase": h.phase, "retries": list(h.retries), "recoverCount": h.recover_count}
             for h in s.history
@@ -165,6 +168,8 @@ def _status_from_obj(o: Any) -> Status:
         raise CorruptStatusError(f"status: schema version {version}, expected {SCHEMA_VERSION}")
     pods = _get(o, "podInfos", dict, "status")
     seqs = _get(o, "workerSeqs", dict, "status")
+    # "runtime" came later: a status written before it has none (same schema version)
+    runtime = _get(o, "runtime", dict, "status") if "runtime" in o else {}
     return Status(
         phase=_get(o, "phase", str, "status"),
         recover_count=_get(o, "recoverCount", int, "status"),
@@ -181,6 +186,7 @@ def _status_from_obj(o: Any) -> Status:
             _snapshot_from_obj(h, f"history[{i}]")
             for i, h in enumerate(_get(o, "history", list, "status"))
         ),
+        runtime=runtime,
     )
 
 
