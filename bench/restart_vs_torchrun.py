@@ -1,12 +1,15 @@
 """Time from a rank's crash to every rank relaunched: `aegis run` vs `torchrun --max-restarts 1`.
 
 Both run examples/train_ddp.py with CRASH_ONCE_RANK=1; the script writes timestamps (its
-crash, and each rank's start) to TIMES_FILE. Usage: python bench/restart_vs_torchrun.py [N...]
+crash, and each rank's start) to TIMES_FILE.
+Usage: python bench/restart_vs_torchrun.py [N...] [--repeat K]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,13 +70,29 @@ def run(kind: str, n: int) -> float:
         return relaunch_seconds(times, n)
 
 
-def main(sizes: list[int]) -> int:
-    print(f"{'ranks':>5} {'aegis s':>9} {'torchrun s':>11} {'aegis/torchrun':>15}")
-    for n in sizes:
-        a, t = run("aegis", n), run("torchrun", n)
-        print(f"{n:>5} {a:>9.2f} {t:>11.2f} {a / t:>15.2f}", flush=True)
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[2, 4], help="rank counts")
+    parser.add_argument("-r", "--repeat", type=int, default=5, help="runs of each (median)")
+    args = parser.parse_args(argv)
+    print(
+        f"{'ranks':>5} {'aegis s (min-max)':>22} {'torchrun s (min-max)':>24} "
+        f"{'aegis/torchrun':>15}   medians of {args.repeat} interleaved runs"
+    )
+    for n in args.sizes:
+        a: list[float] = []
+        t: list[float] = []
+        for _ in range(args.repeat):
+            a.append(run("aegis", n))
+            t.append(run("torchrun", n))
+        am, tm = statistics.median(a), statistics.median(t)
+        print(
+            f"{n:>5} {am:>8.3f} ({min(a):.3f}-{max(a):.3f}) "
+            f"{tm:>10.3f} ({min(t):.3f}-{max(t):.3f}) {am / tm:>15.2f}",
+            flush=True,
+        )
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main([int(x) for x in sys.argv[1:]] or [2, 4]))
+    sys.exit(main(sys.argv[1:]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,9 @@ class StepLog:
         self._f = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def write(self, step: StepResult) -> None:
-        """Append one step."""
-        self._f.write(json.dumps(step_record(step), separators=(",", ":")) + "\n")
+        """Append one step, stamped with the wall-clock time it was logged ("t", seconds)."""
+        rec = {**step_record(step), "t": round(time.time(), 6)}
+        self._f.write(json.dumps(rec, separators=(",", ":")) + "\n")
         self._f.flush()
 
     def write_initial(self, record: dict[str, Any]) -> None:
