@@ -117,7 +117,10 @@ def _agent(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from aegis.runtime.agent import AgentConfig, agent_main
+    from aegis.runtime.pid1 import become_init
 
+    # as PID 1 in a container: a forked parent stays PID 1, reaps zombies, forwards signals
+    become_init()
     _logging()
     env = dict(os.environ)
     cmd = list(args.cmd)
