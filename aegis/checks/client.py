@@ -7,6 +7,7 @@ import collections
 import contextlib
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -141,8 +142,11 @@ class DiagnosisClient:
         """SIGKILL the worker and reap it; the next `run` starts a fresh one."""
         proc = self._proc
         if proc is not None and proc.returncode is None:
+            # os.kill, not proc.kill(): Popen.send_signal() first polls, and that waitpid can
+            # reap an already exited worker under asyncio's child watcher, which then reports
+            # exit code 255 instead of the real one. An unreaped zombie's pid is not reused.
             with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+                os.kill(proc.pid, signal.SIGKILL)
             await proc.wait()
         if self._stderr_task is not None:
             await asyncio.gather(self._stderr_task, return_exceptions=True)
