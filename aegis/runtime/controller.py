@@ -56,9 +56,13 @@ class JobConfig:
     heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S  # <= 0: never declare a pod lost
 
     def ports(self, seq: int) -> tuple[int, int]:
-        """(training MASTER_PORT, check rendezvous port) of order `seq`: fixed per seq."""
-        slot = self.port_base + 2 * (seq % _PORT_SLOTS)
-        return slot, slot + 1
+        """(training MASTER_PORT of order `seq`, the job's check rendezvous port).
+
+        The training port moves with every order (a fresh rendezvous per attempt); the check
+        port stays the same for the whole job, so the diagnosis workers keep the process group
+        they built at the bootcheck and only probe it in later rounds (warm diagnosis).
+        """
+        return self.port_base + 2 * (seq % _PORT_SLOTS), self.port_base + 2 * _PORT_SLOTS
 
 
 @dataclass
