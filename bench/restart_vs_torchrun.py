@@ -70,6 +70,22 @@ def run(kind: str, n: int) -> float:
         return relaunch_seconds(times, n)
 
 
+def measure(kind: str, n: int, times: list[float], failures: list[str]) -> None:
+    """One run: its relaunch time into `times`, or why it failed into `failures`."""
+    try:
+        times.append(run(kind, n))
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        failures.append(str(exc).splitlines()[0][:200])
+
+
+def summary(times: list[float], failures: list[str]) -> str:
+    """median (min-max) and the failed runs, if any."""
+    if not times:
+        return f"{'all failed':>22}"
+    text = f"{statistics.median(times):>8.3f} ({min(times):.3f}-{max(times):.3f})"
+    return text + (f" [{len(failures)} failed]" if failures else "")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[2, 4], help="rank counts")
@@ -82,15 +98,16 @@ def main(argv: list[str]) -> int:
     for n in args.sizes:
         a: list[float] = []
         t: list[float] = []
+        a_fail: list[str] = []
+        t_fail: list[str] = []
         for _ in range(args.repeat):
-            a.append(run("aegis", n))
-            t.append(run("torchrun", n))
-        am, tm = statistics.median(a), statistics.median(t)
-        print(
-            f"{n:>5} {am:>8.3f} ({min(a):.3f}-{max(a):.3f}) "
-            f"{tm:>10.3f} ({min(t):.3f}-{max(t):.3f}) {am / tm:>15.2f}",
-            flush=True,
-        )
+            measure("aegis", n, a, a_fail)
+            measure("torchrun", n, t, t_fail)
+        ratio = statistics.median(a) / statistics.median(t) if a and t else float("nan")
+        print(f"{n:>5} {summary(a, a_fail)} {summary(t, t_fail):>24} {ratio:>15.2f}", flush=True)
+        for kind, fails in (("aegis", a_fail), ("torchrun", t_fail)):
+            for why in fails:
+                print(f"      {kind} run failed: {why}")
     return 0
 
 
