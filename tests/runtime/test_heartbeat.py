@@ -126,6 +126,13 @@ def read_status(state: Path) -> dict[str, Any] | None:
         return None
 
 
+def lost_counted(state: Path) -> dict[str, Any] | None:
+    """The saved status once it counts a heartbeat loss, else None."""
+    s = read_status(state)
+    counters = ((s or {}).get("runtime") or {}).get("counters") or {}
+    return s if counters.get("heartbeat_lost") else None
+
+
 def phase_is(state: Path, phase: str, recover: int) -> bool:
     s = read_status(state)
     return s is not None and (s["phase"], s["recoverCount"]) == (phase, recover)
@@ -177,7 +184,8 @@ def test_frozen_agent_is_lost_within_the_timeout_and_replaced(tmp_path: Path) ->
         (step,) = wait_for(lambda: lost_steps(state), timeout + 1.0, "envPodRestart")
         assert time.monotonic() - t0 <= timeout + 1.0
         assert step["choices"] == [["w", {"mv": "local-worker-1"}]]
-        s = wait_for(lambda: read_status(state), 5, "the status")
+        # the step is logged as it is taken; the status is saved after the controller settles
+        s = wait_for(lambda: lost_counted(state), 5, "the loss counted in the saved status")
         assert s["runtime"]["counters"]["heartbeat_lost"] == 1
         os.kill(frozen, signal.SIGCONT)  # it hears it was evicted, exits, is replaced
         frozen = None
