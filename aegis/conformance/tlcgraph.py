@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -11,15 +10,9 @@ from pathlib import Path
 from aegis.conformance.modelcfg import ModelConfig, model_only_cfg
 from aegis.errors import SpecError
 from aegis.values import Value
-from tools.tlc import parse_value, run_tlc
+from tools.tlc import parse_dot, run_tlc
 
 Key = tuple[Value, ...]  # a state as its values in the generated module's VARIABLES order
-
-_EDGE = re.compile(r'(-?\d+) -> (-?\d+) \[label="((?:[^"\\]|\\.)*)"')
-_NODE = re.compile(r'(-?\d+) \[label="((?:[^"\\]|\\.)*)"(.*)\];?$')
-_DOT_ESCAPE = re.compile(r"\\(.)")
-_DOT_ESCAPES = {"n": "\n", "l": "\n", "r": "\n"}
-_ASSIGN = re.compile(r"(?:^|\n)/\\ (\w+) = ")
 
 
 @dataclass
@@ -44,59 +37,20 @@ class TlcGraph:
         return {label for o in self.out for label, _ in o}
 
 
-class _Reader:
-    """Parses node labels, memoising each variable's value text (states share most of them)."""
-
-    def __init__(self, variables: Sequence[str]) -> None:
-        self.variables = tuple(variables)
-        self._values: dict[str, Value] = {}
-
-    def state(self, label: str) -> Key:
-        """The state printed in one dot node label."""
-        text = _DOT_ESCAPE.sub(lambda m: _DOT_ESCAPES.get(m.group(1), m.group(1)), label)
-        parts = _ASSIGN.split(text)
-        found: dict[str, Value] = {}
-        for name, value_text in zip(parts[1::2], parts[2::2], strict=True):
-            found[name] = self._value(value_text.strip())
-        if set(found) != set(self.variables):
-            raise SpecError(
-                f"TLC's state has variables {sorted(found)}, the generated module "
-                f"{sorted(self.variables)}: regenerate it (aegis spec gen)"
-            )
-        return tuple(found[v] for v in self.variables)
-
-    def _value(self, text: str) -> Value:
-        v = self._values.get(text)
-        if v is None:
-            v = self._values[text] = parse_value(text)
-        return v
-
-
 def parse_graph(lines: Iterable[str], variables: Sequence[str]) -> TlcGraph:
-    """Index TLC's dot dump (legend and layout lines skipped) by state."""
-    reader = _Reader(variables)
+    """Index TLC's dot dump (read by tools.tlc.parse_dot) by state, in `variables` order."""
+    dot = parse_dot(lines)
     graph = TlcGraph(tuple(variables))
     node_of: dict[int, int] = {}
-    edges: list[tuple[int, str, int]] = []
-    legend = False
-    for raw in lines:
-        if raw.startswith("subgraph"):
-            legend = raw.startswith("subgraph cluster_legend")
-            continue
-        if legend:
-            continue
-        if " -> " in raw:
-            m = _EDGE.match(raw)
-            if m:
-                edges.append((int(m.group(1)), m.group(3), int(m.group(2))))
-            continue
-        m = _NODE.match(raw)
-        if m:
-            fp = int(m.group(1))
-            node_of[fp] = _add_state(graph, reader.state(m.group(2)))
-            if "filled" in m.group(3):
-                graph.initial.add(node_of[fp])
-    for src, label, dst in edges:
+    for fp, state in dot.states.items():
+        if set(state) != set(variables):
+            raise SpecError(
+                f"TLC's state has variables {sorted(state)}, the generated module "
+                f"{sorted(variables)}: regenerate it (aegis spec gen)"
+            )
+        node_of[fp] = _add_state(graph, tuple(state[v] for v in variables))
+    graph.initial = {node_of[fp] for fp in dot.initial}
+    for src, label, dst in dot.edges:
         graph.out[node_of[src]].add((label, node_of[dst]))
     return graph
 

@@ -11,6 +11,7 @@ TLC's state print (`/\\ x = 1` lines; TLC's own string escapes inside).
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from pathlib import Path
 from aegis.errors import AegisError, SpecError
 from aegis.values import Value
 from tools.tlc.runner import run_tlc
-from tools.tlc.valueparser import parse_state
+from tools.tlc.valueparser import parse_state, parse_value
 
 _DOT_ESCAPES = {"n": "\n", "l": "\n", "r": "\n", '"': '"', "\\": "\\"}
 
@@ -93,9 +94,33 @@ def _node_id(tok: str) -> int | None:
         return None
 
 
+_ASSIGN = re.compile(r"(?:^|\n)/\\ (\w+) = ")
+
+
+class _StateReader:
+    """Parses TLC's `/\\ x = v` state print, memoising each value's text (states share most)."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Value] = {}
+
+    def state(self, text: str) -> dict[str, Value]:
+        parts = _ASSIGN.split(text)
+        if len(parts) == 1 or parts[0].strip():  # one variable prints as `x = v`, no `/\`
+            return parse_state(text)
+        pairs = zip(parts[1::2], parts[2::2], strict=True)
+        return {name: self._value(v.strip()) for name, v in pairs}
+
+    def _value(self, text: str) -> Value:
+        v = self._values.get(text)
+        if v is None:
+            v = self._values[text] = parse_value(text)
+        return v
+
+
 def parse_dot(lines: Iterable[str]) -> StateGraph:
     """Parse TLC's dot dump; legend nodes and layout lines are skipped."""
     graph = StateGraph()
+    reader = _StateReader()
     legend = False
     for raw in lines:
         line = raw.strip()
@@ -115,7 +140,7 @@ def parse_dot(lines: Iterable[str]) -> StateGraph:
             assert src is not None and dst is not None
             graph.edges.add((src, attrs.get("label", ""), dst))
         elif len(words) == 1 and ids[0] is not None and "label" in attrs:
-            graph.states[ids[0]] = parse_state(attrs["label"])
+            graph.states[ids[0]] = reader.state(attrs["label"])
             if "filled" in attrs.get("style", ""):
                 graph.initial.add(ids[0])
     return graph
