@@ -244,11 +244,23 @@ def test_an_unreachable_api_server_is_retried_not_fatal(tmp_path: Path) -> None:
     account = Operator().create_job_account("aegis-system", "shared").account
     api = KubeApi.for_url("http://127.0.0.1:9", timeout_s=0.5)  # discard port: refused
     config = AegisControllerConfig(backoff_initial_s=0.05, backoff_max_s=0.2)
+    lists = 0
+    real_list = api.list
+
+    def counting_list(*args: Any, **kwargs: Any) -> Any:
+        nonlocal lists
+        lists += 1
+        return real_list(*args, **kwargs)  # the real call: refused every time
+
+    api.list = counting_list  # type: ignore[method-assign]
     controller = AegisController(api, account, CredentialService("nats://x:4222"), config)
     stop = threading.Event()
     thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
     thread.start()
-    time.sleep(0.6)  # several failed lists and watches
+    deadline = time.monotonic() + 10
+    while lists < 3 and time.monotonic() < deadline:  # several failed lists, retried
+        time.sleep(0.01)
+    assert lists >= 3
     assert thread.is_alive() and controller.runners == {}
     stop.set()
     thread.join(5)
