@@ -150,7 +150,7 @@ class _Emitter:
                 for p, labels in processes.items()
             ],
             "values_imports": ", ".join(n for n in _VALUES if n in used or n == "Value"),
-            "defs_imports": ", ".join(sorted(self.def_names & used)),
+            "defs_imports": ", ".join(sorted(self.def_names & used, key=_import_order)),
         }
 
     def action(self, a: ir.Action) -> dict[str, str]:
@@ -199,7 +199,7 @@ class _Emitter:
                         "source": self.source(d.loc),
                     }
                 )
-        used = sorted({py_name(p["name"]) for p in preds})
+        used = sorted({py_name(p["name"]) for p in preds}, key=_import_order)
         return {
             "predicates": preds,
             "properties": self.spec.properties,
@@ -280,6 +280,13 @@ def _isort(name: str) -> tuple[int, str]:
     """RUF022's order for __all__: CONSTANTS, then Classes, then functions."""
     group = 0 if name.isupper() else 1 if name[0].isupper() else 2
     return group, name
+
+
+def _import_order(name: str) -> tuple[int, str, str]:
+    """isort's order for names in one `from ... import`: CONSTANTS, Classes, functions, each
+    group case-insensitively (EvictAtCheckpoint, EvictionAffordable, EvictOnlySlow)."""
+    group = 0 if name.isupper() else 1 if name[0].isupper() else 2
+    return group, name.lower(), name
 
 
 def _phase_attrs(states: tuple[Value, ...]) -> dict[Value, str]:

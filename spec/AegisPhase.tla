@@ -88,6 +88,10 @@ variables
     \* ---- the agents ----
     agentSeq = [w \in Workers |-> InitSeqNum],    \* seq of the last order received
     agentState = [w \in Workers |-> "Fresh"],
+    \* ---- the slow-node path (design section 6) ----
+    slow = [w \in Workers |-> FALSE],            \* marked slow/hung in this order (hang)
+    evict = [w \in Workers |-> FALSE],           \* hangWithQuit decided: evict at a safe point
+    checkpointed = FALSE,                         \* a checkpoint completed since the decision
     \* ---- the environment ----
     faults = FaultBudget,
     \* ---- ghosts for the P1 invariants ----
@@ -110,12 +114,24 @@ define {
                   /\ ~(phase = "Troubleshooting" /\ Exhausted)
     CanRestartInRun == phase = "RunCommand" /\ UnseenRestarts # {}
     CanRestartOutsideRun == phase # "RunCommand" /\ ~Terminated /\ UnseenRestarts # {}
-    CanRestartDone == phase = "Restarting" /\ \A w \in Workers : ~podRestarted[w]
+    CanRestartDone == phase = "Restarting"
+                      /\ \A w \in Workers : ~podRestarted[w] /\ agentState[w] # "Exited"
     CanFailExhausted == phase = "Troubleshooting" /\ AllReady /\ Exhausted
     CanWrapUp == phase = "Failed" /\ ~(shouldQuit /\ recoverCount = MaxRetry + 1)
     CanAlign == phase \in {"BootChecking", "RunCommand"}
                 /\ \E w \in Workers : retries[w] # recoverCount
     CanQuit == shouldQuit /\ phase \notin {"Succeed", "Failed"}
+
+    \* The slow-node path: a pod marked slow (hang) is evicted -- at the next
+    \* checkpoint -- only while the job can afford it: an eviction is a pod
+    \* restart and costs one retry, and a slow job beats a failed one.
+    Evicting == {x \in Workers : evict[x]}
+    SlowToEvict == {x \in Workers : slow[x] /\ ~evict[x] /\ ~podRestarted[x]}
+    CanHangWithQuit == phase = "RunCommand" /\ ~shouldQuit /\ SlowToEvict # {}
+                       /\ recoverCount + Cardinality(Evicting) < MaxRetry
+    \* An evicted pod's agent has left (AgentEvict): restart it like a crashed pod.
+    Evicted == {x \in Workers : evict[x] /\ agentState[x] = "Exited"}
+    CanEvictSlow == phase = "RunCommand" /\ Evicted # {}
 
     \* The controller has no decision left to take.  Like the runtime, which
     \* takes the next observation (a report, a pod event, an agent's work
@@ -124,7 +140,7 @@ define {
     \* agent never sees a half-decided order.
     Quiescent == ~(CanAdvance \/ CanRestartInRun \/ CanRestartOutsideRun
                    \/ CanRestartDone \/ CanFailExhausted \/ CanWrapUp
-                   \/ CanAlign \/ CanQuit)
+                   \/ CanAlign \/ CanQuit \/ CanHangWithQuit \/ CanEvictSlow)
 
 
     \* The dedup rule for Finish (and for the ACK that finishes Pending): only
@@ -169,6 +185,16 @@ define {
     \* Only a Finish for the current order ever marks a worker finished.
     StaleFinishRejected == \A w \in Workers : finished[w] => lastFinishSeq[w] = masterSeq
 
+    \* ---------------- slow-node invariants ----------------
+    \* Only a pod marked slow is ever chosen for eviction.
+    EvictOnlySlow == \A w \in Workers : evict[w] => slow[w]
+
+    \* A pod chosen for eviction leaves only after a checkpoint completed.
+    EvictAtCheckpoint == \A w \in Workers : (evict[w] /\ agentState[w] = "Exited") => checkpointed
+
+    \* Evictions decided never cost more retries than the job has left.
+    EvictionAffordable == phase = "RunCommand" => recoverCount + Cardinality(Evicting) <= MaxRetry
+
     \* ---------------- state constraint ----------------
     \* MaxSeqGap is set to the largest gap reachable (2 * MaxRetry + 3), so
     \* the constraint cuts nothing today; if a change lets masterSeq grow
@@ -197,12 +223,18 @@ macro count_failure(w) {
 macro forget_incarnation(w) {
     lastFinishSeq[w] := InitSeqNum - 1;
     msgs := {m \in msgs : m.from # w};
+    slow[w] := FALSE;
+    evict[w] := FALSE;
 }
 
-\* Bump the master's sequence number: a new order goes out.
+\* Bump the master's sequence number: a new order goes out.  It starts with
+\* no slow marks: an agent that still finds itself slow reports it again.
 macro new_order() {
     prevMasterSeq := masterSeq;
     masterSeq := masterSeq + 1;
+    slow := [w \in Workers |-> FALSE];
+    evict := [w \in Workers |-> FALSE];
+    checkpointed := FALSE;
 }
 
 \* ======================= controller (master) =======================
@@ -321,6 +353,16 @@ Receive:
                     lastFinishSeq[m.from] := m.seq;
                     finishCount[m.from] := finishCount[m.from] + 1;
                 }
+            } else if (m.type = "Hang") {
+                \* hang: the pod is marked, nothing is killed.
+                if (phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]) {
+                    slow[m.from] := TRUE;
+                }
+            } else if (m.type = "Checkpoint") {
+                \* a safe point: the pods chosen for eviction may leave now.
+                if (phase = "RunCommand" /\ m.seq = masterSeq /\ Evicting # {}) {
+                    checkpointed := TRUE;
+                }
             } else {
                 \* handleError: an Error of the current order in RunCommand is
                 \* counted and everyone troubleshoots; elsewhere the agent
@@ -345,6 +387,39 @@ Receive:
 \* A restarted pod's ACK waits until the controller has seen the restart;
 \* the pod then rejoins the current phase.  In Pending the ACK is the
 \* worker's Finish, under the same dedup rule.
+\* hangWithQuit: the master decides to evict a pod marked slow; the pod
+\* keeps training until the next checkpoint completes (AgentEvict).
+fair process (hangWithQuit = "hangWithQuit") {
+HangWithQuit:
+    while (TRUE) {
+        await CanHangWithQuit;
+        with (w \in SlowToEvict) {
+            evict[w] := TRUE;
+        }
+    }
+}
+
+
+\* The evicted pod has left at the safe point: the job restarts it as in
+\* RestartInRun (one retry counted); its replacement joins on a healthy node.
+\* The peers' errors that follow its leaving arrive in Restarting and are
+\* not counted.
+fair process (evictSlow = "evictSlow") {
+EvictSlow:
+    while (TRUE) {
+        await CanEvictSlow;
+        with (w \in Evicted) {
+            phase := "Restarting";
+            innerPhase[w] := "Restarting";
+            finished[w] := FALSE;
+            finishCount[w] := 0;
+            forget_incarnation(w);
+            count_failure(w);
+        }
+    }
+}
+
+
 fair process (agentJoin = "agentJoin") {
 AgentJoin:
     while (TRUE) {
@@ -384,6 +459,47 @@ AgentWork:
                     agentState[w] := "Exited";
                 }
             }
+        }
+    }
+}
+
+\* An agent whose training makes no progress (hang) or runs clearly slower
+\* than its peers reports it while the command runs; the command is not
+\* stopped.  Caused by the environment: it spends one unit of FaultBudget.
+process (agentHang = "agentHang") {
+AgentHang:
+    while (TRUE) {
+        with (w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}) {
+            await Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w];
+            faults := faults - 1;
+            msgs := msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]};
+        }
+    }
+}
+
+\* The training finished a checkpoint (aegis.checkpoint_done or the marker
+\* file), seen by the agent of the rank that saved it.  Reported only while
+\* an eviction waits for it; the spec does not assume one ever comes.
+process (agentCheckpoint = "agentCheckpoint") {
+AgentCheckpoint:
+    while (TRUE) {
+        with (w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}) {
+            await Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {};
+            msgs := msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]};
+        }
+    }
+}
+
+\* A pod chosen for eviction stops its command at the safe point and exits 1:
+\* the Job Controller blacklists its node and reschedules it (Reschedule).
+fair process (agentEvict = "agentEvict") {
+AgentEvict:
+    while (TRUE) {
+        with (w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
+                                      /\ agentSeq[x] < masterSeq}) {
+            await Quiescent /\ phase = "RunCommand" /\ checkpointed;
+            agentSeq[w] := masterSeq;
+            agentState[w] := "Exited";
         }
     }
 }
@@ -447,10 +563,10 @@ JobDone:
     }
 }
 } *)
-\* BEGIN TRANSLATION PCal-21699720732aee423b7af2dfc456c05e
+\* BEGIN TRANSLATION - the hash of the PCal code: PCal-7c44d06c0030df9d20357630705e7797
 VARIABLES phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
           podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
-          faults, prevMasterSeq, finishCount
+          slow, evict, checkpointed, faults, prevMasterSeq, finishCount
 
 (* define statement *)
 Terminated == \/ phase = "Succeed"
@@ -468,7 +584,8 @@ CanAdvance == phase \in AdvancePhases /\ AllReady
               /\ ~(phase = "Troubleshooting" /\ Exhausted)
 CanRestartInRun == phase = "RunCommand" /\ UnseenRestarts # {}
 CanRestartOutsideRun == phase # "RunCommand" /\ ~Terminated /\ UnseenRestarts # {}
-CanRestartDone == phase = "Restarting" /\ \A w \in Workers : ~podRestarted[w]
+CanRestartDone == phase = "Restarting"
+                  /\ \A w \in Workers : ~podRestarted[w] /\ agentState[w] # "Exited"
 CanFailExhausted == phase = "Troubleshooting" /\ AllReady /\ Exhausted
 CanWrapUp == phase = "Failed" /\ ~(shouldQuit /\ recoverCount = MaxRetry + 1)
 CanAlign == phase \in {"BootChecking", "RunCommand"}
@@ -478,11 +595,22 @@ CanQuit == shouldQuit /\ phase \notin {"Succeed", "Failed"}
 
 
 
+Evicting == {x \in Workers : evict[x]}
+SlowToEvict == {x \in Workers : slow[x] /\ ~evict[x] /\ ~podRestarted[x]}
+CanHangWithQuit == phase = "RunCommand" /\ ~shouldQuit /\ SlowToEvict # {}
+                   /\ recoverCount + Cardinality(Evicting) < MaxRetry
+
+Evicted == {x \in Workers : evict[x] /\ agentState[x] = "Exited"}
+CanEvictSlow == phase = "RunCommand" /\ Evicted # {}
+
+
+
+
 
 
 Quiescent == ~(CanAdvance \/ CanRestartInRun \/ CanRestartOutsideRun
                \/ CanRestartDone \/ CanFailExhausted \/ CanWrapUp
-               \/ CanAlign \/ CanQuit)
+               \/ CanAlign \/ CanQuit \/ CanHangWithQuit \/ CanEvictSlow)
 
 
 
@@ -529,6 +657,16 @@ StaleFinishRejected == \A w \in Workers : finished[w] => lastFinishSeq[w] = mast
 
 
 
+EvictOnlySlow == \A w \in Workers : evict[w] => slow[w]
+
+
+EvictAtCheckpoint == \A w \in Workers : (evict[w] /\ agentState[w] = "Exited") => checkpointed
+
+
+EvictionAffordable == phase = "RunCommand" => recoverCount + Cardinality(Evicting) <= MaxRetry
+
+
+
 
 
 SeqBound == masterSeq <= InitSeqNum + MaxSeqGap
@@ -543,9 +681,9 @@ Termination == <>Terminated
 
 vars == << phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
            podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
-           faults, prevMasterSeq, finishCount >>
+           slow, evict, checkpointed, faults, prevMasterSeq, finishCount >>
 
-ProcSet == {"advance"} \cup {"restartInRun"} \cup {"restartOutsideRun"} \cup {"restartDone"} \cup {"retriesExhausted"} \cup {"failedWrapUp"} \cup {"alignRetries"} \cup {"quitRequested"} \cup {"receive"} \cup {"agentJoin"} \cup {"agentWork"} \cup {"envPodRestart"} \cup {"envDuplicate"} \cup {"envQuit"} \cup {"reschedule"} \cup {"jobDone"}
+ProcSet == {"advance"} \cup {"restartInRun"} \cup {"restartOutsideRun"} \cup {"restartDone"} \cup {"retriesExhausted"} \cup {"failedWrapUp"} \cup {"alignRetries"} \cup {"quitRequested"} \cup {"receive"} \cup {"hangWithQuit"} \cup {"evictSlow"} \cup {"agentJoin"} \cup {"agentWork"} \cup {"agentHang"} \cup {"agentCheckpoint"} \cup {"agentEvict"} \cup {"envPodRestart"} \cup {"envDuplicate"} \cup {"envQuit"} \cup {"reschedule"} \cup {"jobDone"}
 
 Init == (* Global variables *)
         /\ phase = "Pending"
@@ -560,6 +698,9 @@ Init == (* Global variables *)
         /\ msgs = {}
         /\ agentSeq = [w \in Workers |-> InitSeqNum]
         /\ agentState = [w \in Workers |-> "Fresh"]
+        /\ slow = [w \in Workers |-> FALSE]
+        /\ evict = [w \in Workers |-> FALSE]
+        /\ checkpointed = FALSE
         /\ faults = FaultBudget
         /\ prevMasterSeq = InitSeqNum
         /\ finishCount = [w \in Workers |-> 0]
@@ -571,10 +712,14 @@ advance == /\ CanAdvance
                 /\ IF next \in OrderPhases
                       THEN /\ prevMasterSeq' = masterSeq
                            /\ masterSeq' = masterSeq + 1
+                           /\ slow' = [w \in Workers |-> FALSE]
+                           /\ evict' = [w \in Workers |-> FALSE]
+                           /\ checkpointed' = FALSE
                            /\ finished' = [w \in Workers |-> FALSE]
                            /\ finishCount' = [w \in Workers |-> 0]
                       ELSE /\ TRUE
-                           /\ UNCHANGED << finished, masterSeq, prevMasterSeq, 
+                           /\ UNCHANGED << finished, masterSeq, slow, evict, 
+                                           checkpointed, prevMasterSeq, 
                                            finishCount >>
            /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted, 
                            lastFinishSeq, msgs, agentSeq, agentState, faults >>
@@ -587,10 +732,13 @@ restartInRun == /\ CanRestartInRun
                      /\ finishCount' = [finishCount EXCEPT ![w] = 0]
                      /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
                      /\ msgs' = {m \in msgs : m.from # w}
+                     /\ slow' = [slow EXCEPT ![w] = FALSE]
+                     /\ evict' = [evict EXCEPT ![w] = FALSE]
                      /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
                      /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
                 /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq, 
-                                agentState, faults, prevMasterSeq >>
+                                agentState, checkpointed, faults, 
+                                prevMasterSeq >>
 
 restartOutsideRun == /\ CanRestartOutsideRun
                      /\ \E w \in UnseenRestarts:
@@ -599,9 +747,12 @@ restartOutsideRun == /\ CanRestartOutsideRun
                           /\ finishCount' = [finishCount EXCEPT ![w] = 0]
                           /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
                           /\ msgs' = {m \in msgs : m.from # w}
+                          /\ slow' = [slow EXCEPT ![w] = FALSE]
+                          /\ evict' = [evict EXCEPT ![w] = FALSE]
                      /\ UNCHANGED << phase, shouldQuit, recoverCount, retries, 
                                      podRestarted, masterSeq, agentSeq, 
-                                     agentState, faults, prevMasterSeq >>
+                                     agentState, checkpointed, faults, 
+                                     prevMasterSeq >>
 
 restartDone == /\ CanRestartDone
                /\ phase' = "Troubleshooting"
@@ -610,6 +761,9 @@ restartDone == /\ CanRestartDone
                /\ finishCount' = [w \in Workers |-> 0]
                /\ prevMasterSeq' = masterSeq
                /\ masterSeq' = masterSeq + 1
+               /\ slow' = [w \in Workers |-> FALSE]
+               /\ evict' = [w \in Workers |-> FALSE]
+               /\ checkpointed' = FALSE
                /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted, 
                                lastFinishSeq, msgs, agentSeq, agentState, 
                                faults >>
@@ -620,14 +774,16 @@ retriesExhausted == /\ CanFailExhausted
                     /\ UNCHANGED << shouldQuit, recoverCount, finished, 
                                     retries, podRestarted, masterSeq, 
                                     lastFinishSeq, msgs, agentSeq, agentState, 
-                                    faults, prevMasterSeq, finishCount >>
+                                    slow, evict, checkpointed, faults, 
+                                    prevMasterSeq, finishCount >>
 
 failedWrapUp == /\ CanWrapUp
                 /\ recoverCount' = MaxRetry + 1
                 /\ shouldQuit' = TRUE
                 /\ UNCHANGED << phase, innerPhase, finished, retries, 
                                 podRestarted, masterSeq, lastFinishSeq, msgs, 
-                                agentSeq, agentState, faults, prevMasterSeq, 
+                                agentSeq, agentState, slow, evict, 
+                                checkpointed, faults, prevMasterSeq, 
                                 finishCount >>
 
 alignRetries == /\ CanAlign
@@ -635,14 +791,16 @@ alignRetries == /\ CanAlign
                 /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                                 finished, podRestarted, masterSeq, 
                                 lastFinishSeq, msgs, agentSeq, agentState, 
-                                faults, prevMasterSeq, finishCount >>
+                                slow, evict, checkpointed, faults, 
+                                prevMasterSeq, finishCount >>
 
 quitRequested == /\ CanQuit
                  /\ phase' = "Failed"
                  /\ innerPhase' = [w \in Workers |-> "Failed"]
                  /\ UNCHANGED << shouldQuit, recoverCount, finished, retries, 
                                  podRestarted, masterSeq, lastFinishSeq, msgs, 
-                                 agentSeq, agentState, faults, prevMasterSeq, 
+                                 agentSeq, agentState, slow, evict, 
+                                 checkpointed, faults, prevMasterSeq, 
                                  finishCount >>
 
 receive == /\ Quiescent
@@ -657,25 +815,84 @@ receive == /\ Quiescent
                                       /\ UNCHANGED << finished, lastFinishSeq, 
                                                       finishCount >>
                            /\ UNCHANGED << phase, recoverCount, innerPhase, 
-                                           retries, masterSeq, prevMasterSeq >>
-                      ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
-                                 THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)] + 1]
-                                      /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
-                                      /\ phase' = "Troubleshooting"
-                                      /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
-                                      /\ finished' = [w \in Workers |-> FALSE]
-                                      /\ finishCount' = [w \in Workers |-> 0]
-                                      /\ prevMasterSeq' = masterSeq
-                                      /\ masterSeq' = masterSeq + 1
-                                 ELSE /\ TRUE
+                                           retries, masterSeq, slow, evict, 
+                                           checkpointed, prevMasterSeq >>
+                      ELSE /\ IF m.type = "Hang"
+                                 THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
+                                            THEN /\ slow' = [slow EXCEPT ![m.from] = TRUE]
+                                            ELSE /\ TRUE
+                                                 /\ slow' = slow
                                       /\ UNCHANGED << phase, recoverCount, 
                                                       innerPhase, finished, 
                                                       retries, masterSeq, 
+                                                      evict, checkpointed, 
                                                       prevMasterSeq, 
                                                       finishCount >>
+                                 ELSE /\ IF m.type = "Checkpoint"
+                                            THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ Evicting # {}
+                                                       THEN /\ checkpointed' = TRUE
+                                                       ELSE /\ TRUE
+                                                            /\ UNCHANGED checkpointed
+                                                 /\ UNCHANGED << phase, 
+                                                                 recoverCount, 
+                                                                 innerPhase, 
+                                                                 finished, 
+                                                                 retries, 
+                                                                 masterSeq, 
+                                                                 slow, evict, 
+                                                                 prevMasterSeq, 
+                                                                 finishCount >>
+                                            ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
+                                                       THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)] + 1]
+                                                            /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                                                            /\ phase' = "Troubleshooting"
+                                                            /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+                                                            /\ finished' = [w \in Workers |-> FALSE]
+                                                            /\ finishCount' = [w \in Workers |-> 0]
+                                                            /\ prevMasterSeq' = masterSeq
+                                                            /\ masterSeq' = masterSeq + 1
+                                                            /\ slow' = [w \in Workers |-> FALSE]
+                                                            /\ evict' = [w \in Workers |-> FALSE]
+                                                            /\ checkpointed' = FALSE
+                                                       ELSE /\ TRUE
+                                                            /\ UNCHANGED << phase, 
+                                                                            recoverCount, 
+                                                                            innerPhase, 
+                                                                            finished, 
+                                                                            retries, 
+                                                                            masterSeq, 
+                                                                            slow, 
+                                                                            evict, 
+                                                                            checkpointed, 
+                                                                            prevMasterSeq, 
+                                                                            finishCount >>
                            /\ UNCHANGED lastFinishSeq
            /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState, 
                            faults >>
+
+hangWithQuit == /\ CanHangWithQuit
+                /\ \E w \in SlowToEvict:
+                     evict' = [evict EXCEPT ![w] = TRUE]
+                /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                                finished, retries, podRestarted, masterSeq, 
+                                lastFinishSeq, msgs, agentSeq, agentState, 
+                                slow, checkpointed, faults, prevMasterSeq, 
+                                finishCount >>
+
+evictSlow == /\ CanEvictSlow
+             /\ \E w \in Evicted:
+                  /\ phase' = "Restarting"
+                  /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+                  /\ finished' = [finished EXCEPT ![w] = FALSE]
+                  /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+                  /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+                  /\ msgs' = {m \in msgs : m.from # w}
+                  /\ slow' = [slow EXCEPT ![w] = FALSE]
+                  /\ evict' = [evict EXCEPT ![w] = FALSE]
+                  /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
+                  /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+             /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq, 
+                             agentState, checkpointed, faults, prevMasterSeq >>
 
 agentJoin == /\ Quiescent /\ ~Terminated
              /\ \E w \in {x \in Workers : agentState[x] = "Fresh"
@@ -695,7 +912,8 @@ agentJoin == /\ Quiescent /\ ~Terminated
                                /\ UNCHANGED << finished, lastFinishSeq, 
                                                finishCount >>
              /\ UNCHANGED << phase, shouldQuit, recoverCount, retries, 
-                             masterSeq, msgs, agentSeq, faults, prevMasterSeq >>
+                             masterSeq, msgs, agentSeq, slow, evict, 
+                             checkpointed, faults, prevMasterSeq >>
 
 agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
                   \E outcome \in Outcomes:
@@ -712,7 +930,36 @@ agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]
                                /\ UNCHANGED << agentState, faults >>
              /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                              finished, retries, podRestarted, masterSeq, 
-                             lastFinishSeq, prevMasterSeq, finishCount >>
+                             lastFinishSeq, slow, evict, checkpointed, 
+                             prevMasterSeq, finishCount >>
+
+agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
+                  /\ Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w]
+                  /\ faults' = faults - 1
+                  /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
+             /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                             finished, retries, podRestarted, masterSeq, 
+                             lastFinishSeq, agentSeq, agentState, slow, evict, 
+                             checkpointed, prevMasterSeq, finishCount >>
+
+agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
+                        /\ Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {}
+                        /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
+                   /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                                   finished, retries, podRestarted, masterSeq, 
+                                   lastFinishSeq, agentSeq, agentState, slow, 
+                                   evict, checkpointed, faults, prevMasterSeq, 
+                                   finishCount >>
+
+agentEvict == /\ \E w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
+                                            /\ agentSeq[x] < masterSeq}:
+                   /\ Quiescent /\ phase = "RunCommand" /\ checkpointed
+                   /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
+                   /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
+              /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
+                              finished, retries, podRestarted, masterSeq, 
+                              lastFinishSeq, msgs, slow, evict, checkpointed, 
+                              faults, prevMasterSeq, finishCount >>
 
 envPodRestart == /\ \E w \in Workers:
                       /\ Quiescent /\ faults > 0 /\ ~Terminated
@@ -722,7 +969,8 @@ envPodRestart == /\ \E w \in Workers:
                       /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
                  /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                                  finished, retries, masterSeq, lastFinishSeq, 
-                                 msgs, prevMasterSeq, finishCount >>
+                                 msgs, slow, evict, checkpointed, 
+                                 prevMasterSeq, finishCount >>
 
 envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
                      /\ Quiescent /\ faults > 0 /\ ~Terminated
@@ -730,15 +978,17 @@ envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
                      /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w]]})
                 /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                                 finished, retries, podRestarted, masterSeq, 
-                                lastFinishSeq, agentSeq, agentState, 
-                                prevMasterSeq, finishCount >>
+                                lastFinishSeq, agentSeq, agentState, slow, 
+                                evict, checkpointed, prevMasterSeq, 
+                                finishCount >>
 
 envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
            /\ faults' = faults - 1
            /\ shouldQuit' = TRUE
            /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries, 
                            podRestarted, masterSeq, lastFinishSeq, msgs, 
-                           agentSeq, agentState, prevMasterSeq, finishCount >>
+                           agentSeq, agentState, slow, evict, checkpointed, 
+                           prevMasterSeq, finishCount >>
 
 reschedule == /\ Quiescent /\ ~Terminated
               /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
@@ -747,18 +997,21 @@ reschedule == /\ Quiescent /\ ~Terminated
                    /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
               /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                               finished, retries, masterSeq, lastFinishSeq, 
-                              msgs, faults, prevMasterSeq, finishCount >>
+                              msgs, slow, evict, checkpointed, faults, 
+                              prevMasterSeq, finishCount >>
 
 jobDone == /\ Terminated
            /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                            finished, retries, podRestarted, masterSeq, 
-                           lastFinishSeq, msgs, agentSeq, agentState, faults, 
-                           prevMasterSeq, finishCount >>
+                           lastFinishSeq, msgs, agentSeq, agentState, slow, 
+                           evict, checkpointed, faults, prevMasterSeq, 
+                           finishCount >>
 
 Next == advance \/ restartInRun \/ restartOutsideRun \/ restartDone
            \/ retriesExhausted \/ failedWrapUp \/ alignRetries \/ quitRequested
-           \/ receive \/ agentJoin \/ agentWork \/ envPodRestart \/ envDuplicate
-           \/ envQuit \/ reschedule \/ jobDone
+           \/ receive \/ hangWithQuit \/ evictSlow \/ agentJoin \/ agentWork
+           \/ agentHang \/ agentCheckpoint \/ agentEvict \/ envPodRestart
+           \/ envDuplicate \/ envQuit \/ reschedule \/ jobDone
 
 Spec == /\ Init /\ [][Next]_vars
         /\ WF_vars(advance)
@@ -770,10 +1023,13 @@ Spec == /\ Init /\ [][Next]_vars
         /\ WF_vars(alignRetries)
         /\ WF_vars(quitRequested)
         /\ WF_vars(receive)
+        /\ WF_vars(hangWithQuit)
+        /\ WF_vars(evictSlow)
         /\ WF_vars(agentJoin)
         /\ WF_vars(agentWork)
+        /\ WF_vars(agentEvict)
         /\ WF_vars(reschedule)
         /\ WF_vars(jobDone)
 
-\* END TRANSLATION TLA-5ef2e93831a9408c25b2ef570e2bfd87
+\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-7608fd960078169902061f5c8e9c3eda
 =============================================================================

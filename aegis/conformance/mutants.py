@@ -349,7 +349,17 @@ def by_name(name: str) -> Mutant:
 
 
 def _pattern(old: str) -> re.Pattern[str]:
-    return re.compile(r"\s*".join(re.escape(tok) for tok in re.findall(r"\w+|\S", old)))
+    """`old` as a regex: any whitespace between tokens, and the generator's numbered bound
+    variables (`w_2`) matching any number, so that a spec change elsewhere does not break it."""
+
+    def token(tok: str) -> str:
+        bound = _BOUND.fullmatch(tok)
+        return re.escape(bound.group(1)) + r"_\d+" if bound else re.escape(tok)
+
+    return re.compile(r"\s*".join(token(tok) for tok in re.findall(r"\w+|\S", old)))
+
+
+_BOUND = re.compile(r"([a-z][a-z0-9]*)_\d+")
 
 
 def patch(source: str, mutant: Mutant) -> str:

@@ -11,18 +11,23 @@ from . import _tla
 from .defs import (
     CanAdvance,
     CanAlign,
+    CanEvictSlow,
     CanFailExhausted,
+    CanHangWithQuit,
     CanQuit,
     CanRestartDone,
     CanRestartInRun,
     CanRestartOutsideRun,
     CanWrapUp,
+    Evicted,
+    Evicting,
     FreshFinish,
     Min,
     NextPhase,
     OrderPhases,
     Outcomes,
     Quiescent,
+    SlowToEvict,
     Terminated,
     UnseenRestarts,
 )
@@ -30,41 +35,47 @@ from .model import ActionInfo, Constants, State, Successor
 
 
 def initial_states(c: Constants) -> list[State]:
-    """Every initial state (Init, spec/AegisPhase.tla:551)."""
+    """Every initial state (Init, spec/AegisPhase.tla:689)."""
     return list(dict.fromkeys(_init(c)))
 
 
 def _init(c: Constants) -> Iterator[State]:
-    # 551: /\ phase = "Pending"
+    # 689: /\ phase = "Pending"
     phase = "Pending"
-    # 552: /\ shouldQuit = FALSE
+    # 690: /\ shouldQuit = FALSE
     shouldQuit = False
-    # 553: /\ recoverCount = 0
+    # 691: /\ recoverCount = 0
     recoverCount = 0
-    # 554: /\ innerPhase = [w \in Workers |-> "Pending"]
+    # 692: /\ innerPhase = [w \in Workers |-> "Pending"]
     innerPhase = fn((w, "Pending") for w in c.Workers)
-    # 555: /\ finished = [w \in Workers |-> FALSE]
+    # 693: /\ finished = [w \in Workers |-> FALSE]
     finished = fn((w_2, False) for w_2 in c.Workers)
-    # 556: /\ retries = [w \in Workers |-> 0]
+    # 694: /\ retries = [w \in Workers |-> 0]
     retries = fn((w_3, 0) for w_3 in c.Workers)
-    # 557: /\ podRestarted = [w \in Workers |-> FALSE]
+    # 695: /\ podRestarted = [w \in Workers |-> FALSE]
     podRestarted = fn((w_4, False) for w_4 in c.Workers)
-    # 558: /\ masterSeq = InitSeqNum
+    # 696: /\ masterSeq = InitSeqNum
     masterSeq = c.InitSeqNum
-    # 559: /\ lastFinishSeq = [w \in Workers |-> InitSeqNum - 1]
+    # 697: /\ lastFinishSeq = [w \in Workers |-> InitSeqNum - 1]
     lastFinishSeq = fn((w_5, c.InitSeqNum - 1) for w_5 in c.Workers)
-    # 560: /\ msgs = {}
+    # 698: /\ msgs = {}
     msgs = frozenset[Value]()
-    # 561: /\ agentSeq = [w \in Workers |-> InitSeqNum]
+    # 699: /\ agentSeq = [w \in Workers |-> InitSeqNum]
     agentSeq = fn((w_6, c.InitSeqNum) for w_6 in c.Workers)
-    # 562: /\ agentState = [w \in Workers |-> "Fresh"]
+    # 700: /\ agentState = [w \in Workers |-> "Fresh"]
     agentState = fn((w_7, "Fresh") for w_7 in c.Workers)
-    # 563: /\ faults = FaultBudget
+    # 701: /\ slow = [w \in Workers |-> FALSE]
+    slow = fn((w_8, False) for w_8 in c.Workers)
+    # 702: /\ evict = [w \in Workers |-> FALSE]
+    evict = fn((w_9, False) for w_9 in c.Workers)
+    # 703: /\ checkpointed = FALSE
+    checkpointed = False
+    # 704: /\ faults = FaultBudget
     faults = c.FaultBudget
-    # 564: /\ prevMasterSeq = InitSeqNum
+    # 705: /\ prevMasterSeq = InitSeqNum
     prevMasterSeq = c.InitSeqNum
-    # 565: /\ finishCount = [w \in Workers |-> 0]
-    finishCount = fn((w_8, 0) for w_8 in c.Workers)
+    # 706: /\ finishCount = [w \in Workers |-> 0]
+    finishCount = fn((w_10, 0) for w_10 in c.Workers)
     yield State(
         phase=phase,
         shouldQuit=shouldQuit,
@@ -78,6 +89,9 @@ def _init(c: Constants) -> Iterator[State]:
         msgs=msgs,
         agentSeq=agentSeq,
         agentState=agentState,
+        slow=slow,
+        evict=evict,
+        checkpointed=checkpointed,
         faults=faults,
         prevMasterSeq=prevMasterSeq,
         finishCount=finishCount,
@@ -100,26 +114,32 @@ def successors_advance(c: Constants, s: State, self: Value) -> list[Successor]:
 
 
 def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """advance at spec/AegisPhase.tla:567."""
-    # 567: advance == /\ CanAdvance
+    """advance at spec/AegisPhase.tla:708."""
+    # 708: advance == /\ CanAdvance
     if not CanAdvance(c, s):
         return
-    # 568: /\ LET next == NextPhase(phase) IN
-    # 569: /\ phase' = next
+    # 709: /\ LET next == NextPhase(phase) IN
+    # 710: /\ phase' = next
     phase_next = NextPhase(c, s.phase)
-    # 570: /\ innerPhase' = [w \in Workers |-> next]
+    # 711: /\ innerPhase' = [w \in Workers |-> next]
     innerPhase_next = fn((w, NextPhase(c, s.phase)) for w in c.Workers)
-    # 571: /\ IF next \in OrderPhases
+    # 712: /\ IF next \in OrderPhases
     if NextPhase(c, s.phase) in OrderPhases(c):
-        # 572: THEN /\ prevMasterSeq' = masterSeq
+        # 713: THEN /\ prevMasterSeq' = masterSeq
         prevMasterSeq_next = s.masterSeq
-        # 573: /\ masterSeq' = masterSeq + 1
+        # 714: /\ masterSeq' = masterSeq + 1
         masterSeq_next = s.masterSeq + 1
-        # 574: /\ finished' = [w \in Workers |-> FALSE]
-        finished_next = fn((w_2, False) for w_2 in c.Workers)
-        # 575: /\ finishCount' = [w \in Workers |-> 0]
-        finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
-        # 579: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+        # 715: /\ slow' = [w \in Workers |-> FALSE]
+        slow_next = fn((w_2, False) for w_2 in c.Workers)
+        # 716: /\ evict' = [w \in Workers |-> FALSE]
+        evict_next = fn((w_3, False) for w_3 in c.Workers)
+        # 717: /\ checkpointed' = FALSE
+        checkpointed_next = False
+        # 718: /\ finished' = [w \in Workers |-> FALSE]
+        finished_next = fn((w_4, False) for w_4 in c.Workers)
+        # 719: /\ finishCount' = [w \in Workers |-> 0]
+        finishCount_next = fn((w_5, 0) for w_5 in c.Workers)
+        # 724: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
         retries_next = s.retries
@@ -143,6 +163,9 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                 msgs=msgs_next,
                 agentSeq=agentSeq_next,
                 agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
@@ -150,12 +173,15 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
             (),
         )
     else:
-        # 577: /\ UNCHANGED << finished, masterSeq, prevMasterSeq,
+        # 721: /\ UNCHANGED << finished, masterSeq, slow, evict,
         finished_next = s.finished
         masterSeq_next = s.masterSeq
+        slow_next = s.slow
+        evict_next = s.evict
+        checkpointed_next = s.checkpointed
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
-        # 579: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+        # 724: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
         retries_next = s.retries
@@ -179,6 +205,9 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                 msgs=msgs_next,
                 agentSeq=agentSeq_next,
                 agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
@@ -203,34 +232,39 @@ def successors_restartInRun(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_restartInRun(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartInRun at spec/AegisPhase.tla:582."""
-    # 582: restartInRun == /\ CanRestartInRun
+    """restartInRun at spec/AegisPhase.tla:727."""
+    # 727: restartInRun == /\ CanRestartInRun
     if not CanRestartInRun(c, s):
         return
-    # 583: /\ \E w \in UnseenRestarts:
+    # 728: /\ \E w \in UnseenRestarts:
     for w in _tla.enum(UnseenRestarts(c, s)):
-        # 584: /\ phase' = "Restarting"
+        # 729: /\ phase' = "Restarting"
         phase_next = "Restarting"
-        # 585: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+        # 730: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
         innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
-        # 586: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        # 731: /\ finished' = [finished EXCEPT ![w] = FALSE]
         finished_next = _tla.except_value(s.finished, (w,), False)
-        # 587: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        # 732: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
         finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
-        # 588: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        # 733: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
         lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
-        # 589: /\ msgs' = {m \in msgs : m.from # w}
+        # 734: /\ msgs' = {m \in msgs : m.from # w}
         msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
-        # 590: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
+        # 735: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        slow_next = _tla.except_value(s.slow, (w,), False)
+        # 736: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        evict_next = _tla.except_value(s.evict, (w,), False)
+        # 737: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
         retries_next = _tla.except_value(s.retries, (w,), apply(s.retries, w) + 1)
-        # 591: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+        # 738: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
-        # 592: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
+        # 739: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
         shouldQuit_next = s.shouldQuit
         podRestarted_next = s.podRestarted
         masterSeq_next = s.masterSeq
         agentSeq_next = s.agentSeq
         agentState_next = s.agentState
+        checkpointed_next = s.checkpointed
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         yield Successor(
@@ -247,6 +281,9 @@ def _steps_restartInRun(c: Constants, s: State, self: Value) -> Iterator[Success
                 msgs=msgs_next,
                 agentSeq=agentSeq_next,
                 agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
@@ -271,23 +308,27 @@ def successors_restartOutsideRun(c: Constants, s: State, self: Value) -> list[Su
 
 
 def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartOutsideRun at spec/AegisPhase.tla:595."""
-    # 595: restartOutsideRun == /\ CanRestartOutsideRun
+    """restartOutsideRun at spec/AegisPhase.tla:743."""
+    # 743: restartOutsideRun == /\ CanRestartOutsideRun
     if not CanRestartOutsideRun(c, s):
         return
-    # 596: /\ \E w \in UnseenRestarts:
+    # 744: /\ \E w \in UnseenRestarts:
     for w in _tla.enum(UnseenRestarts(c, s)):
-        # 597: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+        # 745: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
         innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
-        # 598: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        # 746: /\ finished' = [finished EXCEPT ![w] = FALSE]
         finished_next = _tla.except_value(s.finished, (w,), False)
-        # 599: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        # 747: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
         finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
-        # 600: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        # 748: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
         lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
-        # 601: /\ msgs' = {m \in msgs : m.from # w}
+        # 749: /\ msgs' = {m \in msgs : m.from # w}
         msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
-        # 602: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+        # 750: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        slow_next = _tla.except_value(s.slow, (w,), False)
+        # 751: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        evict_next = _tla.except_value(s.evict, (w,), False)
+        # 752: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -296,6 +337,7 @@ def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Su
         masterSeq_next = s.masterSeq
         agentSeq_next = s.agentSeq
         agentState_next = s.agentState
+        checkpointed_next = s.checkpointed
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         yield Successor(
@@ -312,6 +354,9 @@ def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Su
                 msgs=msgs_next,
                 agentSeq=agentSeq_next,
                 agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
@@ -336,23 +381,29 @@ def successors_restartDone(c: Constants, s: State, self: Value) -> list[Successo
 
 
 def _steps_restartDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartDone at spec/AegisPhase.tla:606."""
-    # 606: restartDone == /\ CanRestartDone
+    """restartDone at spec/AegisPhase.tla:757."""
+    # 757: restartDone == /\ CanRestartDone
     if not CanRestartDone(c, s):
         return
-    # 607: /\ phase' = "Troubleshooting"
+    # 758: /\ phase' = "Troubleshooting"
     phase_next = "Troubleshooting"
-    # 608: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+    # 759: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
     innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
-    # 609: /\ finished' = [w \in Workers |-> FALSE]
+    # 760: /\ finished' = [w \in Workers |-> FALSE]
     finished_next = fn((w_2, False) for w_2 in c.Workers)
-    # 610: /\ finishCount' = [w \in Workers |-> 0]
+    # 761: /\ finishCount' = [w \in Workers |-> 0]
     finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
-    # 611: /\ prevMasterSeq' = masterSeq
+    # 762: /\ prevMasterSeq' = masterSeq
     prevMasterSeq_next = s.masterSeq
-    # 612: /\ masterSeq' = masterSeq + 1
+    # 763: /\ masterSeq' = masterSeq + 1
     masterSeq_next = s.masterSeq + 1
-    # 613: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+    # 764: /\ slow' = [w \in Workers |-> FALSE]
+    slow_next = fn((w_4, False) for w_4 in c.Workers)
+    # 765: /\ evict' = [w \in Workers |-> FALSE]
+    evict_next = fn((w_5, False) for w_5 in c.Workers)
+    # 766: /\ checkpointed' = FALSE
+    checkpointed_next = False
+    # 767: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
     retries_next = s.retries
@@ -376,6 +427,9 @@ def _steps_restartDone(c: Constants, s: State, self: Value) -> Iterator[Successo
             msgs=msgs_next,
             agentSeq=agentSeq_next,
             agentState=agentState_next,
+            slow=slow_next,
+            evict=evict_next,
+            checkpointed=checkpointed_next,
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
@@ -400,15 +454,15 @@ def successors_retriesExhausted(c: Constants, s: State, self: Value) -> list[Suc
 
 
 def _steps_retriesExhausted(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """retriesExhausted at spec/AegisPhase.tla:617."""
-    # 617: retriesExhausted == /\ CanFailExhausted
+    """retriesExhausted at spec/AegisPhase.tla:771."""
+    # 771: retriesExhausted == /\ CanFailExhausted
     if not CanFailExhausted(c, s):
         return
-    # 618: /\ phase' = "Failed"
+    # 772: /\ phase' = "Failed"
     phase_next = "Failed"
-    # 619: /\ innerPhase' = [w \in Workers |-> "Failed"]
+    # 773: /\ innerPhase' = [w \in Workers |-> "Failed"]
     innerPhase_next = fn((w, "Failed") for w in c.Workers)
-    # 620: /\ UNCHANGED << shouldQuit, recoverCount, finished,
+    # 774: /\ UNCHANGED << shouldQuit, recoverCount, finished,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
     finished_next = s.finished
@@ -419,6 +473,9 @@ def _steps_retriesExhausted(c: Constants, s: State, self: Value) -> Iterator[Suc
     msgs_next = s.msgs
     agentSeq_next = s.agentSeq
     agentState_next = s.agentState
+    slow_next = s.slow
+    evict_next = s.evict
+    checkpointed_next = s.checkpointed
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
@@ -436,6 +493,9 @@ def _steps_retriesExhausted(c: Constants, s: State, self: Value) -> Iterator[Suc
             msgs=msgs_next,
             agentSeq=agentSeq_next,
             agentState=agentState_next,
+            slow=slow_next,
+            evict=evict_next,
+            checkpointed=checkpointed_next,
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
@@ -460,15 +520,15 @@ def successors_failedWrapUp(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_failedWrapUp(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """failedWrapUp at spec/AegisPhase.tla:625."""
-    # 625: failedWrapUp == /\ CanWrapUp
+    """failedWrapUp at spec/AegisPhase.tla:780."""
+    # 780: failedWrapUp == /\ CanWrapUp
     if not CanWrapUp(c, s):
         return
-    # 626: /\ recoverCount' = MaxRetry + 1
+    # 781: /\ recoverCount' = MaxRetry + 1
     recoverCount_next = c.MaxRetry + 1
-    # 627: /\ shouldQuit' = TRUE
+    # 782: /\ shouldQuit' = TRUE
     shouldQuit_next = True
-    # 628: /\ UNCHANGED << phase, innerPhase, finished, retries,
+    # 783: /\ UNCHANGED << phase, innerPhase, finished, retries,
     phase_next = s.phase
     innerPhase_next = s.innerPhase
     finished_next = s.finished
@@ -479,6 +539,9 @@ def _steps_failedWrapUp(c: Constants, s: State, self: Value) -> Iterator[Success
     msgs_next = s.msgs
     agentSeq_next = s.agentSeq
     agentState_next = s.agentState
+    slow_next = s.slow
+    evict_next = s.evict
+    checkpointed_next = s.checkpointed
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
@@ -496,6 +559,9 @@ def _steps_failedWrapUp(c: Constants, s: State, self: Value) -> Iterator[Success
             msgs=msgs_next,
             agentSeq=agentSeq_next,
             agentState=agentState_next,
+            slow=slow_next,
+            evict=evict_next,
+            checkpointed=checkpointed_next,
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
@@ -520,13 +586,13 @@ def successors_alignRetries(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_alignRetries(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """alignRetries at spec/AegisPhase.tla:633."""
-    # 633: alignRetries == /\ CanAlign
+    """alignRetries at spec/AegisPhase.tla:789."""
+    # 789: alignRetries == /\ CanAlign
     if not CanAlign(c, s):
         return
-    # 634: /\ retries' = [w \in Workers |-> recoverCount]
+    # 790: /\ retries' = [w \in Workers |-> recoverCount]
     retries_next = fn((w, s.recoverCount) for w in c.Workers)
-    # 635: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+    # 791: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
     phase_next = s.phase
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
@@ -538,6 +604,9 @@ def _steps_alignRetries(c: Constants, s: State, self: Value) -> Iterator[Success
     msgs_next = s.msgs
     agentSeq_next = s.agentSeq
     agentState_next = s.agentState
+    slow_next = s.slow
+    evict_next = s.evict
+    checkpointed_next = s.checkpointed
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
@@ -555,6 +624,9 @@ def _steps_alignRetries(c: Constants, s: State, self: Value) -> Iterator[Success
             msgs=msgs_next,
             agentSeq=agentSeq_next,
             agentState=agentState_next,
+            slow=slow_next,
+            evict=evict_next,
+            checkpointed=checkpointed_next,
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
@@ -579,15 +651,15 @@ def successors_quitRequested(c: Constants, s: State, self: Value) -> list[Succes
 
 
 def _steps_quitRequested(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """quitRequested at spec/AegisPhase.tla:640."""
-    # 640: quitRequested == /\ CanQuit
+    """quitRequested at spec/AegisPhase.tla:797."""
+    # 797: quitRequested == /\ CanQuit
     if not CanQuit(c, s):
         return
-    # 641: /\ phase' = "Failed"
+    # 798: /\ phase' = "Failed"
     phase_next = "Failed"
-    # 642: /\ innerPhase' = [w \in Workers |-> "Failed"]
+    # 799: /\ innerPhase' = [w \in Workers |-> "Failed"]
     innerPhase_next = fn((w, "Failed") for w in c.Workers)
-    # 643: /\ UNCHANGED << shouldQuit, recoverCount, finished, retries,
+    # 800: /\ UNCHANGED << shouldQuit, recoverCount, finished, retries,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
     finished_next = s.finished
@@ -598,6 +670,9 @@ def _steps_quitRequested(c: Constants, s: State, self: Value) -> Iterator[Succes
     msgs_next = s.msgs
     agentSeq_next = s.agentSeq
     agentState_next = s.agentState
+    slow_next = s.slow
+    evict_next = s.evict
+    checkpointed_next = s.checkpointed
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
@@ -615,6 +690,9 @@ def _steps_quitRequested(c: Constants, s: State, self: Value) -> Iterator[Succes
             msgs=msgs_next,
             agentSeq=agentSeq_next,
             agentState=agentState_next,
+            slow=slow_next,
+            evict=evict_next,
+            checkpointed=checkpointed_next,
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
@@ -639,40 +717,43 @@ def successors_receive(c: Constants, s: State, self: Value) -> list[Successor]:
 
 
 def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """receive at spec/AegisPhase.tla:648."""
-    # 648: receive == /\ Quiescent
+    """receive at spec/AegisPhase.tla:806."""
+    # 806: receive == /\ Quiescent
     if not Quiescent(c, s):
         return
-    # 649: /\ \E m \in msgs:
+    # 807: /\ \E m \in msgs:
     for m in _tla.enum(s.msgs):
-        # 650: /\ msgs' = msgs \ {m}
+        # 808: /\ msgs' = msgs \ {m}
         msgs_next = s.msgs - frozenset({m})
-        # 651: /\ IF m.type = "Finish"
+        # 809: /\ IF m.type = "Finish"
         if apply(m, "type") == "Finish":
-            # 652: THEN /\ IF phase \in OrderPhases /\ ~podRestarted[m.from] /\ FreshFinish(m)
+            # 810: THEN /\ IF phase \in OrderPhases /\ ~podRestarted[m.from] /\ FreshFinish(m)
             if (
                 s.phase in OrderPhases(c)
                 and not apply(s.podRestarted, apply(m, "from"))
                 and FreshFinish(c, s, m)
             ):
-                # 653: THEN /\ finished' = [finished EXCEPT ![m.from] = TRUE]
+                # 811: THEN /\ finished' = [finished EXCEPT ![m.from] = TRUE]
                 finished_next = _tla.except_value(s.finished, (apply(m, "from"),), True)
-                # 654: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![m.from] = m.seq]
+                # 812: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![m.from] = m.seq]
                 lastFinishSeq_next = _tla.except_value(
                     s.lastFinishSeq, (apply(m, "from"),), apply(m, "seq")
                 )
-                # 655: /\ finishCount' = [finishCount EXCEPT ![m.from] = finishCount[m.from] + 1]
+                # 813: /\ finishCount' = [finishCount EXCEPT ![m.from] = finishCount[m.from] + 1]
                 finishCount_next = _tla.except_value(
                     s.finishCount, (apply(m, "from"),), apply(s.finishCount, apply(m, "from")) + 1
                 )
-                # 659: /\ UNCHANGED << phase, recoverCount, innerPhase,
+                # 817: /\ UNCHANGED << phase, recoverCount, innerPhase,
                 phase_next = s.phase
                 recoverCount_next = s.recoverCount
                 innerPhase_next = s.innerPhase
                 retries_next = s.retries
                 masterSeq_next = s.masterSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
                 prevMasterSeq_next = s.prevMasterSeq
-                # 677: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                 shouldQuit_next = s.shouldQuit
                 podRestarted_next = s.podRestarted
                 agentSeq_next = s.agentSeq
@@ -692,6 +773,9 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         msgs=msgs_next,
                         agentSeq=agentSeq_next,
                         agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
@@ -699,18 +783,21 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                     (("m", m),),
                 )
             else:
-                # 657: /\ UNCHANGED << finished, lastFinishSeq,
+                # 815: /\ UNCHANGED << finished, lastFinishSeq,
                 finished_next = s.finished
                 lastFinishSeq_next = s.lastFinishSeq
                 finishCount_next = s.finishCount
-                # 659: /\ UNCHANGED << phase, recoverCount, innerPhase,
+                # 817: /\ UNCHANGED << phase, recoverCount, innerPhase,
                 phase_next = s.phase
                 recoverCount_next = s.recoverCount
                 innerPhase_next = s.innerPhase
                 retries_next = s.retries
                 masterSeq_next = s.masterSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
                 prevMasterSeq_next = s.prevMasterSeq
-                # 677: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                 shouldQuit_next = s.shouldQuit
                 podRestarted_next = s.podRestarted
                 agentSeq_next = s.agentSeq
@@ -730,6 +817,9 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         msgs=msgs_next,
                         agentSeq=agentSeq_next,
                         agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
@@ -737,96 +827,450 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                     (("m", m),),
                 )
         else:
-            # 661: ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
-            if (
-                s.phase == "RunCommand"
-                and apply(m, "seq") == s.masterSeq
-                and not apply(s.podRestarted, apply(m, "from"))
-            ):
-                # 662: THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)] + 1]
-                retries_next = _tla.except_value(
-                    s.retries, (apply(m, "from"),), apply(s.retries, apply(m, "from")) + 1
-                )
-                # 663: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
-                recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
-                # 664: /\ phase' = "Troubleshooting"
-                phase_next = "Troubleshooting"
-                # 665: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
-                innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
-                # 666: /\ finished' = [w \in Workers |-> FALSE]
-                finished_next = fn((w_2, False) for w_2 in c.Workers)
-                # 667: /\ finishCount' = [w \in Workers |-> 0]
-                finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
-                # 668: /\ prevMasterSeq' = masterSeq
-                prevMasterSeq_next = s.masterSeq
-                # 669: /\ masterSeq' = masterSeq + 1
-                masterSeq_next = s.masterSeq + 1
-                # 676: /\ UNCHANGED lastFinishSeq
-                lastFinishSeq_next = s.lastFinishSeq
-                # 677: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
-                shouldQuit_next = s.shouldQuit
-                podRestarted_next = s.podRestarted
-                agentSeq_next = s.agentSeq
-                agentState_next = s.agentState
-                faults_next = s.faults
-                yield Successor(
-                    State(
-                        phase=phase_next,
-                        shouldQuit=shouldQuit_next,
-                        recoverCount=recoverCount_next,
-                        innerPhase=innerPhase_next,
-                        finished=finished_next,
-                        retries=retries_next,
-                        podRestarted=podRestarted_next,
-                        masterSeq=masterSeq_next,
-                        lastFinishSeq=lastFinishSeq_next,
-                        msgs=msgs_next,
-                        agentSeq=agentSeq_next,
-                        agentState=agentState_next,
-                        faults=faults_next,
-                        prevMasterSeq=prevMasterSeq_next,
-                        finishCount=finishCount_next,
-                    ),
-                    (("m", m),),
-                )
+            # 820: ELSE /\ IF m.type = "Hang"
+            if apply(m, "type") == "Hang":
+                # 821: THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
+                if (
+                    s.phase == "RunCommand"
+                    and apply(m, "seq") == s.masterSeq
+                    and not apply(s.podRestarted, apply(m, "from"))
+                ):
+                    # 822: THEN /\ slow' = [slow EXCEPT ![m.from] = TRUE]
+                    slow_next = _tla.except_value(s.slow, (apply(m, "from"),), True)
+                    # 825: /\ UNCHANGED << phase, recoverCount,
+                    phase_next = s.phase
+                    recoverCount_next = s.recoverCount
+                    innerPhase_next = s.innerPhase
+                    finished_next = s.finished
+                    retries_next = s.retries
+                    masterSeq_next = s.masterSeq
+                    evict_next = s.evict
+                    checkpointed_next = s.checkpointed
+                    prevMasterSeq_next = s.prevMasterSeq
+                    finishCount_next = s.finishCount
+                    # 869: /\ UNCHANGED lastFinishSeq
+                    lastFinishSeq_next = s.lastFinishSeq
+                    # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                    shouldQuit_next = s.shouldQuit
+                    podRestarted_next = s.podRestarted
+                    agentSeq_next = s.agentSeq
+                    agentState_next = s.agentState
+                    faults_next = s.faults
+                    yield Successor(
+                        State(
+                            phase=phase_next,
+                            shouldQuit=shouldQuit_next,
+                            recoverCount=recoverCount_next,
+                            innerPhase=innerPhase_next,
+                            finished=finished_next,
+                            retries=retries_next,
+                            podRestarted=podRestarted_next,
+                            masterSeq=masterSeq_next,
+                            lastFinishSeq=lastFinishSeq_next,
+                            msgs=msgs_next,
+                            agentSeq=agentSeq_next,
+                            agentState=agentState_next,
+                            slow=slow_next,
+                            evict=evict_next,
+                            checkpointed=checkpointed_next,
+                            faults=faults_next,
+                            prevMasterSeq=prevMasterSeq_next,
+                            finishCount=finishCount_next,
+                        ),
+                        (("m", m),),
+                    )
+                else:
+                    # 824: /\ slow' = slow
+                    slow_next = s.slow
+                    # 825: /\ UNCHANGED << phase, recoverCount,
+                    phase_next = s.phase
+                    recoverCount_next = s.recoverCount
+                    innerPhase_next = s.innerPhase
+                    finished_next = s.finished
+                    retries_next = s.retries
+                    masterSeq_next = s.masterSeq
+                    evict_next = s.evict
+                    checkpointed_next = s.checkpointed
+                    prevMasterSeq_next = s.prevMasterSeq
+                    finishCount_next = s.finishCount
+                    # 869: /\ UNCHANGED lastFinishSeq
+                    lastFinishSeq_next = s.lastFinishSeq
+                    # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                    shouldQuit_next = s.shouldQuit
+                    podRestarted_next = s.podRestarted
+                    agentSeq_next = s.agentSeq
+                    agentState_next = s.agentState
+                    faults_next = s.faults
+                    yield Successor(
+                        State(
+                            phase=phase_next,
+                            shouldQuit=shouldQuit_next,
+                            recoverCount=recoverCount_next,
+                            innerPhase=innerPhase_next,
+                            finished=finished_next,
+                            retries=retries_next,
+                            podRestarted=podRestarted_next,
+                            masterSeq=masterSeq_next,
+                            lastFinishSeq=lastFinishSeq_next,
+                            msgs=msgs_next,
+                            agentSeq=agentSeq_next,
+                            agentState=agentState_next,
+                            slow=slow_next,
+                            evict=evict_next,
+                            checkpointed=checkpointed_next,
+                            faults=faults_next,
+                            prevMasterSeq=prevMasterSeq_next,
+                            finishCount=finishCount_next,
+                        ),
+                        (("m", m),),
+                    )
             else:
-                # 671: /\ UNCHANGED << phase, recoverCount,
-                phase_next = s.phase
-                recoverCount_next = s.recoverCount
-                innerPhase_next = s.innerPhase
-                finished_next = s.finished
-                retries_next = s.retries
-                masterSeq_next = s.masterSeq
-                prevMasterSeq_next = s.prevMasterSeq
-                finishCount_next = s.finishCount
-                # 676: /\ UNCHANGED lastFinishSeq
-                lastFinishSeq_next = s.lastFinishSeq
-                # 677: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
-                shouldQuit_next = s.shouldQuit
-                podRestarted_next = s.podRestarted
-                agentSeq_next = s.agentSeq
-                agentState_next = s.agentState
-                faults_next = s.faults
-                yield Successor(
-                    State(
-                        phase=phase_next,
-                        shouldQuit=shouldQuit_next,
-                        recoverCount=recoverCount_next,
-                        innerPhase=innerPhase_next,
-                        finished=finished_next,
-                        retries=retries_next,
-                        podRestarted=podRestarted_next,
-                        masterSeq=masterSeq_next,
-                        lastFinishSeq=lastFinishSeq_next,
-                        msgs=msgs_next,
-                        agentSeq=agentSeq_next,
-                        agentState=agentState_next,
-                        faults=faults_next,
-                        prevMasterSeq=prevMasterSeq_next,
-                        finishCount=finishCount_next,
-                    ),
-                    (("m", m),),
-                )
+                # 831: ELSE /\ IF m.type = "Checkpoint"
+                if apply(m, "type") == "Checkpoint":
+                    # 832: THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ Evicting # {}
+                    if (
+                        s.phase == "RunCommand"
+                        and apply(m, "seq") == s.masterSeq
+                        and Evicting(c, s) != frozenset()
+                    ):
+                        # 833: THEN /\ checkpointed' = TRUE
+                        checkpointed_next = True
+                        # 836: /\ UNCHANGED << phase,
+                        phase_next = s.phase
+                        recoverCount_next = s.recoverCount
+                        innerPhase_next = s.innerPhase
+                        finished_next = s.finished
+                        retries_next = s.retries
+                        masterSeq_next = s.masterSeq
+                        slow_next = s.slow
+                        evict_next = s.evict
+                        prevMasterSeq_next = s.prevMasterSeq
+                        finishCount_next = s.finishCount
+                        # 869: /\ UNCHANGED lastFinishSeq
+                        lastFinishSeq_next = s.lastFinishSeq
+                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        shouldQuit_next = s.shouldQuit
+                        podRestarted_next = s.podRestarted
+                        agentSeq_next = s.agentSeq
+                        agentState_next = s.agentState
+                        faults_next = s.faults
+                        yield Successor(
+                            State(
+                                phase=phase_next,
+                                shouldQuit=shouldQuit_next,
+                                recoverCount=recoverCount_next,
+                                innerPhase=innerPhase_next,
+                                finished=finished_next,
+                                retries=retries_next,
+                                podRestarted=podRestarted_next,
+                                masterSeq=masterSeq_next,
+                                lastFinishSeq=lastFinishSeq_next,
+                                msgs=msgs_next,
+                                agentSeq=agentSeq_next,
+                                agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
+                                faults=faults_next,
+                                prevMasterSeq=prevMasterSeq_next,
+                                finishCount=finishCount_next,
+                            ),
+                            (("m", m),),
+                        )
+                    else:
+                        # 835: /\ UNCHANGED checkpointed
+                        checkpointed_next = s.checkpointed
+                        # 836: /\ UNCHANGED << phase,
+                        phase_next = s.phase
+                        recoverCount_next = s.recoverCount
+                        innerPhase_next = s.innerPhase
+                        finished_next = s.finished
+                        retries_next = s.retries
+                        masterSeq_next = s.masterSeq
+                        slow_next = s.slow
+                        evict_next = s.evict
+                        prevMasterSeq_next = s.prevMasterSeq
+                        finishCount_next = s.finishCount
+                        # 869: /\ UNCHANGED lastFinishSeq
+                        lastFinishSeq_next = s.lastFinishSeq
+                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        shouldQuit_next = s.shouldQuit
+                        podRestarted_next = s.podRestarted
+                        agentSeq_next = s.agentSeq
+                        agentState_next = s.agentState
+                        faults_next = s.faults
+                        yield Successor(
+                            State(
+                                phase=phase_next,
+                                shouldQuit=shouldQuit_next,
+                                recoverCount=recoverCount_next,
+                                innerPhase=innerPhase_next,
+                                finished=finished_next,
+                                retries=retries_next,
+                                podRestarted=podRestarted_next,
+                                masterSeq=masterSeq_next,
+                                lastFinishSeq=lastFinishSeq_next,
+                                msgs=msgs_next,
+                                agentSeq=agentSeq_next,
+                                agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
+                                faults=faults_next,
+                                prevMasterSeq=prevMasterSeq_next,
+                                finishCount=finishCount_next,
+                            ),
+                            (("m", m),),
+                        )
+                else:
+                    # 845: ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[...
+                    if (
+                        s.phase == "RunCommand"
+                        and apply(m, "seq") == s.masterSeq
+                        and not apply(s.podRestarted, apply(m, "from"))
+                    ):
+                        # 846: THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)]...
+                        retries_next = _tla.except_value(
+                            s.retries, (apply(m, "from"),), apply(s.retries, apply(m, "from")) + 1
+                        )
+                        # 847: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                        recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
+                        # 848: /\ phase' = "Troubleshooting"
+                        phase_next = "Troubleshooting"
+                        # 849: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+                        innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
+                        # 850: /\ finished' = [w \in Workers |-> FALSE]
+                        finished_next = fn((w_2, False) for w_2 in c.Workers)
+                        # 851: /\ finishCount' = [w \in Workers |-> 0]
+                        finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
+                        # 852: /\ prevMasterSeq' = masterSeq
+                        prevMasterSeq_next = s.masterSeq
+                        # 853: /\ masterSeq' = masterSeq + 1
+                        masterSeq_next = s.masterSeq + 1
+                        # 854: /\ slow' = [w \in Workers |-> FALSE]
+                        slow_next = fn((w_4, False) for w_4 in c.Workers)
+                        # 855: /\ evict' = [w \in Workers |-> FALSE]
+                        evict_next = fn((w_5, False) for w_5 in c.Workers)
+                        # 856: /\ checkpointed' = FALSE
+                        checkpointed_next = False
+                        # 869: /\ UNCHANGED lastFinishSeq
+                        lastFinishSeq_next = s.lastFinishSeq
+                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        shouldQuit_next = s.shouldQuit
+                        podRestarted_next = s.podRestarted
+                        agentSeq_next = s.agentSeq
+                        agentState_next = s.agentState
+                        faults_next = s.faults
+                        yield Successor(
+                            State(
+                                phase=phase_next,
+                                shouldQuit=shouldQuit_next,
+                                recoverCount=recoverCount_next,
+                                innerPhase=innerPhase_next,
+                                finished=finished_next,
+                                retries=retries_next,
+                                podRestarted=podRestarted_next,
+                                masterSeq=masterSeq_next,
+                                lastFinishSeq=lastFinishSeq_next,
+                                msgs=msgs_next,
+                                agentSeq=agentSeq_next,
+                                agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
+                                faults=faults_next,
+                                prevMasterSeq=prevMasterSeq_next,
+                                finishCount=finishCount_next,
+                            ),
+                            (("m", m),),
+                        )
+                    else:
+                        # 858: /\ UNCHANGED << phase,
+                        phase_next = s.phase
+                        recoverCount_next = s.recoverCount
+                        innerPhase_next = s.innerPhase
+                        finished_next = s.finished
+                        retries_next = s.retries
+                        masterSeq_next = s.masterSeq
+                        slow_next = s.slow
+                        evict_next = s.evict
+                        checkpointed_next = s.checkpointed
+                        prevMasterSeq_next = s.prevMasterSeq
+                        finishCount_next = s.finishCount
+                        # 869: /\ UNCHANGED lastFinishSeq
+                        lastFinishSeq_next = s.lastFinishSeq
+                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        shouldQuit_next = s.shouldQuit
+                        podRestarted_next = s.podRestarted
+                        agentSeq_next = s.agentSeq
+                        agentState_next = s.agentState
+                        faults_next = s.faults
+                        yield Successor(
+                            State(
+                                phase=phase_next,
+                                shouldQuit=shouldQuit_next,
+                                recoverCount=recoverCount_next,
+                                innerPhase=innerPhase_next,
+                                finished=finished_next,
+                                retries=retries_next,
+                                podRestarted=podRestarted_next,
+                                masterSeq=masterSeq_next,
+                                lastFinishSeq=lastFinishSeq_next,
+                                msgs=msgs_next,
+                                agentSeq=agentSeq_next,
+                                agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
+                                faults=faults_next,
+                                prevMasterSeq=prevMasterSeq_next,
+                                finishCount=finishCount_next,
+                            ),
+                            (("m", m),),
+                        )
+
+
+def process_ids_hangWithQuit(c: Constants) -> frozenset[Value]:
+    """The ids of the process that runs hangWithQuit (process hangWithQuit)."""
+    return frozenset({"hangWithQuit"})
+
+
+def enabled_hangWithQuit(c: Constants, s: State, self: Value) -> bool:
+    """Whether hangWithQuit can take a step from s."""
+    return next(_steps_hangWithQuit(c, s, self), None) is not None
+
+
+def successors_hangWithQuit(c: Constants, s: State, self: Value) -> list[Successor]:
+    """Every successor of s by hangWithQuit."""
+    return list(dict.fromkeys(_steps_hangWithQuit(c, s, self)))
+
+
+def _steps_hangWithQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
+    """hangWithQuit at spec/AegisPhase.tla:873."""
+    # 873: hangWithQuit == /\ CanHangWithQuit
+    if not CanHangWithQuit(c, s):
+        return
+    # 874: /\ \E w \in SlowToEvict:
+    for w in _tla.enum(SlowToEvict(c, s)):
+        # 875: evict' = [evict EXCEPT ![w] = TRUE]
+        evict_next = _tla.except_value(s.evict, (w,), True)
+        # 876: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+        phase_next = s.phase
+        shouldQuit_next = s.shouldQuit
+        recoverCount_next = s.recoverCount
+        innerPhase_next = s.innerPhase
+        finished_next = s.finished
+        retries_next = s.retries
+        podRestarted_next = s.podRestarted
+        masterSeq_next = s.masterSeq
+        lastFinishSeq_next = s.lastFinishSeq
+        msgs_next = s.msgs
+        agentSeq_next = s.agentSeq
+        agentState_next = s.agentState
+        slow_next = s.slow
+        checkpointed_next = s.checkpointed
+        faults_next = s.faults
+        prevMasterSeq_next = s.prevMasterSeq
+        finishCount_next = s.finishCount
+        yield Successor(
+            State(
+                phase=phase_next,
+                shouldQuit=shouldQuit_next,
+                recoverCount=recoverCount_next,
+                innerPhase=innerPhase_next,
+                finished=finished_next,
+                retries=retries_next,
+                podRestarted=podRestarted_next,
+                masterSeq=masterSeq_next,
+                lastFinishSeq=lastFinishSeq_next,
+                msgs=msgs_next,
+                agentSeq=agentSeq_next,
+                agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
+                faults=faults_next,
+                prevMasterSeq=prevMasterSeq_next,
+                finishCount=finishCount_next,
+            ),
+            (("w", w),),
+        )
+
+
+def process_ids_evictSlow(c: Constants) -> frozenset[Value]:
+    """The ids of the process that runs evictSlow (process evictSlow)."""
+    return frozenset({"evictSlow"})
+
+
+def enabled_evictSlow(c: Constants, s: State, self: Value) -> bool:
+    """Whether evictSlow can take a step from s."""
+    return next(_steps_evictSlow(c, s, self), None) is not None
+
+
+def successors_evictSlow(c: Constants, s: State, self: Value) -> list[Successor]:
+    """Every successor of s by evictSlow."""
+    return list(dict.fromkeys(_steps_evictSlow(c, s, self)))
+
+
+def _steps_evictSlow(c: Constants, s: State, self: Value) -> Iterator[Successor]:
+    """evictSlow at spec/AegisPhase.tla:882."""
+    # 882: evictSlow == /\ CanEvictSlow
+    if not CanEvictSlow(c, s):
+        return
+    # 883: /\ \E w \in Evicted:
+    for w in _tla.enum(Evicted(c, s)):
+        # 884: /\ phase' = "Restarting"
+        phase_next = "Restarting"
+        # 885: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+        innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
+        # 886: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        finished_next = _tla.except_value(s.finished, (w,), False)
+        # 887: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
+        # 888: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
+        # 889: /\ msgs' = {m \in msgs : m.from # w}
+        msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
+        # 890: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        slow_next = _tla.except_value(s.slow, (w,), False)
+        # 891: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        evict_next = _tla.except_value(s.evict, (w,), False)
+        # 892: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
+        retries_next = _tla.except_value(s.retries, (w,), apply(s.retries, w) + 1)
+        # 893: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+        recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
+        # 894: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
+        shouldQuit_next = s.shouldQuit
+        podRestarted_next = s.podRestarted
+        masterSeq_next = s.masterSeq
+        agentSeq_next = s.agentSeq
+        agentState_next = s.agentState
+        checkpointed_next = s.checkpointed
+        faults_next = s.faults
+        prevMasterSeq_next = s.prevMasterSeq
+        yield Successor(
+            State(
+                phase=phase_next,
+                shouldQuit=shouldQuit_next,
+                recoverCount=recoverCount_next,
+                innerPhase=innerPhase_next,
+                finished=finished_next,
+                retries=retries_next,
+                podRestarted=podRestarted_next,
+                masterSeq=masterSeq_next,
+                lastFinishSeq=lastFinishSeq_next,
+                msgs=msgs_next,
+                agentSeq=agentSeq_next,
+                agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
+                faults=faults_next,
+                prevMasterSeq=prevMasterSeq_next,
+                finishCount=finishCount_next,
+            ),
+            (("w", w),),
+        )
 
 
 def process_ids_agentJoin(c: Constants) -> frozenset[Value]:
@@ -845,13 +1289,13 @@ def successors_agentJoin(c: Constants, s: State, self: Value) -> list[Successor]
 
 
 def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentJoin at spec/AegisPhase.tla:680."""
-    # 680: agentJoin == /\ Quiescent /\ ~Terminated
+    """agentJoin at spec/AegisPhase.tla:897."""
+    # 897: agentJoin == /\ Quiescent /\ ~Terminated
     if not Quiescent(c, s):
         return
     if Terminated(c, s):
         return
-    # 681: /\ \E w \in {x \in Workers : agentState[x] = "Fresh"
+    # 898: /\ \E w \in {x \in Workers : agentState[x] = "Fresh"
     for w in _tla.enum(
         frozenset(
             x
@@ -860,32 +1304,32 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
             and (not apply(s.podRestarted, x) or apply(s.innerPhase, x) == "Restarting")
         )
     ):
-        # 683: LET ack == [from |-> w, type |-> "ACK", seq |-> agentSeq[w]] IN
-        # 684: /\ agentState' = [agentState EXCEPT ![w] = "Ready"]
+        # 900: LET ack == [from |-> w, type |-> "ACK", seq |-> agentSeq[w]] IN
+        # 901: /\ agentState' = [agentState EXCEPT ![w] = "Ready"]
         agentState_next = _tla.except_value(s.agentState, (w,), "Ready")
-        # 685: /\ IF podRestarted[w]
+        # 902: /\ IF podRestarted[w]
         if apply(s.podRestarted, w):
-            # 686: THEN /\ podRestarted' = [podRestarted EXCEPT ![w] = FALSE]
+            # 903: THEN /\ podRestarted' = [podRestarted EXCEPT ![w] = FALSE]
             podRestarted_next = _tla.except_value(s.podRestarted, (w,), False)
-            # 687: /\ innerPhase' = [innerPhase EXCEPT ![w] = phase]
+            # 904: /\ innerPhase' = [innerPhase EXCEPT ![w] = phase]
             innerPhase_next = _tla.except_value(s.innerPhase, (w,), s.phase)
-            # 690: /\ IF phase = "Pending" /\ FreshFinish(ack)
+            # 907: /\ IF phase = "Pending" /\ FreshFinish(ack)
             if s.phase == "Pending" and FreshFinish(
                 c, s, Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)})
             ):
-                # 691: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
+                # 908: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
                 finished_next = _tla.except_value(s.finished, (w,), True)
-                # 692: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
+                # 909: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
                 lastFinishSeq_next = _tla.except_value(
                     s.lastFinishSeq,
                     (w,),
                     apply(Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)}), "seq"),
                 )
-                # 693: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
+                # 910: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
                 finishCount_next = _tla.except_value(
                     s.finishCount, (w,), apply(s.finishCount, w) + 1
                 )
-                # 697: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -893,6 +1337,9 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 masterSeq_next = s.masterSeq
                 msgs_next = s.msgs
                 agentSeq_next = s.agentSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
                 yield Successor(
@@ -909,6 +1356,9 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         msgs=msgs_next,
                         agentSeq=agentSeq_next,
                         agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
@@ -916,11 +1366,11 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                     (("w", w),),
                 )
             else:
-                # 695: /\ UNCHANGED << finished, lastFinishSeq,
+                # 912: /\ UNCHANGED << finished, lastFinishSeq,
                 finished_next = s.finished
                 lastFinishSeq_next = s.lastFinishSeq
                 finishCount_next = s.finishCount
-                # 697: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -928,6 +1378,9 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 masterSeq_next = s.masterSeq
                 msgs_next = s.msgs
                 agentSeq_next = s.agentSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
                 yield Successor(
@@ -944,6 +1397,9 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         msgs=msgs_next,
                         agentSeq=agentSeq_next,
                         agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
@@ -951,26 +1407,26 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                     (("w", w),),
                 )
         else:
-            # 689: /\ UNCHANGED << innerPhase, podRestarted >>
+            # 906: /\ UNCHANGED << innerPhase, podRestarted >>
             innerPhase_next = s.innerPhase
             podRestarted_next = s.podRestarted
-            # 690: /\ IF phase = "Pending" /\ FreshFinish(ack)
+            # 907: /\ IF phase = "Pending" /\ FreshFinish(ack)
             if s.phase == "Pending" and FreshFinish(
                 c, s, Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)})
             ):
-                # 691: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
+                # 908: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
                 finished_next = _tla.except_value(s.finished, (w,), True)
-                # 692: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
+                # 909: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
                 lastFinishSeq_next = _tla.except_value(
                     s.lastFinishSeq,
                     (w,),
                     apply(Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)}), "seq"),
                 )
-                # 693: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
+                # 910: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
                 finishCount_next = _tla.except_value(
                     s.finishCount, (w,), apply(s.finishCount, w) + 1
                 )
-                # 697: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -978,6 +1434,9 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 masterSeq_next = s.masterSeq
                 msgs_next = s.msgs
                 agentSeq_next = s.agentSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
                 yield Successor(
@@ -994,6 +1453,9 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         msgs=msgs_next,
                         agentSeq=agentSeq_next,
                         agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
@@ -1001,11 +1463,11 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                     (("w", w),),
                 )
             else:
-                # 695: /\ UNCHANGED << finished, lastFinishSeq,
+                # 912: /\ UNCHANGED << finished, lastFinishSeq,
                 finished_next = s.finished
                 lastFinishSeq_next = s.lastFinishSeq
                 finishCount_next = s.finishCount
-                # 697: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -1013,6 +1475,9 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 masterSeq_next = s.masterSeq
                 msgs_next = s.msgs
                 agentSeq_next = s.agentSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
                 yield Successor(
@@ -1029,6 +1494,9 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         msgs=msgs_next,
                         agentSeq=agentSeq_next,
                         agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
@@ -1053,8 +1521,8 @@ def successors_agentWork(c: Constants, s: State, self: Value) -> list[Successor]
 
 
 def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentWork at spec/AegisPhase.tla:700."""
-    # 700: agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < mas...
+    """agentWork at spec/AegisPhase.tla:918."""
+    # 918: agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < mas...
     for w in _tla.enum(
         frozenset(
             x
@@ -1062,25 +1530,25 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
             if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
         )
     ):
-        # 701: \E outcome \in Outcomes:
+        # 919: \E outcome \in Outcomes:
         for outcome in _tla.enum(Outcomes(c, s)):
-            # 702: /\ Quiescent /\ phase \in OrderPhases
+            # 920: /\ Quiescent /\ phase \in OrderPhases
             if Quiescent(c, s) and s.phase in OrderPhases(c):
-                # 703: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
+                # 921: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
                 agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
-                # 704: /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
+                # 922: /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
                 msgs_next = s.msgs | frozenset(
                     {Fn({"from": w, "type": outcome, "seq": s.masterSeq})}
                 )
-                # 705: /\ IF outcome = "Error"
+                # 923: /\ IF outcome = "Error"
                 if outcome == "Error":
-                    # 706: THEN /\ faults' = faults - 1
+                    # 924: THEN /\ faults' = faults - 1
                     faults_next = s.faults - 1
-                    # 707: /\ IF phase # "RunCommand"
+                    # 925: /\ IF phase # "RunCommand"
                     if s.phase != "RunCommand":
-                        # 708: THEN /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
+                        # 926: THEN /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
                         agentState_next = _tla.except_value(s.agentState, (w,), "Exited")
-                        # 713: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                        # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
                         phase_next = s.phase
                         shouldQuit_next = s.shouldQuit
                         recoverCount_next = s.recoverCount
@@ -1090,6 +1558,9 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         podRestarted_next = s.podRestarted
                         masterSeq_next = s.masterSeq
                         lastFinishSeq_next = s.lastFinishSeq
+                        slow_next = s.slow
+                        evict_next = s.evict
+                        checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
                         yield Successor(
@@ -1106,6 +1577,9 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                                 msgs=msgs_next,
                                 agentSeq=agentSeq_next,
                                 agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
@@ -1113,9 +1587,9 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                             (("w", w), ("outcome", outcome)),
                         )
                     else:
-                        # 710: /\ UNCHANGED agentState
+                        # 928: /\ UNCHANGED agentState
                         agentState_next = s.agentState
-                        # 713: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                        # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
                         phase_next = s.phase
                         shouldQuit_next = s.shouldQuit
                         recoverCount_next = s.recoverCount
@@ -1125,6 +1599,9 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         podRestarted_next = s.podRestarted
                         masterSeq_next = s.masterSeq
                         lastFinishSeq_next = s.lastFinishSeq
+                        slow_next = s.slow
+                        evict_next = s.evict
+                        checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
                         yield Successor(
@@ -1141,6 +1618,9 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                                 msgs=msgs_next,
                                 agentSeq=agentSeq_next,
                                 agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
@@ -1148,10 +1628,10 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                             (("w", w), ("outcome", outcome)),
                         )
                 else:
-                    # 712: /\ UNCHANGED << agentState, faults >>
+                    # 930: /\ UNCHANGED << agentState, faults >>
                     agentState_next = s.agentState
                     faults_next = s.faults
-                    # 713: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                    # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
                     phase_next = s.phase
                     shouldQuit_next = s.shouldQuit
                     recoverCount_next = s.recoverCount
@@ -1161,6 +1641,9 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                     podRestarted_next = s.podRestarted
                     masterSeq_next = s.masterSeq
                     lastFinishSeq_next = s.lastFinishSeq
+                    slow_next = s.slow
+                    evict_next = s.evict
+                    checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
                     yield Successor(
@@ -1177,12 +1660,242 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                             msgs=msgs_next,
                             agentSeq=agentSeq_next,
                             agentState=agentState_next,
+                            slow=slow_next,
+                            evict=evict_next,
+                            checkpointed=checkpointed_next,
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
                         ),
                         (("w", w), ("outcome", outcome)),
                     )
+
+
+def process_ids_agentHang(c: Constants) -> frozenset[Value]:
+    """The ids of the process that runs agentHang (process agentHang)."""
+    return frozenset({"agentHang"})
+
+
+def enabled_agentHang(c: Constants, s: State, self: Value) -> bool:
+    """Whether agentHang can take a step from s."""
+    return next(_steps_agentHang(c, s, self), None) is not None
+
+
+def successors_agentHang(c: Constants, s: State, self: Value) -> list[Successor]:
+    """Every successor of s by agentHang."""
+    return list(dict.fromkeys(_steps_agentHang(c, s, self)))
+
+
+def _steps_agentHang(c: Constants, s: State, self: Value) -> Iterator[Successor]:
+    """agentHang at spec/AegisPhase.tla:936."""
+    # 936: agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < mas...
+    for w in _tla.enum(
+        frozenset(
+            x
+            for x in c.Workers
+            if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
+        )
+    ):
+        # 937: /\ Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w]
+        if Quiescent(c, s) and s.phase == "RunCommand" and s.faults > 0 and not apply(s.slow, w):
+            # 938: /\ faults' = faults - 1
+            faults_next = s.faults - 1
+            # 939: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
+            msgs_next = s.msgs | frozenset({Fn({"from": w, "type": "Hang", "seq": s.masterSeq})})
+            # 940: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            phase_next = s.phase
+            shouldQuit_next = s.shouldQuit
+            recoverCount_next = s.recoverCount
+            innerPhase_next = s.innerPhase
+            finished_next = s.finished
+            retries_next = s.retries
+            podRestarted_next = s.podRestarted
+            masterSeq_next = s.masterSeq
+            lastFinishSeq_next = s.lastFinishSeq
+            agentSeq_next = s.agentSeq
+            agentState_next = s.agentState
+            slow_next = s.slow
+            evict_next = s.evict
+            checkpointed_next = s.checkpointed
+            prevMasterSeq_next = s.prevMasterSeq
+            finishCount_next = s.finishCount
+            yield Successor(
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
+                (("w", w),),
+            )
+
+
+def process_ids_agentCheckpoint(c: Constants) -> frozenset[Value]:
+    """The ids of the process that runs agentCheckpoint (process agentCheckpoint)."""
+    return frozenset({"agentCheckpoint"})
+
+
+def enabled_agentCheckpoint(c: Constants, s: State, self: Value) -> bool:
+    """Whether agentCheckpoint can take a step from s."""
+    return next(_steps_agentCheckpoint(c, s, self), None) is not None
+
+
+def successors_agentCheckpoint(c: Constants, s: State, self: Value) -> list[Successor]:
+    """Every successor of s by agentCheckpoint."""
+    return list(dict.fromkeys(_steps_agentCheckpoint(c, s, self)))
+
+
+def _steps_agentCheckpoint(c: Constants, s: State, self: Value) -> Iterator[Successor]:
+    """agentCheckpoint at spec/AegisPhase.tla:945."""
+    # 945: agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]...
+    for w in _tla.enum(
+        frozenset(
+            x
+            for x in c.Workers
+            if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
+        )
+    ):
+        # 946: /\ Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {}
+        if (
+            Quiescent(c, s)
+            and s.phase == "RunCommand"
+            and not s.checkpointed
+            and Evicting(c, s) != frozenset()
+        ):
+            # 947: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
+            msgs_next = s.msgs | frozenset(
+                {Fn({"from": w, "type": "Checkpoint", "seq": s.masterSeq})}
+            )
+            # 948: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            phase_next = s.phase
+            shouldQuit_next = s.shouldQuit
+            recoverCount_next = s.recoverCount
+            innerPhase_next = s.innerPhase
+            finished_next = s.finished
+            retries_next = s.retries
+            podRestarted_next = s.podRestarted
+            masterSeq_next = s.masterSeq
+            lastFinishSeq_next = s.lastFinishSeq
+            agentSeq_next = s.agentSeq
+            agentState_next = s.agentState
+            slow_next = s.slow
+            evict_next = s.evict
+            checkpointed_next = s.checkpointed
+            faults_next = s.faults
+            prevMasterSeq_next = s.prevMasterSeq
+            finishCount_next = s.finishCount
+            yield Successor(
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
+                (("w", w),),
+            )
+
+
+def process_ids_agentEvict(c: Constants) -> frozenset[Value]:
+    """The ids of the process that runs agentEvict (process agentEvict)."""
+    return frozenset({"agentEvict"})
+
+
+def enabled_agentEvict(c: Constants, s: State, self: Value) -> bool:
+    """Whether agentEvict can take a step from s."""
+    return next(_steps_agentEvict(c, s, self), None) is not None
+
+
+def successors_agentEvict(c: Constants, s: State, self: Value) -> list[Successor]:
+    """Every successor of s by agentEvict."""
+    return list(dict.fromkeys(_steps_agentEvict(c, s, self)))
+
+
+def _steps_agentEvict(c: Constants, s: State, self: Value) -> Iterator[Successor]:
+    """agentEvict at spec/AegisPhase.tla:954."""
+    # 954: agentEvict == /\ \E w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
+    for w in _tla.enum(
+        frozenset(
+            x
+            for x in c.Workers
+            if apply(s.evict, x)
+            and apply(s.agentState, x) == "Ready"
+            and apply(s.agentSeq, x) < s.masterSeq
+        )
+    ):
+        # 956: /\ Quiescent /\ phase = "RunCommand" /\ checkpointed
+        if Quiescent(c, s) and s.phase == "RunCommand" and s.checkpointed:
+            # 957: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
+            agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
+            # 958: /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
+            agentState_next = _tla.except_value(s.agentState, (w,), "Exited")
+            # 959: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            phase_next = s.phase
+            shouldQuit_next = s.shouldQuit
+            recoverCount_next = s.recoverCount
+            innerPhase_next = s.innerPhase
+            finished_next = s.finished
+            retries_next = s.retries
+            podRestarted_next = s.podRestarted
+            masterSeq_next = s.masterSeq
+            lastFinishSeq_next = s.lastFinishSeq
+            msgs_next = s.msgs
+            slow_next = s.slow
+            evict_next = s.evict
+            checkpointed_next = s.checkpointed
+            faults_next = s.faults
+            prevMasterSeq_next = s.prevMasterSeq
+            finishCount_next = s.finishCount
+            yield Successor(
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
+                (("w", w),),
+            )
 
 
 def process_ids_envPodRestart(c: Constants) -> frozenset[Value]:
@@ -1201,20 +1914,20 @@ def successors_envPodRestart(c: Constants, s: State, self: Value) -> list[Succes
 
 
 def _steps_envPodRestart(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envPodRestart at spec/AegisPhase.tla:717."""
-    # 717: envPodRestart == /\ \E w \in Workers:
+    """envPodRestart at spec/AegisPhase.tla:964."""
+    # 964: envPodRestart == /\ \E w \in Workers:
     for w in _tla.enum(c.Workers):
-        # 718: /\ Quiescent /\ faults > 0 /\ ~Terminated
+        # 965: /\ Quiescent /\ faults > 0 /\ ~Terminated
         if Quiescent(c, s) and s.faults > 0 and not Terminated(c, s):
-            # 719: /\ faults' = faults - 1
+            # 966: /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # 720: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
+            # 967: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
             podRestarted_next = _tla.except_value(s.podRestarted, (w,), True)
-            # 721: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
+            # 968: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
             agentState_next = _tla.except_value(s.agentState, (w,), "Fresh")
-            # 722: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+            # 969: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
             agentSeq_next = _tla.except_value(s.agentSeq, (w,), c.InitSeqNum)
-            # 723: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # 970: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1224,6 +1937,9 @@ def _steps_envPodRestart(c: Constants, s: State, self: Value) -> Iterator[Succes
             masterSeq_next = s.masterSeq
             lastFinishSeq_next = s.lastFinishSeq
             msgs_next = s.msgs
+            slow_next = s.slow
+            evict_next = s.evict
+            checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
             yield Successor(
@@ -1240,6 +1956,9 @@ def _steps_envPodRestart(c: Constants, s: State, self: Value) -> Iterator[Succes
                     msgs=msgs_next,
                     agentSeq=agentSeq_next,
                     agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
@@ -1264,20 +1983,20 @@ def successors_envDuplicate(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_envDuplicate(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envDuplicate at spec/AegisPhase.tla:727."""
-    # 727: envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
+    """envDuplicate at spec/AegisPhase.tla:975."""
+    # 975: envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
     for w in _tla.enum(
         frozenset(x for x in c.Workers if apply(s.lastFinishSeq, x) >= c.InitSeqNum)
     ):
-        # 728: /\ Quiescent /\ faults > 0 /\ ~Terminated
+        # 976: /\ Quiescent /\ faults > 0 /\ ~Terminated
         if Quiescent(c, s) and s.faults > 0 and not Terminated(c, s):
-            # 729: /\ faults' = faults - 1
+            # 977: /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # 730: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w...
+            # 978: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w...
             msgs_next = s.msgs | frozenset(
                 {Fn({"from": w, "type": "Finish", "seq": apply(s.lastFinishSeq, w)})}
             )
-            # 731: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # 979: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1289,6 +2008,9 @@ def _steps_envDuplicate(c: Constants, s: State, self: Value) -> Iterator[Success
             lastFinishSeq_next = s.lastFinishSeq
             agentSeq_next = s.agentSeq
             agentState_next = s.agentState
+            slow_next = s.slow
+            evict_next = s.evict
+            checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
             yield Successor(
@@ -1305,6 +2027,9 @@ def _steps_envDuplicate(c: Constants, s: State, self: Value) -> Iterator[Success
                     msgs=msgs_next,
                     agentSeq=agentSeq_next,
                     agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
@@ -1329,8 +2054,8 @@ def successors_envQuit(c: Constants, s: State, self: Value) -> list[Successor]:
 
 
 def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envQuit at spec/AegisPhase.tla:736."""
-    # 736: envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
+    """envQuit at spec/AegisPhase.tla:985."""
+    # 985: envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
     if not Quiescent(c, s):
         return
     if s.faults <= 0:
@@ -1339,11 +2064,11 @@ def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         return
     if Terminated(c, s):
         return
-    # 737: /\ faults' = faults - 1
+    # 986: /\ faults' = faults - 1
     faults_next = s.faults - 1
-    # 738: /\ shouldQuit' = TRUE
+    # 987: /\ shouldQuit' = TRUE
     shouldQuit_next = True
-    # 739: /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries,
+    # 988: /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries,
     phase_next = s.phase
     recoverCount_next = s.recoverCount
     innerPhase_next = s.innerPhase
@@ -1355,6 +2080,9 @@ def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
     msgs_next = s.msgs
     agentSeq_next = s.agentSeq
     agentState_next = s.agentState
+    slow_next = s.slow
+    evict_next = s.evict
+    checkpointed_next = s.checkpointed
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
     yield Successor(
@@ -1371,6 +2099,9 @@ def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
             msgs=msgs_next,
             agentSeq=agentSeq_next,
             agentState=agentState_next,
+            slow=slow_next,
+            evict=evict_next,
+            checkpointed=checkpointed_next,
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
@@ -1395,21 +2126,21 @@ def successors_reschedule(c: Constants, s: State, self: Value) -> list[Successor
 
 
 def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """reschedule at spec/AegisPhase.tla:743."""
-    # 743: reschedule == /\ Quiescent /\ ~Terminated
+    """reschedule at spec/AegisPhase.tla:993."""
+    # 993: reschedule == /\ Quiescent /\ ~Terminated
     if not Quiescent(c, s):
         return
     if Terminated(c, s):
         return
-    # 744: /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
+    # 994: /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
     for w in _tla.enum(frozenset(x for x in c.Workers if apply(s.agentState, x) == "Exited")):
-        # 745: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
+        # 995: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
         podRestarted_next = _tla.except_value(s.podRestarted, (w,), True)
-        # 746: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
+        # 996: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
         agentState_next = _tla.except_value(s.agentState, (w,), "Fresh")
-        # 747: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+        # 997: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
         agentSeq_next = _tla.except_value(s.agentSeq, (w,), c.InitSeqNum)
-        # 748: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+        # 998: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -1419,6 +2150,9 @@ def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor
         masterSeq_next = s.masterSeq
         lastFinishSeq_next = s.lastFinishSeq
         msgs_next = s.msgs
+        slow_next = s.slow
+        evict_next = s.evict
+        checkpointed_next = s.checkpointed
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
@@ -1436,6 +2170,9 @@ def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor
                 msgs=msgs_next,
                 agentSeq=agentSeq_next,
                 agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
@@ -1460,11 +2197,11 @@ def successors_jobDone(c: Constants, s: State, self: Value) -> list[Successor]:
 
 
 def _steps_jobDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """jobDone at spec/AegisPhase.tla:752."""
-    # 752: jobDone == /\ Terminated
+    """jobDone at spec/AegisPhase.tla:1003."""
+    # 1003: jobDone == /\ Terminated
     if not Terminated(c, s):
         return
-    # 753: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+    # 1004: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
     phase_next = s.phase
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
@@ -1477,6 +2214,9 @@ def _steps_jobDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
     msgs_next = s.msgs
     agentSeq_next = s.agentSeq
     agentState_next = s.agentState
+    slow_next = s.slow
+    evict_next = s.evict
+    checkpointed_next = s.checkpointed
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
@@ -1494,6 +2234,9 @@ def _steps_jobDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
             msgs=msgs_next,
             agentSeq=agentSeq_next,
             agentState=agentState_next,
+            slow=slow_next,
+            evict=evict_next,
+            checkpointed=checkpointed_next,
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
@@ -1510,7 +2253,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_advance,
         enabled=enabled_advance,
         successors=successors_advance,
-        source="spec/AegisPhase.tla:567",
+        source="spec/AegisPhase.tla:708",
     ),
     "restartInRun": ActionInfo(
         label="restartInRun",
@@ -1519,7 +2262,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartInRun,
         enabled=enabled_restartInRun,
         successors=successors_restartInRun,
-        source="spec/AegisPhase.tla:582",
+        source="spec/AegisPhase.tla:727",
     ),
     "restartOutsideRun": ActionInfo(
         label="restartOutsideRun",
@@ -1528,7 +2271,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartOutsideRun,
         enabled=enabled_restartOutsideRun,
         successors=successors_restartOutsideRun,
-        source="spec/AegisPhase.tla:595",
+        source="spec/AegisPhase.tla:743",
     ),
     "restartDone": ActionInfo(
         label="restartDone",
@@ -1537,7 +2280,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartDone,
         enabled=enabled_restartDone,
         successors=successors_restartDone,
-        source="spec/AegisPhase.tla:606",
+        source="spec/AegisPhase.tla:757",
     ),
     "retriesExhausted": ActionInfo(
         label="retriesExhausted",
@@ -1546,7 +2289,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_retriesExhausted,
         enabled=enabled_retriesExhausted,
         successors=successors_retriesExhausted,
-        source="spec/AegisPhase.tla:617",
+        source="spec/AegisPhase.tla:771",
     ),
     "failedWrapUp": ActionInfo(
         label="failedWrapUp",
@@ -1555,7 +2298,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_failedWrapUp,
         enabled=enabled_failedWrapUp,
         successors=successors_failedWrapUp,
-        source="spec/AegisPhase.tla:625",
+        source="spec/AegisPhase.tla:780",
     ),
     "alignRetries": ActionInfo(
         label="alignRetries",
@@ -1564,7 +2307,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_alignRetries,
         enabled=enabled_alignRetries,
         successors=successors_alignRetries,
-        source="spec/AegisPhase.tla:633",
+        source="spec/AegisPhase.tla:789",
     ),
     "quitRequested": ActionInfo(
         label="quitRequested",
@@ -1573,7 +2316,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_quitRequested,
         enabled=enabled_quitRequested,
         successors=successors_quitRequested,
-        source="spec/AegisPhase.tla:640",
+        source="spec/AegisPhase.tla:797",
     ),
     "receive": ActionInfo(
         label="receive",
@@ -1582,7 +2325,25 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_receive,
         enabled=enabled_receive,
         successors=successors_receive,
-        source="spec/AegisPhase.tla:648",
+        source="spec/AegisPhase.tla:806",
+    ),
+    "hangWithQuit": ActionInfo(
+        label="hangWithQuit",
+        process="hangWithQuit",
+        kind="single",
+        process_ids=process_ids_hangWithQuit,
+        enabled=enabled_hangWithQuit,
+        successors=successors_hangWithQuit,
+        source="spec/AegisPhase.tla:873",
+    ),
+    "evictSlow": ActionInfo(
+        label="evictSlow",
+        process="evictSlow",
+        kind="single",
+        process_ids=process_ids_evictSlow,
+        enabled=enabled_evictSlow,
+        successors=successors_evictSlow,
+        source="spec/AegisPhase.tla:882",
     ),
     "agentJoin": ActionInfo(
         label="agentJoin",
@@ -1591,7 +2352,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentJoin,
         enabled=enabled_agentJoin,
         successors=successors_agentJoin,
-        source="spec/AegisPhase.tla:680",
+        source="spec/AegisPhase.tla:897",
     ),
     "agentWork": ActionInfo(
         label="agentWork",
@@ -1600,7 +2361,34 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentWork,
         enabled=enabled_agentWork,
         successors=successors_agentWork,
-        source="spec/AegisPhase.tla:700",
+        source="spec/AegisPhase.tla:918",
+    ),
+    "agentHang": ActionInfo(
+        label="agentHang",
+        process="agentHang",
+        kind="single",
+        process_ids=process_ids_agentHang,
+        enabled=enabled_agentHang,
+        successors=successors_agentHang,
+        source="spec/AegisPhase.tla:936",
+    ),
+    "agentCheckpoint": ActionInfo(
+        label="agentCheckpoint",
+        process="agentCheckpoint",
+        kind="single",
+        process_ids=process_ids_agentCheckpoint,
+        enabled=enabled_agentCheckpoint,
+        successors=successors_agentCheckpoint,
+        source="spec/AegisPhase.tla:945",
+    ),
+    "agentEvict": ActionInfo(
+        label="agentEvict",
+        process="agentEvict",
+        kind="single",
+        process_ids=process_ids_agentEvict,
+        enabled=enabled_agentEvict,
+        successors=successors_agentEvict,
+        source="spec/AegisPhase.tla:954",
     ),
     "envPodRestart": ActionInfo(
         label="envPodRestart",
@@ -1609,7 +2397,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envPodRestart,
         enabled=enabled_envPodRestart,
         successors=successors_envPodRestart,
-        source="spec/AegisPhase.tla:717",
+        source="spec/AegisPhase.tla:964",
     ),
     "envDuplicate": ActionInfo(
         label="envDuplicate",
@@ -1618,7 +2406,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envDuplicate,
         enabled=enabled_envDuplicate,
         successors=successors_envDuplicate,
-        source="spec/AegisPhase.tla:727",
+        source="spec/AegisPhase.tla:975",
     ),
     "envQuit": ActionInfo(
         label="envQuit",
@@ -1627,7 +2415,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envQuit,
         enabled=enabled_envQuit,
         successors=successors_envQuit,
-        source="spec/AegisPhase.tla:736",
+        source="spec/AegisPhase.tla:985",
     ),
     "reschedule": ActionInfo(
         label="reschedule",
@@ -1636,7 +2424,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_reschedule,
         enabled=enabled_reschedule,
         successors=successors_reschedule,
-        source="spec/AegisPhase.tla:743",
+        source="spec/AegisPhase.tla:993",
     ),
     "jobDone": ActionInfo(
         label="jobDone",
@@ -1645,7 +2433,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_jobDone,
         enabled=enabled_jobDone,
         successors=successors_jobDone,
-        source="spec/AegisPhase.tla:752",
+        source="spec/AegisPhase.tla:1003",
     ),
 }
 
@@ -1660,8 +2448,13 @@ PROCESSES: dict[str | None, tuple[str, ...]] = {
     "alignRetries": ("alignRetries",),
     "quitRequested": ("quitRequested",),
     "receive": ("receive",),
+    "hangWithQuit": ("hangWithQuit",),
+    "evictSlow": ("evictSlow",),
     "agentJoin": ("agentJoin",),
     "agentWork": ("agentWork",),
+    "agentHang": ("agentHang",),
+    "agentCheckpoint": ("agentCheckpoint",),
+    "agentEvict": ("agentEvict",),
     "envPodRestart": ("envPodRestart",),
     "envDuplicate": ("envDuplicate",),
     "envQuit": ("envQuit",),

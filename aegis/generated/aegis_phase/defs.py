@@ -58,37 +58,37 @@ def Min(c: Constants, a: Value, b: Value) -> Value:
     return a if a < b else b
 
 
-# spec/AegisPhase.tla:456
+# spec/AegisPhase.tla:572
 def Terminated(c: Constants, s: State) -> Value:
-    """Terminated at line 456."""
+    """Terminated at line 572."""
     return s.phase == "Succeed" or (
         s.phase == "Failed" and s.shouldQuit and s.recoverCount == c.MaxRetry + 1
     )
 
 
-# spec/AegisPhase.tla:459
+# spec/AegisPhase.tla:575
 def Exhausted(c: Constants, s: State) -> Value:
-    """Exhausted at line 459."""
+    """Exhausted at line 575."""
     return any(apply(s.retries, w) > c.MaxRetry for w in c.Workers)
 
 
-# spec/AegisPhase.tla:461
+# spec/AegisPhase.tla:577
 def AllReady(c: Constants, s: State) -> Value:
-    """AllReady at line 461."""
+    """AllReady at line 577."""
     return all(apply(s.finished, w) and not apply(s.podRestarted, w) for w in c.Workers)
 
 
-# spec/AegisPhase.tla:464
+# spec/AegisPhase.tla:580
 def UnseenRestarts(c: Constants, s: State) -> Value:
-    """UnseenRestarts at line 464."""
+    """UnseenRestarts at line 580."""
     return frozenset(
         x for x in c.Workers if apply(s.podRestarted, x) and apply(s.innerPhase, x) != "Restarting"
     )
 
 
-# spec/AegisPhase.tla:467
+# spec/AegisPhase.tla:583
 def CanAdvance(c: Constants, s: State) -> Value:
-    """CanAdvance at line 467."""
+    """CanAdvance at line 583."""
     return (
         s.phase in AdvancePhases(c)
         and AllReady(c, s)
@@ -96,53 +96,96 @@ def CanAdvance(c: Constants, s: State) -> Value:
     )
 
 
-# spec/AegisPhase.tla:469
+# spec/AegisPhase.tla:585
 def CanRestartInRun(c: Constants, s: State) -> Value:
-    """CanRestartInRun at line 469."""
+    """CanRestartInRun at line 585."""
     return s.phase == "RunCommand" and UnseenRestarts(c, s) != frozenset()
 
 
-# spec/AegisPhase.tla:470
+# spec/AegisPhase.tla:586
 def CanRestartOutsideRun(c: Constants, s: State) -> Value:
-    """CanRestartOutsideRun at line 470."""
+    """CanRestartOutsideRun at line 586."""
     return s.phase != "RunCommand" and not Terminated(c, s) and UnseenRestarts(c, s) != frozenset()
 
 
-# spec/AegisPhase.tla:471
+# spec/AegisPhase.tla:587
 def CanRestartDone(c: Constants, s: State) -> Value:
-    """CanRestartDone at line 471."""
-    return s.phase == "Restarting" and all(not apply(s.podRestarted, w) for w in c.Workers)
+    """CanRestartDone at line 587."""
+    return s.phase == "Restarting" and all(
+        not apply(s.podRestarted, w) and apply(s.agentState, w) != "Exited" for w in c.Workers
+    )
 
 
-# spec/AegisPhase.tla:472
+# spec/AegisPhase.tla:589
 def CanFailExhausted(c: Constants, s: State) -> Value:
-    """CanFailExhausted at line 472."""
+    """CanFailExhausted at line 589."""
     return s.phase == "Troubleshooting" and AllReady(c, s) and Exhausted(c, s)
 
 
-# spec/AegisPhase.tla:473
+# spec/AegisPhase.tla:590
 def CanWrapUp(c: Constants, s: State) -> Value:
-    """CanWrapUp at line 473."""
+    """CanWrapUp at line 590."""
     return s.phase == "Failed" and not (s.shouldQuit and s.recoverCount == c.MaxRetry + 1)
 
 
-# spec/AegisPhase.tla:474
+# spec/AegisPhase.tla:591
 def CanAlign(c: Constants, s: State) -> Value:
-    """CanAlign at line 474."""
+    """CanAlign at line 591."""
     return s.phase in frozenset({"BootChecking", "RunCommand"}) and any(
         apply(s.retries, w) != s.recoverCount for w in c.Workers
     )
 
 
-# spec/AegisPhase.tla:476
+# spec/AegisPhase.tla:593
 def CanQuit(c: Constants, s: State) -> Value:
-    """CanQuit at line 476."""
+    """CanQuit at line 593."""
     return s.shouldQuit and s.phase not in frozenset({"Succeed", "Failed"})
 
 
-# spec/AegisPhase.tla:483
+# spec/AegisPhase.tla:598
+def Evicting(c: Constants, s: State) -> Value:
+    """Evicting at line 598."""
+    return frozenset(x for x in c.Workers if apply(s.evict, x))
+
+
+# spec/AegisPhase.tla:599
+def SlowToEvict(c: Constants, s: State) -> Value:
+    """SlowToEvict at line 599."""
+    return frozenset(
+        x
+        for x in c.Workers
+        if apply(s.slow, x) and not apply(s.evict, x) and not apply(s.podRestarted, x)
+    )
+
+
+# spec/AegisPhase.tla:600
+def CanHangWithQuit(c: Constants, s: State) -> Value:
+    """CanHangWithQuit at line 600."""
+    return (
+        s.phase == "RunCommand"
+        and not s.shouldQuit
+        and SlowToEvict(c, s) != frozenset()
+        and s.recoverCount + len(Evicting(c, s)) < c.MaxRetry
+    )
+
+
+# spec/AegisPhase.tla:603
+def Evicted(c: Constants, s: State) -> Value:
+    """Evicted at line 603."""
+    return frozenset(
+        x for x in c.Workers if apply(s.evict, x) and apply(s.agentState, x) == "Exited"
+    )
+
+
+# spec/AegisPhase.tla:604
+def CanEvictSlow(c: Constants, s: State) -> Value:
+    """CanEvictSlow at line 604."""
+    return s.phase == "RunCommand" and Evicted(c, s) != frozenset()
+
+
+# spec/AegisPhase.tla:611
 def Quiescent(c: Constants, s: State) -> Value:
-    """Quiescent at line 483."""
+    """Quiescent at line 611."""
     return not (
         CanAdvance(c, s)
         or CanRestartInRun(c, s)
@@ -152,52 +195,54 @@ def Quiescent(c: Constants, s: State) -> Value:
         or CanWrapUp(c, s)
         or CanAlign(c, s)
         or CanQuit(c, s)
+        or CanHangWithQuit(c, s)
+        or CanEvictSlow(c, s)
     )
 
 
-# spec/AegisPhase.tla:493
+# spec/AegisPhase.tla:621
 def FreshFinish(c: Constants, s: State, m: Value) -> Value:
-    """FreshFinish(m) at line 493."""
+    """FreshFinish(m) at line 621."""
     return apply(m, "seq") == s.masterSeq and apply(m, "seq") > apply(
         s.lastFinishSeq, apply(m, "from")
     )
 
 
-# spec/AegisPhase.tla:497
+# spec/AegisPhase.tla:625
 def Outcomes(c: Constants, s: State) -> Value:
-    """Outcomes at line 497."""
+    """Outcomes at line 625."""
     return frozenset({"Finish", "Error"}) if s.faults > 0 else frozenset({"Finish"})
 
 
-# spec/AegisPhase.tla:500
+# spec/AegisPhase.tla:628
 def ValidPhase(c: Constants, s: State) -> Value:
-    """ValidPhase at line 500."""
+    """ValidPhase at line 628."""
     return s.phase in Phases(c)
 
 
-# spec/AegisPhase.tla:502
+# spec/AegisPhase.tla:630
 def ValidInnerPhase(c: Constants, s: State) -> Value:
-    """ValidInnerPhase at line 502."""
+    """ValidInnerPhase at line 630."""
     return all(apply(s.innerPhase, w) in Phases(c) for w in c.Workers)
 
 
-# spec/AegisPhase.tla:506
+# spec/AegisPhase.tla:634
 def RecoverCountBound(c: Constants, s: State) -> Value:
-    """RecoverCountBound at line 506."""
+    """RecoverCountBound at line 634."""
     return s.recoverCount <= c.MaxRetry + 1 and (
         s.phase == "Failed" or s.recoverCount <= c.MaxRetry
     )
 
 
-# spec/AegisPhase.tla:509
+# spec/AegisPhase.tla:637
 def RetriesBound(c: Constants, s: State) -> Value:
-    """RetriesBound at line 509."""
+    """RetriesBound at line 637."""
     return all(apply(s.retries, w) <= c.MaxRetry + 1 for w in c.Workers)
 
 
-# spec/AegisPhase.tla:513
+# spec/AegisPhase.tla:641
 def PhaseConsistency(c: Constants, s: State) -> Value:
-    """PhaseConsistency at line 513."""
+    """PhaseConsistency at line 641."""
     return all(
         not (not apply(s.finished, w) and not apply(s.podRestarted, w))
         or (
@@ -208,43 +253,64 @@ def PhaseConsistency(c: Constants, s: State) -> Value:
     )
 
 
-# spec/AegisPhase.tla:520
+# spec/AegisPhase.tla:648
 def NoFinishDoubleProcessed(c: Constants, s: State) -> Value:
-    """NoFinishDoubleProcessed at line 520."""
+    """NoFinishDoubleProcessed at line 648."""
     return all(apply(s.finishCount, w) <= 1 for w in c.Workers)
 
 
-# spec/AegisPhase.tla:522
+# spec/AegisPhase.tla:650
 def MasterSeqNumMonotonic(c: Constants, s: State) -> Value:
-    """MasterSeqNumMonotonic at line 522."""
+    """MasterSeqNumMonotonic at line 650."""
     return s.prevMasterSeq <= s.masterSeq
 
 
-# spec/AegisPhase.tla:524
+# spec/AegisPhase.tla:652
 def WorkerSeqNumBound(c: Constants, s: State) -> Value:
-    """WorkerSeqNumBound at line 524."""
+    """WorkerSeqNumBound at line 652."""
     return all(apply(s.agentSeq, w) <= s.masterSeq for w in c.Workers) and all(
         apply(m, "seq") <= s.masterSeq for m in s.msgs
     )
 
 
-# spec/AegisPhase.tla:528
+# spec/AegisPhase.tla:656
 def StaleFinishRejected(c: Constants, s: State) -> Value:
-    """StaleFinishRejected at line 528."""
+    """StaleFinishRejected at line 656."""
     return all(
         not apply(s.finished, w) or apply(s.lastFinishSeq, w) == s.masterSeq for w in c.Workers
     )
 
 
-# spec/AegisPhase.tla:534
+# spec/AegisPhase.tla:660
+def EvictOnlySlow(c: Constants, s: State) -> Value:
+    """EvictOnlySlow at line 660."""
+    return all(not apply(s.evict, w) or apply(s.slow, w) for w in c.Workers)
+
+
+# spec/AegisPhase.tla:663
+def EvictAtCheckpoint(c: Constants, s: State) -> Value:
+    """EvictAtCheckpoint at line 663."""
+    return all(
+        not (apply(s.evict, w) and apply(s.agentState, w) == "Exited") or s.checkpointed
+        for w in c.Workers
+    )
+
+
+# spec/AegisPhase.tla:666
+def EvictionAffordable(c: Constants, s: State) -> Value:
+    """EvictionAffordable at line 666."""
+    return s.phase != "RunCommand" or s.recoverCount + len(Evicting(c, s)) <= c.MaxRetry
+
+
+# spec/AegisPhase.tla:672
 def SeqBound(c: Constants, s: State) -> Value:
-    """SeqBound at line 534."""
+    """SeqBound at line 672."""
     return s.masterSeq <= c.InitSeqNum + c.MaxSeqGap
 
 
-# spec/AegisPhase.tla:544
+# spec/AegisPhase.tla:682
 def vars_(c: Constants, s: State) -> Value:
-    """vars at line 544."""
+    """vars at line 682."""
     return (
         s.phase,
         s.shouldQuit,
@@ -258,15 +324,18 @@ def vars_(c: Constants, s: State) -> Value:
         s.msgs,
         s.agentSeq,
         s.agentState,
+        s.slow,
+        s.evict,
+        s.checkpointed,
         s.faults,
         s.prevMasterSeq,
         s.finishCount,
     )
 
 
-# spec/AegisPhase.tla:548
+# spec/AegisPhase.tla:686
 def ProcSet(c: Constants) -> Value:
-    """ProcSet at line 548."""
+    """ProcSet at line 686."""
     return (
         frozenset({"advance"})
         | frozenset({"restartInRun"})
@@ -277,8 +346,13 @@ def ProcSet(c: Constants) -> Value:
         | frozenset({"alignRetries"})
         | frozenset({"quitRequested"})
         | frozenset({"receive"})
+        | frozenset({"hangWithQuit"})
+        | frozenset({"evictSlow"})
         | frozenset({"agentJoin"})
         | frozenset({"agentWork"})
+        | frozenset({"agentHang"})
+        | frozenset({"agentCheckpoint"})
+        | frozenset({"agentEvict"})
         | frozenset({"envPodRestart"})
         | frozenset({"envDuplicate"})
         | frozenset({"envQuit"})
@@ -287,9 +361,9 @@ def ProcSet(c: Constants) -> Value:
     )
 
 
-# spec/AegisPhase.tla:550
+# spec/AegisPhase.tla:688
 def Init(c: Constants, s: State) -> Value:
-    """Init at line 550."""
+    """Init at line 688."""
     return (
         s.phase == "Pending"
         and s.shouldQuit is False
@@ -303,7 +377,10 @@ def Init(c: Constants, s: State) -> Value:
         and s.msgs == frozenset()
         and s.agentSeq == fn((w_6, c.InitSeqNum) for w_6 in c.Workers)
         and s.agentState == fn((w_7, "Fresh") for w_7 in c.Workers)
+        and s.slow == fn((w_8, False) for w_8 in c.Workers)
+        and s.evict == fn((w_9, False) for w_9 in c.Workers)
+        and s.checkpointed is False
         and s.faults == c.FaultBudget
         and s.prevMasterSeq == c.InitSeqNum
-        and s.finishCount == fn((w_8, 0) for w_8 in c.Workers)
+        and s.finishCount == fn((w_10, 0) for w_10 in c.Workers)
     )

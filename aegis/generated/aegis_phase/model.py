@@ -21,6 +21,9 @@ VARIABLES: tuple[str, ...] = (
     "msgs",
     "agentSeq",
     "agentState",
+    "slow",
+    "evict",
+    "checkpointed",
     "faults",
     "prevMasterSeq",
     "finishCount",
@@ -43,21 +46,24 @@ class Constants:
 class State:
     """One state: a value per VARIABLE, equal to TLC's state value for value."""
 
-    phase: Value  # spec/AegisPhase.tla:451
-    shouldQuit: Value  # spec/AegisPhase.tla:451
-    recoverCount: Value  # spec/AegisPhase.tla:451
-    innerPhase: Value  # spec/AegisPhase.tla:451
-    finished: Value  # spec/AegisPhase.tla:451
-    retries: Value  # spec/AegisPhase.tla:451
-    podRestarted: Value  # spec/AegisPhase.tla:452
-    masterSeq: Value  # spec/AegisPhase.tla:452
-    lastFinishSeq: Value  # spec/AegisPhase.tla:452
-    msgs: Value  # spec/AegisPhase.tla:452
-    agentSeq: Value  # spec/AegisPhase.tla:452
-    agentState: Value  # spec/AegisPhase.tla:452
-    faults: Value  # spec/AegisPhase.tla:453
-    prevMasterSeq: Value  # spec/AegisPhase.tla:453
-    finishCount: Value  # spec/AegisPhase.tla:453
+    phase: Value  # spec/AegisPhase.tla:567
+    shouldQuit: Value  # spec/AegisPhase.tla:567
+    recoverCount: Value  # spec/AegisPhase.tla:567
+    innerPhase: Value  # spec/AegisPhase.tla:567
+    finished: Value  # spec/AegisPhase.tla:567
+    retries: Value  # spec/AegisPhase.tla:567
+    podRestarted: Value  # spec/AegisPhase.tla:568
+    masterSeq: Value  # spec/AegisPhase.tla:568
+    lastFinishSeq: Value  # spec/AegisPhase.tla:568
+    msgs: Value  # spec/AegisPhase.tla:568
+    agentSeq: Value  # spec/AegisPhase.tla:568
+    agentState: Value  # spec/AegisPhase.tla:568
+    slow: Value  # spec/AegisPhase.tla:569
+    evict: Value  # spec/AegisPhase.tla:569
+    checkpointed: Value  # spec/AegisPhase.tla:569
+    faults: Value  # spec/AegisPhase.tla:569
+    prevMasterSeq: Value  # spec/AegisPhase.tla:569
+    finishCount: Value  # spec/AegisPhase.tla:569
 
     def as_dict(self) -> dict[str, Value]:
         """The state as {variable: value}."""
@@ -92,9 +98,9 @@ class ActionInfo:
 
 # The constants of spec/AegisPhase.cfg.
 CFG_CONSTANTS: Constants | None = Constants(
-    Workers=frozenset({ModelValue("w1"), ModelValue("w2"), ModelValue("w3")}),
+    Workers=frozenset({ModelValue("w1"), ModelValue("w2")}),
     MaxRetry=2,
     InitSeqNum=0,
-    FaultBudget=2,
+    FaultBudget=3,
     MaxSeqGap=7,
 )

@@ -33,6 +33,7 @@ PHASE_TRANSITIONS: tuple[tuple[str, str, str], ...] = (
     ("restartInRun", "RunCommand", "Restarting"),
     ("quitRequested", "RunCommand", "Failed"),
     ("receive", "RunCommand", "Troubleshooting"),
+    ("evictSlow", "RunCommand", "Restarting"),
     ("restartDone", "Restarting", "Troubleshooting"),
     ("quitRequested", "Restarting", "Failed"),
     ("advance", "Troubleshooting", "RunCommand"),
@@ -67,5 +68,6 @@ class PhaseMachine(StateMachine):
     )
     restartInRun = RunCommand.to(Restarting)
     receive = RunCommand.to(Troubleshooting)
+    evictSlow = RunCommand.to(Restarting)
     restartDone = Restarting.to(Troubleshooting)
     retriesExhausted = Troubleshooting.to(Failed)
