@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aegis.checks.client import DiagnosisClient, WorkerError
+    from aegis.checks.hangwatch import HangVerdict, HangWatch
     from aegis.checks.params import CheckParams, ParamsError, Rendezvous
     from aegis.checks.result import (
         BOOTCHECK_CHECKS,
         DEFAULT_BUDGETS,
+        OPERATOR_CHECKS,
         TROUBLESHOOT_CHECKS,
         CheckResult,
         CheckType,
@@ -23,11 +25,14 @@ if TYPE_CHECKING:
 _WHERE = {
     "DiagnosisClient": "client",
     "WorkerError": "client",
+    "HangVerdict": "hangwatch",
+    "HangWatch": "hangwatch",
     "CheckParams": "params",
     "ParamsError": "params",
     "Rendezvous": "params",
     "BOOTCHECK_CHECKS": "result",
     "DEFAULT_BUDGETS": "result",
+    "OPERATOR_CHECKS": "result",
     "TROUBLESHOOT_CHECKS": "result",
     "CheckResult": "result",
     "CheckType": "result",
@@ -35,11 +40,14 @@ _WHERE = {
 __all__ = [
     "BOOTCHECK_CHECKS",
     "DEFAULT_BUDGETS",
+    "OPERATOR_CHECKS",
     "TROUBLESHOOT_CHECKS",
     "CheckParams",
     "CheckResult",
     "CheckType",
     "DiagnosisClient",
+    "HangVerdict",
+    "HangWatch",
     "ParamsError",
     "Rendezvous",
     "WorkerError",

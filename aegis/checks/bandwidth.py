@@ -51,6 +51,20 @@ def judge(figures: Sequence[float], rank: int, ratio: float) -> SlowVerdict:
     return SlowVerdict(rank in slow_ranks, own, _peers_median(figures, rank), slow_ranks)
 
 
+def slow_in_every(measurements: Sequence[Sequence[float]], ratio: float) -> tuple[int, ...]:
+    """Ranks that `judge` calls slow in every one of `measurements` (each: figures by rank).
+
+    A one-off stall (a descheduled process, another thread holding the GIL) slows one
+    measurement; a slow node is slow in each. No measurement: no slow rank.
+    """
+    if not measurements:
+        return ()
+    ranks = set(range(len(measurements[0])))
+    for figures in measurements:
+        ranks &= set(judge(figures, 0, ratio).slow_ranks)
+    return tuple(sorted(ranks))
+
+
 def _peers_median(figures: Sequence[float], rank: int) -> float | None:
     peers = [f for r, f in enumerate(figures) if r != rank]
     return statistics.median(peers) if peers else None

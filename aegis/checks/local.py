@@ -74,7 +74,12 @@ def check_rdma(params: CheckParams) -> CheckResult:
 
 
 def check_hang(params: CheckParams, now: float | None = None) -> CheckResult:
-    """The last progress signal must be younger than `params.hang_threshold_s`."""
+    """The last progress signal must be younger than `params.hang_threshold_s`.
+
+    Sources: `params.last_progress_ts` (wall clock, e.g. from the agent's HangWatch), else the
+    progress file. With neither, or a file that holds no record yet (a script that does not
+    call `aegis.progress`), there is nothing to judge: "not applicable", never a failure.
+    """
     t0 = time.monotonic()
     last = params.last_progress_ts
     source = "last_progress_ts"
@@ -82,8 +87,12 @@ def check_hang(params: CheckParams, now: float | None = None) -> CheckResult:
         source = params.progress_file
         rec = read_progress(params.progress_file)
         last = rec.last_signal() if rec else None
+        if last is None:
+            text = f"progress file {params.progress_file} holds no progress record"
+            return not_applicable(CheckType.HANG, text, t0, source=source)
     if last is None:
-        return not_applicable(CheckType.HANG, "no progress signal to judge (none given yet)", t0)
+        text = "no progress source (no progress file, no last progress time)"
+        return not_applicable(CheckType.HANG, text, t0)
     age = (time.time() if now is None else now) - last
     details = {"age_s": round(age, 3), "threshold_s": params.hang_threshold_s, "source": source}
     if age > params.hang_threshold_s:

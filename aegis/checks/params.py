@@ -14,6 +14,7 @@ from aegis.errors import AegisError
 # Faults a check can be told to simulate, so that every failure path runs on a CPU machine.
 SIMULATIONS = frozenset({"gpu_lost", "slow_allreduce", "io_error", "runtime_error", "rdma_down"})
 SIMULATE_ENV = "AEGIS_SIMULATE"
+DEFAULT_HANG_TIMEOUT_S = 600.0  # seconds without progress that count as a hang
 
 
 class ParamsError(AegisError):
@@ -52,16 +53,25 @@ class CheckParams:
     io_bytes: int = 1 << 20
     progress_file: str | None = None
     last_progress_ts: float | None = None
-    hang_threshold_s: float = 600.0
+    hang_threshold_s: float = DEFAULT_HANG_TIMEOUT_S
+    # allreduce_performance: a rank is slow when its figure is below slow_ratio x the median of
+    # its peers' figures in each of perf_attempts measurements (a re-measurement, taken only
+    # when the first one names a slow rank, keeps a one-off stall from evicting a node); each
+    # measurement is perf_iters all_reduces of perf_bytes, after one warm-up.
     slow_ratio: float = 0.5
     perf_bytes: int = 1 << 20
-    perf_iters: int = 3
+    perf_iters: int = 5
+    perf_attempts: int = 2
     slow_sleep_s: float = 0.02
     probe_timeout_s: float = 2.0
     gpu_temp_limit_c: float = 90.0
     expected_gpus: int | None = None
     rdma_root: str = "/sys/class/infiniband"
     device_index: int = 0
+    # burn (operator-only): square matmuls of burn_size (None: 4096 on a GPU, 512 on the CPU)
+    # for burn_seconds, cut short by the burn's budget
+    burn_seconds: float = 5.0
+    burn_size: int | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.simulate) - SIMULATIONS
@@ -72,11 +82,23 @@ class CheckParams:
         bad = set(self.budgets) - {c.value for c in CheckType}
         if bad:
             raise ParamsError(f"budget for unknown check(s) {sorted(bad)}")
+        if not 0 < self.slow_ratio <= 1:
+            raise ParamsError(f"slow_ratio must be in (0, 1], not {self.slow_ratio!r}")
+        for name in ("perf_bytes", "perf_iters", "perf_attempts"):
+            if int(getattr(self, name)) < 1:
+                raise ParamsError(f"{name} must be at least 1, not {getattr(self, name)!r}")
+        if self.burn_seconds < 0 or (self.burn_size is not None and self.burn_size < 1):
+            raise ParamsError(
+                f"burn_seconds must be >= 0 and burn_size >= 1 "
+                f"(got {self.burn_seconds!r}, {self.burn_size!r})"
+            )
 
     def budget(self, check: str) -> float:
         """Seconds allowed for `check`: the override or the design's default."""
         if check in self.budgets:
             return float(self.budgets[check])
+        if check == CheckType.BURN:
+            return self.burn_seconds + DEFAULT_BUDGETS[CheckType.BURN]
         return DEFAULT_BUDGETS[CheckType(check)]
 
     def round_budget(self, checks: Sequence[str]) -> float:

@@ -22,6 +22,7 @@ class CheckType(StrEnum):
     HANG = "hang"
     ENV = "env"
     COLLECTIVE = "collective"
+    BURN = "burn"  # operator-only compute stress; never part of a bootcheck or troubleshoot
 
 
 TROUBLESHOOT_CHECKS: tuple[CheckType, ...] = (
@@ -33,7 +34,13 @@ TROUBLESHOOT_CHECKS: tuple[CheckType, ...] = (
     CheckType.ALLREDUCE_PERFORMANCE,
     CheckType.HANG,
 )
-BOOTCHECK_CHECKS: tuple[CheckType, ...] = (CheckType.ENV, CheckType.COLLECTIVE)
+BOOTCHECK_CHECKS: tuple[CheckType, ...] = (
+    CheckType.ENV,
+    CheckType.COLLECTIVE,
+    CheckType.ALLREDUCE_PERFORMANCE,
+)
+# Checks an operator runs on demand (`aegis ctl burn`); never in an automatic round.
+OPERATOR_CHECKS: tuple[CheckType, ...] = (CheckType.BURN,)
 
 # Collective checks share one process group and run one after another, in this order.
 COLLECTIVE_CHECKS: tuple[CheckType, ...] = (
@@ -42,7 +49,8 @@ COLLECTIVE_CHECKS: tuple[CheckType, ...] = (
     CheckType.ALLREDUCE_PERFORMANCE,
 )
 
-# Seconds; the seed's budgets (§6), "ms-level" runtime rounded up to 5 s.
+# Seconds; the seed's budgets (§6), "ms-level" runtime rounded up to 5 s. The burn's entry is
+# the slack on top of its length (`CheckParams.budget`): device setup and the last iteration.
 DEFAULT_BUDGETS: Mapping[CheckType, float] = {
     CheckType.IO: 30.0,
     CheckType.GPU: 66.0,
@@ -53,6 +61,7 @@ DEFAULT_BUDGETS: Mapping[CheckType, float] = {
     CheckType.HANG: 5.0,
     CheckType.ENV: 30.0,
     CheckType.COLLECTIVE: 122.0,
+    CheckType.BURN: 30.0,
 }
 
 

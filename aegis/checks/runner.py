@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
+from aegis.checks.burn import check_burn
 from aegis.checks.collective import run_collective_checks
 from aegis.checks.device import check_gpu, check_runtime
 from aegis.checks.environment import check_env
@@ -23,6 +24,7 @@ LOCAL_CHECKS: dict[str, LocalCheck] = {
     CheckType.RDMA: check_rdma,
     CheckType.HANG: check_hang,
     CheckType.ENV: check_env,
+    CheckType.BURN: check_burn,
 }
 GRACE_S = 0.5  # slack past a budget before a check thread counts as stuck
 

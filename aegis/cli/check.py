@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Sequence
 
 from aegis.checks.client import DiagnosisClient
-from aegis.checks.params import CheckParams, Rendezvous
+from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S, CheckParams, Rendezvous
 from aegis.checks.progress import PROGRESS_FILE_ENV
 from aegis.checks.result import TROUBLESHOOT_CHECKS, CheckResult
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--hang-threshold",
         type=float,
-        default=600.0,
+        default=DEFAULT_HANG_TIMEOUT_S,
         metavar="S",
         help="seconds without progress that count as a hang",
     )

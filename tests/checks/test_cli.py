@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,29 @@ def parse(*argv: str) -> argparse.Namespace:
     return parser.parse_args(["check", *argv])
 
 
+SEVEN = ["io", "gpu", "runtime", "rdma", "allreduce_connection", "allreduce_performance", "hang"]
+
+
+def test_aegis_check_json_on_a_cpu_node_passes(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AEGIS_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "aegis.cli", "check", "--json", "--dir", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = {r["check_type"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    assert list(out) == SEVEN
+    for name in ("gpu", "rdma", "hang"):  # no GPU, no RDMA NIC, no progress source here
+        assert out[name]["applicable"] is False and out[name]["passed"], out[name]
+    for name in ("io", "runtime", "allreduce_connection", "allreduce_performance"):
+        assert out[name]["applicable"] and out[name]["passed"], out[name]
+    assert "no peers to compare" in out["allreduce_performance"]["result"]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_check_json_with_a_simulated_lost_gpu(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -25,15 +51,7 @@ def test_check_json_with_a_simulated_lost_gpu(
     args = parse("--json", "--dir", str(tmp_path))
     assert args.func(args) == 1
     out = {r["check_type"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
-    assert list(out) == [
-        "io",
-        "gpu",
-        "runtime",
-        "rdma",
-        "allreduce_connection",
-        "allreduce_performance",
-        "hang",
-    ]
+    assert list(out) == SEVEN
     assert not out["gpu"]["passed"] and "simulated" in out["gpu"]["result"]
     assert out["rdma"]["applicable"] is False and out["hang"]["applicable"] is False
     for name in ("io", "runtime", "allreduce_connection", "allreduce_performance"):

@@ -60,4 +60,10 @@ def test_hang_check_reads_the_file(progress_file: Path) -> None:
     assert check_hang(params).passed
     late = check_hang(params, now=time.time() + 120)
     assert late.failed and "no progress for" in late.result
-    assert not check_hang(CheckParams()).applicable
+    none = check_hang(CheckParams())
+    assert not none.applicable and none.passed and "no progress source" in none.result
+
+
+def test_hang_check_without_a_record_is_not_applicable(tmp_path: Path) -> None:
+    r = check_hang(CheckParams(progress_file=str(tmp_path / "never-written.json")))
+    assert r.passed and not r.applicable and "holds no progress record" in r.result

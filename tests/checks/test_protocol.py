@@ -59,6 +59,24 @@ def test_params_round_trip_and_validation() -> None:
         simulated_from_env({"AEGIS_SIMULATE": "nope"})
 
 
+def test_burn_budget_follows_its_length_and_thresholds_are_validated() -> None:
+    assert CheckParams(burn_seconds=5).budget("burn") == 5 + DEFAULT_BUDGETS[CheckType.BURN]
+    assert CheckParams(burn_seconds=500, budgets={"burn": 2}).budget("burn") == 2
+    assert CheckParams(burn_seconds=0.2).round_budget(["burn"]) == pytest.approx(30.2)
+    for bad in (
+        {"slow_ratio": 0},
+        {"slow_ratio": 1.5},
+        {"perf_iters": 0},
+        {"perf_attempts": 0},
+        {"perf_bytes": 0},
+        {"burn_seconds": -1},
+        {"burn_size": 0},
+    ):
+        with pytest.raises(ParamsError):
+            CheckParams.from_dict(bad)
+    assert decode_request(b'{"id": 1, "op": "run", "checks": ["burn"]}').checks == ("burn",)
+
+
 def test_request_and_response_lines() -> None:
     req = Request(3, "run", "r1", ("io", "hang"), CheckParams(hang_threshold_s=5))
     line = encode_request(req)
