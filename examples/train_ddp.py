@@ -7,6 +7,13 @@ Runs unmodified under torchrun or `aegis run`. Fault injection for tests and the
                      comes) until they are stopped
   HOLD_FILE=F        every rank waits for F to exist before training
   TIMES_FILE=F       append "start <rank> <time>" / "crash <rank> <time>" lines to F
+Slow-node path (first attempt only, i.e. TORCHELASTIC_RESTART_COUNT = 0):
+  STEP_S=S           sleep S seconds per step; every rank prints each step and calls
+                     aegis.progress(step) when aegis is importable
+  TRAIN_UNTIL_STOPPED=1  keep training (past STEPS) until stopped by the agent
+  CHECKPOINT_WHEN=F  rank 0 calls aegis.checkpoint_done(step) once, when F exists
+  HANG_RANK=R HANG_AFTER=K  rank R goes silent after K steps (no output, no progress, no
+                     CPU) until HANG_RELEASE exists; "hang <rank> <time>" goes to TIMES_FILE
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -51,6 +59,37 @@ def inject(rank: int) -> None:
             sys.exit(1)
 
 
+def signals() -> tuple[Callable[[int], None], Callable[[int], None]]:
+    """aegis.progress / aegis.checkpoint_done, or no-ops without aegis."""
+    try:
+        import aegis
+
+        return aegis.progress, aegis.checkpoint_done
+    except ImportError:  # plain torchrun without aegis installed
+        return (lambda _: None), (lambda _: None)
+
+
+def slow_path(rank: int, step: int, checkpointed: bool) -> bool:
+    """Progress, checkpoint and hang injection of the first attempt; True once checkpointed."""
+    progress, checkpoint_done = signals()
+    print(f"rank {rank} step {step}", flush=True)
+    progress(step)
+    when = os.environ.get("CHECKPOINT_WHEN")
+    if rank == 0 and when and not checkpointed and os.path.exists(when):
+        checkpoint_done(step)
+        note("checkpoint", rank)
+        print(f"rank {rank}: checkpoint of step {step} done", flush=True)
+        checkpointed = True
+    hang = os.environ.get("HANG_RANK")
+    if hang is not None and int(hang) == rank and step == int(os.environ.get("HANG_AFTER", "0")):
+        note("hang", rank)
+        release = os.environ.get("HANG_RELEASE", "")
+        while not (release and os.path.exists(release)):
+            time.sleep(0.05)
+    time.sleep(float(os.environ.get("STEP_S", "0")))
+    return checkpointed
+
+
 def main() -> int:
     rank = int(os.environ["RANK"])
     note("start", rank)
@@ -66,7 +105,15 @@ def main() -> int:
     torch.manual_seed(0)
     model = DDP(torch.nn.Linear(8, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    for step in range(int(os.environ.get("STEPS", "3"))):
+    first = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0"
+    injecting = first and any(
+        k in os.environ for k in ("STEP_S", "CHECKPOINT_WHEN", "HANG_RANK", "TRAIN_UNTIL_STOPPED")
+    )
+    forever = first and os.environ.get("TRAIN_UNTIL_STOPPED") == "1"
+    steps = int(os.environ.get("STEPS", "3"))
+    checkpointed = False
+    step = 0
+    while step < steps or forever:
         x = torch.randn(4, 8)
         loss = model(x).pow(2).mean()
         opt.zero_grad()
@@ -74,6 +121,9 @@ def main() -> int:
         opt.step()
         if rank == 0:
             print(f"step {step} loss {loss.item():.4f}", flush=True)
+        if injecting:
+            checkpointed = slow_path(rank, step, checkpointed)
+        step += 1
     dist.barrier()
     dist.destroy_process_group()
     print(f"rank {rank} done (restart {os.environ.get('TORCHELASTIC_RESTART_COUNT')})", flush=True)

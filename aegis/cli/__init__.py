@@ -12,7 +12,12 @@ from aegis.errors import AegisError
 # (group, module): each module has `register(subparsers)` adding its subcommand(s) with a
 # `func(args) -> int` default. Group None = top-level command.
 _SPEC_COMMANDS = ("aegis.cli.spec_check", "aegis.cli.spec_gen", "aegis.cli.spec_conform")
-_TOP_COMMANDS: tuple[str, ...] = ("aegis.cli.check", "aegis.cli.k8s", "aegis.cli.run")
+_TOP_COMMANDS: tuple[str, ...] = (
+    "aegis.cli.check",
+    "aegis.cli.k8s",
+    "aegis.cli.run",
+    "aegis.cli.ctl",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
+
 
 def register(sub: Any) -> None:
     """Add the top-level `run`, `agent` and `controller` subcommands."""
@@ -34,6 +36,28 @@ def register(sub: Any) -> None:
         type=float,
         default=10.0,
         help="seconds without an agent's heartbeat before its pod counts as lost (0: never)",
+    )
+    run.add_argument(
+        "--hang-timeout",
+        type=float,
+        default=DEFAULT_HANG_TIMEOUT_S,
+        metavar="S",
+        help="seconds without progress (progress file, output, CPU) before a running rank "
+        f"is marked hung, not killed (default {DEFAULT_HANG_TIMEOUT_S:g}; 0: off)",
+    )
+    run.add_argument(
+        "--checkpoint-file",
+        default="",
+        metavar="PATH",
+        help="a marker file the training touches when a checkpoint is safely stored "
+        "(besides aegis.checkpoint_done); a slow node is evicted only after one",
+    )
+    run.add_argument(
+        "--metrics-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (default 0: off)",
     )
     run.add_argument(
         "--simulate",
@@ -68,6 +92,7 @@ def register(sub: Any) -> None:
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
     ctl.add_argument("--heartbeat-timeout", type=float, default=10.0)
+    ctl.add_argument("--metrics-port", type=int, default=0, help="0: no metrics endpoint")
     ctl.add_argument("--events", action="store_true", help="read launcher events on stdin")
     ctl.set_defaults(func=_controller)
 
@@ -88,6 +113,10 @@ def _run(args: argparse.Namespace) -> int:
         args.parser.error("no command given: aegis run -n N -- CMD...")
     if args.workers < 1 or args.max_retry < 0:
         args.parser.error("-n must be >= 1 and --max-retry >= 0")
+    if not 0 <= args.metrics_port <= 65535:
+        args.parser.error(f"--metrics-port {args.metrics_port}: use 1..65535 (0: off)")
+    if not args.hang_timeout >= 0:
+        args.parser.error(f"--hang-timeout {args.hang_timeout}: use a number of seconds >= 0")
     simulate: dict[str, tuple[str, ...]] = {}
     for item in args.simulate:
         node, sep, faults = item.partition("=")
@@ -108,7 +137,10 @@ def _run(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         connect_timeout=args.connect_timeout,
         heartbeat_timeout=args.heartbeat_timeout,
+        hang_timeout=args.hang_timeout,
+        checkpoint_file=args.checkpoint_file,
         simulate=simulate,
+        metrics_port=args.metrics_port,
     )
     return asyncio.run(run_local(job))
 
@@ -150,4 +182,13 @@ def _controller(args: argparse.Namespace) -> int:
         args.heartbeat_timeout,
     )
     creds = load_credentials(args.creds)
-    return asyncio.run(serve(job, args.state_dir, args.nats_url, creds, events=args.events))
+    return asyncio.run(
+        serve(
+            job,
+            args.state_dir,
+            args.nats_url,
+            creds,
+            events=args.events,
+            metrics_port=args.metrics_port,
+        )
+    )

@@ -24,6 +24,7 @@ import functools
 import logging
 import queue
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis.checks.faultlog import FaultLogWriter
 from aegis.errors import AegisError
 from aegis.k8s.api import KubeApi
 from aegis.k8s.cr_store import CrStatusStore
@@ -280,7 +282,11 @@ class JobRunner:
     async def _attempt(self) -> int:
         spec = self.spec
         store = _CrashOnFailedSave(CrStatusStore(self.api, spec.namespace, spec.name))
-        core = ControllerCore(spec.job_config(self.config.master_port), store)
+        # the structured fault log goes to the controller's stdout (the pod's log), one JSON line
+        # per fault
+        faults = FaultLogWriter(sys.stdout)
+        job = spec.job_config(self.config.master_port)
+        core = ControllerCore(job, store, on_fault=faults.write)
         bus = await Bus.connect(
             self.config.nats_url,
             self.credentials,

@@ -167,8 +167,14 @@ def _agent_env(job: JobView, rank: int, settings: PodSettings) -> list[dict[str,
         "AEGIS_MASTER_PORT": str(settings.master_port),
     }
     token_ref = {"secretKeyRef": {"name": secret_name(job.name), "key": TOKEN_KEY}}
-    # the node (for ErrorNodes) and the pod's uid (the agent's incarnation) from the downward API
-    downward = {"AEGIS_NODE": "spec.nodeName", "AEGIS_INCARNATION": "metadata.uid"}
+    # the node (for ErrorNodes), the pod's uid (the agent's incarnation) and the addresses the
+    # fault log records, from the downward API
+    downward = {
+        "AEGIS_NODE": "spec.nodeName",
+        "AEGIS_INCARNATION": "metadata.uid",
+        "AEGIS_POD_IP": "status.podIP",
+        "AEGIS_NODE_IP": "status.hostIP",
+    }
     return [
         *({"name": k, "value": v} for k, v in plain.items()),
         {"name": ENV_BOOTSTRAP_TOKEN, "valueFrom": token_ref},

@@ -6,6 +6,13 @@ the report is the message of that successor. No master within `connect_timeout`:
 runs as a plain process (RunIndependent) and its exit code is the agent's. An agent the
 controller declared lost (missed heartbeats, e.g. it was frozen) is told so when it comes
 back; it stops its command and exits EVICTED_EXIT, and the launcher replaces it in place.
+
+The slow-node path (spec agentHang / agentCheckpoint / agentEvict): while the command runs, a
+HangWatch polls its progress (progress file, output, CPU time); no progress for
+`hang_timeout` s, a failed allreduce-performance check, or `aegis ctl hang` reports Hang (the
+command keeps running). Once the controller decided hangWithQuit, the agent of the rank that
+completes a checkpoint reports it; the marked agent then stops its command and exits 1, so
+its node is blacklisted and the pod replaced.
 """
 
 from __future__ import annotations
@@ -16,16 +23,28 @@ import json
 import logging
 import os
 import signal
+import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aegis.checks.client import DiagnosisClient
+from aegis.checks.hangwatch import HangWatch
+from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
+from aegis.checks.progress import CHECKPOINT_FILE_ENV, PROGRESS_FILE_ENV
 from aegis.checks.recovery import Action, decide
-from aegis.checks.result import COLLECTIVE_CHECKS, CheckResult
+from aegis.checks.result import (
+    BOOTCHECK_CHECKS,
+    COLLECTIVE_CHECKS,
+    TROUBLESHOOT_CHECKS,
+    CheckResult,
+    CheckType,
+)
 from aegis.generated.aegis_phase import State
 from aegis.runtime.codec import decode_state
+from aegis.runtime.control import CTL_CHECKS, handle_agent_request
 from aegis.runtime.controller import EVICTED, ORDER_PHASES
 from aegis.runtime.engine import Engine, runtime_constants
 from aegis.runtime.errors import AegisError, TransportError
@@ -38,10 +57,14 @@ from aegis.values import ModelValue, apply, except_
 
 log = logging.getLogger(__name__)
 
-BOOTCHECK = ("env", "collective")
-TROUBLESHOOT = ("io", "runtime", "gpu", "allreduce_connection")
+BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
+TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven checks of design §6
+RESTART = "Restart"  # _perform's outcome for Level 2: no report, the container restarts
+LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
 _SECRET_ENV = ("AEGIS_BOOTSTRAP_TOKEN",)
 EVICTED_EXIT = 75  # declared lost by the controller: replace me (not a node fault: not 1)
+RESTART_CONTAINER_EXIT = 76  # Level 2: restart my container in place (the node's hardware is fine)
+MAX_CONTAINER_RESTARTS = 2  # Level 2 tries per pod and node before it escalates to Level 3
 
 
 @dataclass(frozen=True)
@@ -64,6 +87,12 @@ class AgentConfig:
     master_port: int = 29500
     simulate: tuple[str, ...] = ()
     check_budget_s: float = 60.0
+    hang_timeout: float = DEFAULT_HANG_TIMEOUT_S  # <= 0: no hang detection
+    pod_ip: str = ""
+    node_ip: str = ""
+    progress_dir: str = ""  # where the command's progress file goes (default: tmp)
+    checkpoint_file: str = ""  # a marker file whose change means "checkpoint done"
+    container_restarts: int = 0  # Level 2 restarts of this pod on this node so far
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgentConfig:
@@ -85,6 +114,12 @@ class AgentConfig:
                 master_addr=env.get("AEGIS_MASTER_ADDR", "127.0.0.1"),
                 master_port=int(env.get("AEGIS_MASTER_PORT", "29500")),
                 simulate=tuple(s for s in env.get("AEGIS_SIMULATE", "").split(",") if s),
+                hang_timeout=float(env.get("AEGIS_HANG_TIMEOUT", str(DEFAULT_HANG_TIMEOUT_S))),
+                pod_ip=env.get("AEGIS_POD_IP", ""),
+                node_ip=env.get("AEGIS_NODE_IP", ""),
+                progress_dir=env.get("AEGIS_PROGRESS_DIR", ""),
+                checkpoint_file=env.get(CHECKPOINT_FILE_ENV, ""),
+                container_restarts=int(env.get("AEGIS_CONTAINER_RESTARTS", "0")),
             )
         except (KeyError, ValueError) as exc:
             raise AegisError(f"agent configuration incomplete or invalid: {exc!r}") from None
@@ -134,6 +169,9 @@ class Agent:
         self.work_seq = -1  # the order `work` is working on
         self.runner: Runner | None = None
         self.warm: asyncio.Task[None] | None = None
+        self.slow_note = ""  # why this node is slow (its last performance check), if it is
+        self.gpu_type = "cpu"  # from the bootcheck's environment check
+        self.mark_reason = ""  # why this agent reported Hang last
 
     async def run(self) -> int:
         """Connect (or fall back), then serve orders until the job ends or we must exit."""
@@ -180,6 +218,7 @@ class Agent:
             issued.nats_url, issued.credentials, name=cfg.pod, reconnect_attempts=-1
         )
         await self.bus.subscribe(self.subjects.master, self._on_order)
+        await self._serve_control()
         ack = self._message(MessageType.ACK, MessagePhase.BOOTCHECK, self.agent_seq, {})
         while True:
             try:
@@ -215,22 +254,30 @@ class Agent:
             return
         if self.view is not None and msg.seq <= self.agent_seq:
             return
-        if msg.seq < self.work_seq or (
-            msg.seq == self.work_seq and self.work is not None and not self.work.done()
-        ):
-            return  # an older order, or the same one again (broadcast and ACK reply)
-        state = decode_state(data["state"])
-        self.view = Engine(
-            runtime_constants(data["world"], int(data["maxRetry"])),
-            self._overlay(state),
-            check_invariants=False,
-        )
+        if msg.seq < self.work_seq:
+            return  # an older order
+        if msg.seq == self.work_seq and self.work is not None and not self.work.done():
+            # the same order with a newer state (slow marks, an eviction, a checkpoint)
+            self._update_view(data)
+            if self.view is not None and self.view.enabled("agentEvict", w=self.me):
+                await self._evict()
+            return
+        self._update_view(data)
+        assert self.view is not None
         if not self.view.enabled("agentWork", w=self.me):
             return
         await self._stop_work()
         self.work_seq = msg.seq
         self.work = asyncio.create_task(self._work(msg.seq, str(data["specPhase"]), data))
         self.work.add_done_callback(self._work_done)
+
+    def _update_view(self, data: Mapping[str, Any]) -> None:
+        state = decode_state(data["state"])
+        self.view = Engine(
+            runtime_constants(data["world"], int(data["maxRetry"])),
+            self._overlay(state),
+            check_invariants=False,
+        )
 
     def _work_done(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
@@ -242,10 +289,19 @@ class Agent:
         return State.from_dict({**s.as_dict(), "agentSeq": seq, "agentState": st})
 
     async def _work(self, seq: int, phase: str, data: Mapping[str, Any]) -> None:
+        extra: dict[str, Any] = {}
         try:
-            outcome, reason = await self._perform(seq, phase, data)
+            outcome, reason = await self._perform(seq, phase, data, extra)
         finally:
             await self._stop_runner()
+        if outcome == RESTART:
+            print(
+                f"aegis: agent {self.cfg.pod}: {reason}: restart the container (Level 2), "
+                f"exit {RESTART_CONTAINER_EXIT}",
+                flush=True,
+            )
+            self.stop(RESTART_CONTAINER_EXIT)
+            return
         assert self.view is not None
         step = self.view.observe("agentWork", w=self.me, outcome=outcome)
         if not step.applied:
@@ -255,14 +311,16 @@ class Agent:
             return
         self.agent_seq = int(apply(step.state.agentSeq, self.me))
         report = self._message(
-            MessageType(outcome), ORDER_PHASES[phase], self.agent_seq, {"reason": reason}
+            MessageType(outcome), ORDER_PHASES[phase], self.agent_seq, {"reason": reason, **extra}
         )
         await self._send_report(report)
         if apply(step.state.agentState, self.me) == "Exited":
             print(f"aegis: agent {self.cfg.pod}: {reason}: exit 1 (node fault)", flush=True)
             self.stop(1)
 
-    async def _perform(self, seq: int, phase: str, data: Mapping[str, Any]) -> tuple[str, str]:
+    async def _perform(
+        self, seq: int, phase: str, data: Mapping[str, Any], extra: dict[str, Any]
+    ) -> tuple[str, str]:
         if phase == "RunCommand":
             return await self._run_command(data)
         checks: tuple[str, ...] = BOOTCHECK if phase == "BootChecking" else TROUBLESHOOT
@@ -274,12 +332,36 @@ class Agent:
         if self.warm is not None:  # the worker imports torch once, at agent start
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.warm)
+        started = time.monotonic()
         results = await self.diag.run(checks, f"{self.cfg.job}-{seq}", self._params(data))
+        extra.update(self._round_data(results, time.monotonic() - started))
         decision = decide(phase, "checks_done", results)
         log.info("agent %s: %s checks: %s", self.cfg.pod, phase, _failures(results))
+        slow = [r for r in results if r.failed and r.check_type == CheckType.ALLREDUCE_PERFORMANCE]
+        self.slow_note = f"allreduce performance: {slow[0].result}" if slow else ""
         if decision.action is Action.ISOLATE_NODE:
             return "Error", f"{phase}: {decision.reason} ({_failures(results)})"
+        if decision.action is Action.RESTART_CONTAINER:
+            if self.cfg.container_restarts < MAX_CONTAINER_RESTARTS:
+                return RESTART, f"{phase}: {decision.reason}"
+            # Level 2 did not help: the node is unusable for this pod after all (Level 3)
+            return "Error", (
+                f"{phase}: {decision.reason}; still failing after "
+                f"{self.cfg.container_restarts} container restarts ({_failures(results)})"
+            )
         return "Finish", decision.reason
+
+    def _round_data(self, results: Sequence[CheckResult], seconds: float) -> dict[str, Any]:
+        """What a check round's report carries for the controller's metrics."""
+        for r in results:
+            names = r.details.get("device_names") if r.check_type == CheckType.ENV else None
+            if isinstance(names, list):
+                self.gpu_type = str(names[0]) if names else "cpu"
+        return {
+            "checks": [r.to_dict() for r in results],
+            "roundSeconds": round(seconds, 6),
+            "gpuType": self.gpu_type,
+        }
 
     def _peers_finished(self) -> bool:
         """Whether another worker already finished the current order (order's state)."""
@@ -299,11 +381,98 @@ class Agent:
             pod=self.cfg.pod,
             max_restarts=int(data["maxRetry"]),
         )
-        self.runner = Runner(self.cfg.command, env, env=self.cfg.user_env())
-        self.runner.restart_count = int(data["retry"])
-        await self.runner.start(retry=int(data["retry"]))
-        code = await self.runner.wait()
+        progress = self._progress_file()
+        with contextlib.suppress(OSError):
+            progress.unlink()
+        user_env = {**self.cfg.user_env(), PROGRESS_FILE_ENV: str(progress)}
+        if self.cfg.checkpoint_file:
+            user_env[CHECKPOINT_FILE_ENV] = self.cfg.checkpoint_file
+        runner = self.runner = Runner(self.cfg.command, env, env=user_env)
+        runner.restart_count = int(data["retry"])
+        await runner.start(retry=int(data["retry"]))
+        watch = HangWatch(
+            self.cfg.hang_timeout if self.cfg.hang_timeout > 0 else float("inf"),
+            progress_file=str(progress),
+            pgid=runner.pid,
+            last_output=lambda: runner.last_output,
+            checkpoint_file=self.cfg.checkpoint_file or None,
+        )
+        watcher = asyncio.create_task(self._watch(watch))
+        try:
+            code = await runner.wait()
+        finally:
+            watcher.cancel()
         return ("Finish", "exit 0") if code == 0 else ("Error", f"command exited {code}")
+
+    def _progress_file(self) -> Path:
+        base = Path(self.cfg.progress_dir or tempfile.gettempdir())
+        return base / f"aegis-progress-{self.cfg.job}-{self.cfg.pod}-{self.cfg.incarnation}.json"
+
+    async def _watch(self, watch: HangWatch) -> None:
+        """While the command runs: report a known slowness, hangs and completed checkpoints."""
+        timeout = self.cfg.hang_timeout
+        period = watch.poll_interval_s  # min(1 s, timeout / 4): a stall is seen in timeout + 1 s
+        if self.slow_note:
+            await self.report_hang(self.slow_note)
+        while True:
+            await asyncio.sleep(period)
+            step = watch.new_checkpoint()
+            if step is not None:
+                await self._report_checkpoint(step)
+            verdict = watch.poll() if timeout > 0 else None
+            if verdict is not None:
+                await self.report_hang(
+                    f"hang: no progress for {verdict.age_s:.1f} s ({verdict.detail})"
+                )
+
+    async def report_hang(self, reason: str) -> bool:
+        """Report Hang (agentHang) for the running command; False when the spec says no."""
+        view = self.view
+        if view is None or not view.enabled("agentHang", w=self.me):
+            log.info(
+                "agent %s: not reporting hang (%s): agentHang not enabled", self.cfg.pod, reason
+            )
+            return False
+        view.observe("agentHang", w=self.me)
+        print(f"aegis: agent {self.cfg.pod}: {reason}: marked slow, not killed", flush=True)
+        self.mark_reason = reason
+        seq = int(view.state.masterSeq)
+        await self._send_report(
+            self._message(MessageType.HANG, MessagePhase.COMMAND, seq, {"reason": reason})
+        )
+        return True
+
+    async def _report_checkpoint(self, step: int) -> None:
+        view = self.view
+        if view is None or not view.enabled("agentCheckpoint", w=self.me):
+            log.debug("agent %s: checkpoint %d, no eviction waits for it", self.cfg.pod, step)
+            return
+        view.observe("agentCheckpoint", w=self.me)
+        seq = int(view.state.masterSeq)
+        await self._send_report(
+            self._message(MessageType.CHECKPOINT, MessagePhase.COMMAND, seq, {"step": step})
+        )
+
+    async def _evict(self) -> None:
+        """agentEvict: the checkpoint is safe; stop the command, report, exit 1 (replace me)."""
+        assert self.view is not None
+        step = self.view.observe("agentEvict", w=self.me)
+        if not step.applied:
+            return
+        seq = int(self.view.state.masterSeq)
+        reason = self.mark_reason or "marked slow"
+        self.agent_seq = seq
+        # report first: once the controller has applied the eviction (phase Restarting), the
+        # peers' errors caused by this rank leaving are not counted as new failures
+        await self._send_report(
+            self._message(MessageType.EVICTED, MessagePhase.COMMAND, seq, {"reason": reason})
+        )
+        await self._stop_work()
+        print(
+            f"aegis: agent {self.cfg.pod}: slow node evicted at the checkpoint: exit 1",
+            flush=True,
+        )
+        self.stop(1)
 
     def _params(self, data: Mapping[str, Any]) -> dict[str, Any]:
         b = self.cfg.check_budget_s
@@ -315,7 +484,13 @@ class Agent:
                 "world_size": self.cfg.world_size,
                 "backend": "gloo",
             },
-            "budgets": {"collective": b, "allreduce_connection": b, "env": b, "io": b},
+            "budgets": {
+                "collective": b,
+                "allreduce_connection": b,
+                "allreduce_performance": b,
+                "env": b,
+                "io": b,
+            },
             "simulate": list(self.cfg.simulate),
         }
 
@@ -339,6 +514,40 @@ class Agent:
         )
         self.stop(EVICTED_EXIT)
 
+    # ---------------- operator control (`aegis ctl`) ----------------
+
+    async def _serve_control(self) -> None:
+        """Answer `aegis ctl` requests addressed to this pod (hang, check, burn)."""
+        assert self.bus is not None
+        await self.bus.subscribe(
+            self.subjects.ctl_agent(self.cfg.pod), lambda m: handle_agent_request(self, m)
+        )
+
+    async def ctl_hang(self, reason: str) -> dict[str, Any]:
+        """`aegis ctl hang`: mark this pod slow/hung (report Hang); nothing is killed."""
+        running = self.runner is not None and self.runner.running
+        if not running:
+            return {"marked": False, "detail": "no training command is running"}
+        marked = await self.report_hang(f"operator: {reason}" if reason else "operator")
+        detail = "reported Hang" if marked else "agentHang not enabled (already marked?)"
+        return {"marked": marked, "detail": detail}
+
+    async def ctl_check(self, checks: Sequence[str]) -> list[dict[str, Any]]:
+        """`aegis ctl check`: run local checks now, out of band (no peers needed)."""
+        names = tuple(checks) or LOCAL_CHECKS
+        bad = [c for c in names if c not in LOCAL_CHECKS]
+        if bad:
+            raise ValueError(f"not a local check: {', '.join(bad)}; use {', '.join(LOCAL_CHECKS)}")
+        params = {"simulate": list(self.cfg.simulate)}
+        results = await self.diag.run(names, f"ctl-{os.urandom(4).hex()}", params)
+        return [r.to_dict() for r in results]
+
+    async def ctl_burn(self, seconds: float) -> list[dict[str, Any]]:
+        """`aegis ctl burn`: a compute burn-in of `seconds` on this node's device."""
+        params = {"burn_seconds": float(seconds), "simulate": list(self.cfg.simulate)}
+        results = await self.diag.run(("burn",), f"burn-{os.urandom(4).hex()}", params)
+        return [r.to_dict() for r in results]
+
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(self.cfg.heartbeat_s)
@@ -358,7 +567,13 @@ class Agent:
             self.cfg.pod,
             kind,
             phase,
-            {**data, "incarnation": self.cfg.incarnation, "node": self.cfg.node},
+            {
+                **data,
+                "incarnation": self.cfg.incarnation,
+                "node": self.cfg.node,
+                "podIP": self.cfg.pod_ip,
+                "nodeIP": self.cfg.node_ip,
+            },
             time.time(),
             seq,
         )

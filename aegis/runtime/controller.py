@@ -18,10 +18,11 @@ import dataclasses
 import logging
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from aegis.checks.faultlog import FaultRecord
 from aegis.generated.aegis_phase import Constants, State
 from aegis.runtime.codec import decode_state, encode_state
 from aegis.runtime.engine import Engine, StepResult, runtime_constants
@@ -40,6 +41,15 @@ ORDER_PHASES: Mapping[str, MessagePhase] = {
 TERMINAL_EXIT = {"Succeed": 0, "Failed": 3}  # controller exit codes; anything else = crash
 EVICTED = "evicted"  # receipt result / order flag: this incarnation was declared lost
 DEFAULT_HEARTBEAT_TIMEOUT_S = 10.0
+SLOW_EVICTED = "slow node evicted at a checkpoint"
+# report type -> the agent's spec action it is the end of (Finish/Error: agentWork(outcome))
+REPORT_ACTIONS: Mapping[str, str] = {
+    "Finish": "agentWork",
+    "Error": "agentWork",
+    "Hang": "agentHang",
+    "Checkpoint": "agentCheckpoint",
+    "Evicted": "agentEvict",
+}
 _PORT_SLOTS = 500
 
 
@@ -118,13 +128,20 @@ class ControllerCore:
         steplog: StepLog | None = None,
         *,
         constants: Constants | None = None,
+        on_fault: Callable[[FaultRecord], None] | None = None,
     ) -> None:
-        """`constants` defaults to the job's (Workers = its pods, no fault budget)."""
+        """`constants` defaults to the job's (Workers = its pods, no fault budget); `on_fault`
+        receives one record per fault (the structured fault log)."""
         self.job = job
         self.store = store
         self.steplog = steplog
         self.constants = constants or runtime_constants(job.pods, job.max_retry)
-        self.status = store.load() or Status()
+        self.on_fault = on_fault
+        loaded = store.load()
+        self.fresh = loaded is None  # False: this controller resumed a saved job
+        self.status = loaded or Status()
+        self.addresses: dict[str, tuple[str, str, str]] = {}  # pod -> (pod IP, node, node IP)
+        self._published_marks: tuple[object, ...] | None = None
         self.extras = Extras()
         state = self._restore()
         now = time.monotonic()  # a restarted controller gives every known agent a full timeout
@@ -157,35 +174,62 @@ class ControllerCore:
         return Outcome(self.order_for(pod), out.publish)
 
     def on_report(self, msg: Message) -> Outcome:
-        """A Finish/Error report: agentWork (its seq must be the successor's), then receive."""
+        """An agent's report: the end of its spec action (its seq must be the successor's
+        message), then `receive` of that message.
+
+        Finish/Error end agentWork, Hang is agentHang (mark, nothing killed), Checkpoint is
+        agentCheckpoint (a safe point), Evicted is agentEvict (no message: the agent leaves).
+        """
         pod, inc = self._authentic(msg, need_known=True)
         if pod is None:
             evicted = bool(inc) and self.extras.evicted.get(msg.pod_name) == inc
             return Outcome(self._receipt(msg, EVICTED if evicted else "forged"))
         self.last_seen[pod] = time.monotonic()
-        w, outcome = ModelValue(pod), msg.type.value
-        succ = self.engine.peek("agentWork", w=w, outcome=outcome)
+        self._remember_address(pod, msg)
+        w, kind = ModelValue(pod), msg.type.value
+        label = REPORT_ACTIONS.get(kind)
+        if label is None:
+            self.extras.counters["unexpected_type"] += 1
+            return Outcome(self._receipt(msg, "unexpected type"))
+        choices: dict[str, Any] = {"w": w}
+        if label == "agentWork":
+            choices["outcome"] = kind
+        succ = self.engine.peek(label, **choices)
         if succ is None:
             self.extras.counters["not_enabled"] += 1
-            self.engine.observe("agentWork", w=w, outcome=outcome)  # logged as rejected
+            self.engine.observe(label, **choices)  # logged as rejected
             return self._finish(self._receipt(msg, "not enabled"))
-        report = Fn({"from": w, "type": outcome, "seq": msg.seq})
-        if report not in succ.state.msgs - self.state.msgs:
+        report = Fn({"from": w, "type": kind, "seq": msg.seq})
+        if label != "agentEvict" and report not in succ.state.msgs - self.state.msgs:
             self.extras.counters["stale"] += 1
             log.info(
                 "stale %s from %s (seq %d, order %d): dropped",
-                outcome,
+                kind,
                 pod,
                 msg.seq,
                 self.state.masterSeq,
             )
             return Outcome(self._receipt(msg, "stale"))
-        self.engine.observe("agentWork", w=w, outcome=outcome)
-        self.engine.settle()
-        self.engine.observe("receive", m=report)
-        if outcome == "Error":
-            reason = str(msg.data.get("reason", "error reported"))
-            self._set_reason(pod, reason)
+        if label == "agentEvict" and msg.seq != self.state.masterSeq:
+            self.extras.counters["stale"] += 1
+            return Outcome(self._receipt(msg, "stale"))
+        self.engine.observe(label, **choices)
+        reason = str(msg.data.get("reason", ""))[:500]
+        if label != "agentEvict":
+            self.engine.settle()
+            was_slow = bool(apply(self.state.slow, w))
+            self.engine.observe("receive", m=report)
+            if kind == "Hang" and not was_slow and apply(self.state.slow, w):
+                self.extras.counters["hang_marked"] += 1
+                self._fault(pod, f"hang: {reason or 'no progress'} (marked, not killed)")
+        if kind == "Error":
+            self._set_reason(pod, reason or "error reported")
+            self._fault(pod, f"error: {reason or 'error reported'}")
+        elif kind == "Evicted":
+            self.extras.counters["evicted_slow"] += 1
+            why = f"{SLOW_EVICTED}: {reason or 'marked slow'}"
+            self._set_reason(pod, why)
+            self._fault(pod, why)
         return self._finish(self._receipt(msg, "applied"))
 
     def on_pod_lost(self, pod: str, incarnation: str, exit_code: int, node: str) -> Outcome:
@@ -200,10 +244,11 @@ class ControllerCore:
             self.extras.counters["lost_unknown"] += 1
             return Outcome()
         if exit_code == 1 and self._agent_state(ModelValue(pod)) == "Exited":
-            node_entry = ErrorNode(node, f"agent {pod} exited 1 (node fault)", time.time())
-            self.status = dataclasses.replace(
-                self.status, error_nodes=(*self.status.error_nodes, node_entry)
-            )
+            why = self.status.pod_infos.get(pod, PodInfo()).last_failed_reason or "node fault"
+            self.taint(node, f"agent {pod} exited 1: {why}", save=False)
+            if not why.startswith(SLOW_EVICTED):
+                self.extras.counters["node_faults"] += 1
+        self._fault(pod, f"agent exited {exit_code}", node=node or None)
         self._lost(pod, replaced=False)
         self.extras.incarnations[pod] = None
         self.last_seen.pop(pod, None)
@@ -247,6 +292,7 @@ class ControllerCore:
         step = self.engine.observe("envPodRestart", w=ModelValue(pod))
         if step.applied:
             self.extras.counters["heartbeat_lost"] += 1
+            self._fault(pod, f"missed heartbeats for {self.job.heartbeat_timeout:g} s: pod lost")
             self.extras.incarnations[pod] = None
             self.extras.evicted[pod] = inc
             log.warning("agent %s (incarnation %s) missed its heartbeats: pod lost", pod, inc)
@@ -274,7 +320,64 @@ class ControllerCore:
         self.engine.observe("envQuit")
         return self._finish(None)
 
+    def taint(self, node: str, reason: str, *, save: bool = True) -> bool:
+        """Blacklist `node` (ErrorNodes); False when it is already there."""
+        if not node or any(e.node == node for e in self.status.error_nodes):
+            return False
+        entry = ErrorNode(node, reason[:500], time.time())
+        self.status = dataclasses.replace(
+            self.status, error_nodes=(*self.status.error_nodes, entry)
+        )
+        if save:
+            self._save()
+        return True
+
+    def untaint(self, node: str) -> bool:
+        """Take `node` off the blacklist; False when it was not on it."""
+        kept = tuple(e for e in self.status.error_nodes if e.node != node)
+        if len(kept) == len(self.status.error_nodes):
+            return False
+        self.status = dataclasses.replace(self.status, error_nodes=kept)
+        self._save()
+        return True
+
     # ---------------- views ----------------
+
+    def status_view(self) -> dict[str, Any]:
+        """The job as `aegis ctl status` shows it (JSON-able)."""
+        s = self.state
+        pods = {}
+        for pod in self.job.pods:
+            w = ModelValue(pod)
+            _, node, _ = self.addresses.get(pod, ("", "", ""))
+            pods[pod] = {
+                "innerPhase": str(apply(s.innerPhase, w)),
+                "retries": int(apply(s.retries, w)),
+                "finished": bool(apply(s.finished, w)),
+                "slow": bool(apply(s.slow, w)),
+                "evict": bool(apply(s.evict, w)),
+                "agentState": self._agent_state(w),
+                "node": node,
+                "incarnation": self.extras.incarnations.get(pod),
+                "lastFailedReason": self.status.pod_infos.get(pod, PodInfo()).last_failed_reason,
+            }
+        return {
+            "job": self.job.name,
+            "namespace": self.job.namespace,
+            "phase": str(s.phase),
+            "terminal": self.terminal,
+            "recoverCount": int(s.recoverCount),
+            "maxRetry": self.job.max_retry,
+            "shouldQuit": bool(s.shouldQuit),
+            "masterSeq": int(s.masterSeq),
+            "checkpointed": bool(s.checkpointed),
+            "pods": pods,
+            "errorNodes": [
+                {"node": e.node, "reason": e.reason, "time": e.time}
+                for e in self.status.error_nodes
+            ],
+            "counters": dict(self.extras.counters),
+        }
 
     @property
     def state(self) -> State:
@@ -323,17 +426,28 @@ class ControllerCore:
             f"aegis: job {self.job.name} {self.terminal or self.state.phase}: "
             f"max retries {self.job.max_retry}, "
             f"restarted {max(self.extras.command_orders - 1, 0)} times, "
-            f"hardware faults rescheduled {len(self.status.error_nodes)}"
+            f"hardware faults rescheduled {self.extras.counters['node_faults']}, "
+            f"slow nodes evicted {self.extras.counters['evicted_slow']}"
         )
 
     def mark_published(self) -> None:
         """The current order went out; persisted so a restart knows (it re-publishes anyway)."""
         self.extras.published_seq = self.state.masterSeq
+        self._published_marks = self._slow_marks()
 
     @property
     def needs_publish(self) -> bool:
         """Whether masterSeq changed (or the job ended) since the last publish."""
-        return self.extras.published_seq != self.state.masterSeq or self.terminal is not None
+        return (
+            self.extras.published_seq != self.state.masterSeq
+            or self._published_marks != self._slow_marks()
+            or self.terminal is not None
+        )
+
+    def _slow_marks(self) -> tuple[object, ...]:
+        """The slow-node path's state: a change is re-published within the same order."""
+        s = self.state
+        return (s.slow, s.evict, s.checkpointed)
 
     # ---------------- internals ----------------
 
@@ -367,6 +481,32 @@ class ControllerCore:
         if replaced:
             self.extras.counters["inferred_restart"] += 1
 
+    def _remember_address(self, pod: str, msg: Message) -> None:
+        d = msg.data
+        self.addresses[pod] = (
+            str(d.get("podIP", ""))[:64],
+            str(d.get("node", ""))[:253],
+            str(d.get("nodeIP", ""))[:64],
+        )
+
+    def _fault(self, pod: str, message: str, *, node: str | None = None) -> None:
+        """One record of the structured fault log (never raises into the caller)."""
+        if self.on_fault is None:
+            return
+        pod_ip, known_node, node_ip = self.addresses.get(pod, ("", "", ""))
+        record = FaultRecord(
+            pod=pod,
+            pod_ip=pod_ip,
+            node=node or known_node,
+            node_ip=node_ip,
+            phase=str(self.state.phase),
+            message=message,
+        )
+        try:
+            self.on_fault(record)
+        except Exception:  # the fault log must never stop the controller
+            log.exception("fault log write failed")
+
     def _agent_state(self, w: ModelValue) -> str:
         return str(apply(self.state.agentState, w))
 
@@ -396,6 +536,10 @@ class ControllerCore:
     def _log(self, step: StepResult) -> None:
         if step.applied and step.action == "advance" and step.state.phase == "RunCommand":
             self.extras.command_orders += 1
+        if step.applied and step.action == "hangWithQuit":
+            pod = str(dict(step.choices).get("w", ""))
+            self.extras.counters["hang_with_quit"] += 1
+            self._fault(pod, "hangWithQuit: evict at the next checkpoint")
         if self.steplog is not None:
             self.steplog.write(step)
 

@@ -1,5 +1,10 @@
 """The controller process: the core on a NATS bus, plus the launcher's events on stdin.
 
+It also answers the operator's control requests (`aegis ctl`, aegis.runtime.control) on
+`JobSubjects.ctl_controller`, under the same lock as every other event, and feeds a
+JobObserver (metrics) with the applied check reports; `serve()` writes the structured fault
+log (`<state_dir>/faults.jsonl`) and, with a metrics port, serves `GET /metrics`.
+
 A periodic task (every min(timeout / 4, 1) s, O(workers)) declares agents whose heartbeats
 stopped lost (`ControllerCore.on_heartbeat_lost`)."""
 
@@ -13,9 +18,12 @@ import signal
 import sys
 from pathlib import Path
 
+from aegis.checks.faultlog import FaultLogWriter
+from aegis.runtime.control import ControllerControl
 from aegis.runtime.controller import TERMINAL_EXIT, ControllerCore, JobConfig, Outcome
 from aegis.runtime.engine import EngineError
 from aegis.runtime.messages import Message, MessageType
+from aegis.runtime.observability import JobObserver, MetricsServer, write_textfile
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import UserCredentials
@@ -25,22 +33,36 @@ from aegis.runtime.transport.subjects import JobSubjects
 log = logging.getLogger(__name__)
 STOPPED_EXIT = 4  # the engine stopped the job (invariant violation or open choice)
 MAX_SCAN_PERIOD_S = 1.0
+REPORT_TYPES = frozenset(
+    {
+        MessageType.FINISH,
+        MessageType.ERROR,
+        MessageType.HANG,
+        MessageType.CHECKPOINT,
+        MessageType.EVICTED,
+    }
+)
 
 
 class ControllerService:
     """Runs one job's controller until the job terminates; `run()` returns the exit code."""
 
-    def __init__(self, core: ControllerCore, bus: Bus) -> None:
+    def __init__(self, core: ControllerCore, bus: Bus, observer: JobObserver | None = None) -> None:
         self.core = core
         self.bus = bus
         self.subjects = JobSubjects(core.job.namespace, core.job.name)
+        self.observer = observer
+        self.control = ControllerControl(core, self._apply, core.job.namespace, core.job.name)
         self.lock = asyncio.Lock()
         self.done = asyncio.Event()
         self.exit_code: int | None = None
 
     async def run(self, events: asyncio.StreamReader | None = None) -> int:
         """Subscribe, re-publish the current order, handle events until the job ends."""
+        if self.observer is not None:
+            self.observer.job_started(self.core.fresh)
         await self.bus.subscribe(self.subjects.worker, self._on_message)
+        await self.bus.subscribe(self.subjects.ctl_controller, self._on_control)
         async with self.lock:
             await self._publish()
         tasks = [asyncio.create_task(self._watch_heartbeats())]
@@ -50,7 +72,9 @@ class ControllerService:
         for task in tasks:
             task.cancel()
         with contextlib.suppress(Exception):
-            await self.bus.flush()
+            await self.bus.flush()  # the last order, and the reply to a `ctl stop`
+        if self.observer is not None:
+            self.observer.job_ended(self.core.terminal)
         print(self.core.summary(), file=sys.stderr, flush=True)
         return self.exit_code if self.exit_code is not None else STOPPED_EXIT
 
@@ -70,10 +94,18 @@ class ControllerService:
                 return None
             if msg.type is MessageType.ACK:
                 return await self._apply(lambda: self.core.on_ack(msg))
-            if msg.type in (MessageType.FINISH, MessageType.ERROR):
-                return await self._apply(lambda: self.core.on_report(msg))
+            if msg.type in REPORT_TYPES:
+                reply = await self._apply(lambda: self.core.on_report(msg))
+                applied = reply is not None and reply.data.get("result") == "applied"
+                if applied and self.observer is not None:
+                    self.observer.on_report(msg)
+                return reply
             self.core.extras.counters["unexpected_type"] += 1
             return None
+
+    async def _on_control(self, msg: Message) -> Message:
+        async with self.lock:
+            return await self.control.handle(msg)
 
     async def _apply(self, handle: object) -> Message | None:
         try:
@@ -137,14 +169,28 @@ async def _stdin_reader() -> asyncio.StreamReader:
 
 
 async def serve(
-    job: JobConfig, state_dir: Path, nats_url: str, creds: UserCredentials, *, events: bool
+    job: JobConfig,
+    state_dir: Path,
+    nats_url: str,
+    creds: UserCredentials,
+    *,
+    events: bool,
+    metrics_port: int = 0,
 ) -> int:
-    """The `aegis controller` process: load the store, serve the job, return the exit code."""
+    """The `aegis controller` process: load the store, serve the job, return the exit code.
+
+    Faults go to `<state_dir>/faults.jsonl`; with `metrics_port` > 0 the metrics are served
+    on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end."""
     state_dir.mkdir(parents=True, exist_ok=True)
     steplog = StepLog(state_dir / "steps.jsonl")
-    core = ControllerCore(job, FileStatusStore(state_dir / "status.json"), steplog)
+    faults = FaultLogWriter(state_dir / "faults.jsonl")
+    core = ControllerCore(
+        job, FileStatusStore(state_dir / "status.json"), steplog, on_fault=faults.write
+    )
+    observer = JobObserver(len(job.pods))
     bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
-    service = ControllerService(core, bus)
+    service = ControllerService(core, bus, observer)
+    metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, service.stop, 128 + sig)
@@ -157,6 +203,29 @@ async def serve(
         orphan.cancel()
         await bus.close()
         steplog.close()
+        if metrics is not None:
+            await metrics.close()
+            with contextlib.suppress(OSError):
+                write_textfile(observer, state_dir / "metrics.prom")
+
+
+async def _start_metrics(observer: JobObserver, port: int) -> MetricsServer | None:
+    """The metrics endpoint, or None (port 0, or the port cannot be bound: said on stderr)."""
+    if port <= 0:
+        return None
+    server = MetricsServer(observer, "127.0.0.1", port)
+    try:
+        await server.start()
+    except OSError as exc:
+        print(
+            f"aegis: metrics: cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}); "
+            "the job runs without them",
+            file=sys.stderr,
+            flush=True,
+        )
+        return None
+    print(f"aegis: metrics at {server.url}", file=sys.stderr, flush=True)
+    return server
 
 
 def load_credentials(path: Path) -> UserCredentials:

@@ -3,7 +3,14 @@
 The controller runs as a subprocess (`aegis controller`) and is restarted if it dies; the
 launcher tells it on stdin when an agent process exits. An agent that exits 1 (node fault)
 gets its node blacklisted and is replaced on a fresh node slot; any other exit restarts it in
-place. Every child has its own process group, so Ctrl-C leaves nothing running.
+place (RESTART_CONTAINER_EXIT is Level 2: the launcher counts it per pod and node and tells the
+new agent, which escalates to Level 3 after MAX_CONTAINER_RESTARTS). Every child has its own
+process group, so Ctrl-C leaves nothing running.
+
+Once NATS is up the launcher writes `<state_dir>/ctl.json` (mode 0600: the NATS URL, a ctl
+user's JWT and seed, the namespace, job and pods) for `aegis ctl --state-dir DIR ...`; the
+ctl user may use only the job's control subjects. With `metrics_port` the controller serves
+Prometheus metrics on 127.0.0.1:`metrics_port`/metrics.
 
 Fault injection (tests, demos): `simulate` maps a node slot (node-1, node-2, ... in start
 order; a replacement gets a fresh slot) to simulated check faults (aegis.checks.params
@@ -18,6 +25,7 @@ import json
 import logging
 import os
 import secrets
+import shlex
 import signal
 import socket
 import sys
@@ -25,13 +33,16 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
+from aegis.runtime.agent import MAX_CONTAINER_RESTARTS, RESTART_CONTAINER_EXIT
 from aegis.runtime.controller import DEFAULT_HEARTBEAT_TIMEOUT_S, TERMINAL_EXIT
-from aegis.runtime.transport.auth import Operator
+from aegis.runtime.transport.auth import Operator, UserCredentials
 from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
 from aegis.runtime.transport.nats_server import NatsServer
 
 log = logging.getLogger(__name__)
 MAX_CONTROLLER_RESTARTS = 5
+CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
 _GRACE_S = 10.0
 
 
@@ -48,8 +59,11 @@ class LocalJob:
     connect_timeout: float = 10.0
     heartbeat_s: float = 5.0
     heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S
+    hang_timeout: float = DEFAULT_HANG_TIMEOUT_S  # <= 0: no hang detection
+    checkpoint_file: str = ""  # marker file meaning "checkpoint done" (besides the API)
     extra_env: dict[str, str] = field(default_factory=dict)
     simulate: dict[str, tuple[str, ...]] = field(default_factory=dict)  # node -> faults
+    metrics_port: int = 0  # > 0: the controller serves GET /metrics on 127.0.0.1:port
 
     @property
     def heartbeat_interval(self) -> float:
@@ -80,6 +94,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def write_private_json(path: Path, obj: object) -> None:
+    """Write `obj` as JSON to `path`, readable by this user only (0600 from the start)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o600)  # an existing file keeps its mode through O_TRUNC
+        json.dump(obj, f)
+
+
 def _python_aegis() -> list[str]:
     return [sys.executable, "-m", "aegis.cli"]
 
@@ -94,6 +116,7 @@ class Launcher:
         self.controller: asyncio.subprocess.Process | None = None
         self.node_count = 0
         self.blacklist: set[str] = set()
+        self.container_restarts: dict[tuple[str, str], int] = {}  # (pod, node) -> Level 2 count
         self.done = asyncio.Event()
         self.exit_code = 1
         self._watchers: set[asyncio.Task[None]] = set()
@@ -108,9 +131,8 @@ class Launcher:
             async with CredentialServer(service) as grpc_server:
                 creds = account.controller_credentials()
                 creds_path = self.state_dir / "controller.creds.json"
-                fd = os.open(creds_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "w") as f:
-                    json.dump({"jwt": creds.user_jwt, "seed": creds.seed.decode()}, f)
+                write_private_json(creds_path, {"jwt": creds.user_jwt, "seed": creds.seed.decode()})
+                self._write_ctl(nats.url, account.ctl_credentials())
                 self._ctl_args = [
                     "controller",
                     "--state-dir",
@@ -131,6 +153,8 @@ class Launcher:
                     str(free_port()),
                     "--heartbeat-timeout",
                     str(self.job.heartbeat_timeout),
+                    "--metrics-port",
+                    str(self.job.metrics_port),
                     "--events",
                 ]
                 self._agent_env = {
@@ -142,10 +166,36 @@ class Launcher:
                     "AEGIS_BOOTSTRAP_TOKEN": account.bootstrap_token,
                     "AEGIS_CONNECT_TIMEOUT": str(self.job.connect_timeout),
                     "AEGIS_HEARTBEAT_S": str(self.job.heartbeat_interval),
+                    "AEGIS_HANG_TIMEOUT": str(self.job.hang_timeout),
+                    "AEGIS_CHECKPOINT_FILE": self.job.checkpoint_file,
+                    "AEGIS_PROGRESS_DIR": str(self.state_dir),
+                    "AEGIS_POD_IP": "127.0.0.1",
+                    "AEGIS_NODE_IP": "127.0.0.1",
                     "AEGIS_LAUNCHER_PID": str(os.getpid()),
                     **self.job.extra_env,
                 }
                 return await self._supervise()
+
+    def _write_ctl(self, nats_url: str, creds: UserCredentials) -> None:
+        path = self.state_dir / CTL_FILE
+        write_private_json(
+            path,
+            {
+                "natsUrl": nats_url,
+                "jwt": creds.user_jwt,
+                "seed": creds.seed.decode(),
+                "namespace": self.job.namespace,
+                "job": self.job.job,
+                "pods": self.job.pods,
+            },
+        )
+        print(
+            f"aegis: control this job with: aegis ctl --state-dir "
+            f"{shlex.quote(str(self.state_dir))} status "
+            f"(credentials in {path})",
+            file=sys.stderr,
+            flush=True,
+        )
 
     async def _supervise(self) -> int:
         tasks = [asyncio.create_task(self._controller_loop())]
@@ -201,6 +251,7 @@ class Launcher:
             "AEGIS_RANK": str(rank),
             "AEGIS_NODE": node,
             "AEGIS_INCARNATION": inc,
+            "AEGIS_CONTAINER_RESTARTS": str(self.container_restarts.get((pod, node), 0)),
         }
         if node in self.job.simulate:
             env["AEGIS_SIMULATE"] = ",".join(self.job.simulate[node])
@@ -229,6 +280,15 @@ class Launcher:
             }
         )
         node = agent.node
+        if code == RESTART_CONTAINER_EXIT:
+            key = (agent.pod, node)
+            self.container_restarts[key] = self.container_restarts.get(key, 0) + 1
+            print(
+                f"aegis: {agent.pod} restarts its container on {node} (Level 2, "
+                f"{self.container_restarts[key]} of {MAX_CONTAINER_RESTARTS})",
+                file=sys.stderr,
+                flush=True,
+            )
         if code == 1:
             self.blacklist.add(node)
             node = self._new_node()

@@ -30,6 +30,10 @@ class MessageType(StrEnum):
     ERROR = "Error"
     FINISH = "Finish"
     HEARTBEAT = "Heartbeat"
+    HANG = "Hang"  # the agent's command makes no progress or is slow: mark it (spec agentHang)
+    CHECKPOINT = "Checkpoint"  # a checkpoint completed: a safe point (spec agentCheckpoint)
+    EVICTED = "Evicted"  # the agent leaves at the safe point (spec agentEvict)
+    CONTROL = "Control"  # an operator's request (`aegis ctl`) and its reply
 
 
 class MessagePhase(StrEnum):

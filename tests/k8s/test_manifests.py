@@ -71,6 +71,8 @@ def test_worker_pod_runs_the_agent_with_the_contract_env() -> None:
         },
         "AEGIS_NODE": {"fieldRef": {"fieldPath": "spec.nodeName"}},
         "AEGIS_INCARNATION": {"fieldRef": {"fieldPath": "metadata.uid"}},
+        "AEGIS_POD_IP": {"fieldRef": {"fieldPath": "status.podIP"}},
+        "AEGIS_NODE_IP": {"fieldRef": {"fieldPath": "status.hostIP"}},
     }
     meta = pod["metadata"]
     assert meta["labels"] == {
@@ -173,7 +175,12 @@ def test_the_worker_pod_contract_is_what_the_agent_reads() -> None:
     }
     pod = worker_pod(job(template=template), 1, (), SETTINGS)
     main = pod["spec"]["containers"][0]
-    resolved = {"spec.nodeName": "node-a", "metadata.uid": "uid-1"}
+    resolved = {
+        "spec.nodeName": "node-a",
+        "metadata.uid": "uid-1",
+        "status.podIP": "10.1.2.3",
+        "status.hostIP": "10.0.0.7",
+    }
     env = {
         e["name"]: e["value"]
         if "value" in e
@@ -187,3 +194,4 @@ def test_the_worker_pod_contract_is_what_the_agent_reads() -> None:
     assert cfg.grpc_target == "ctl.aegis-system.svc:50051"
     assert (cfg.pod, cfg.rank, cfg.world_size) == ("train-worker-1", 1, 3)
     assert (cfg.node, cfg.incarnation, cfg.token) == ("node-a", "uid-1", "secret-token")
+    assert (cfg.pod_ip, cfg.node_ip) == ("10.1.2.3", "10.0.0.7")

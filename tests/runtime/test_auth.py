@@ -68,7 +68,8 @@ def test_jwt_chain_and_permissions() -> None:
         "train-a-worker-0",
     )
     allow = ["aegis.team.train-a.>", "_INBOX.>"]
-    assert worker["nats"]["pub"] == {"allow": allow}
+    # workers answer `aegis ctl` requests but may not send any
+    assert worker["nats"]["pub"] == {"allow": allow, "deny": ["aegis.team.train-a.ctl.>"]}
     assert worker["nats"]["sub"] == {"allow": allow}
     master = claims(job.controller_credentials().user_jwt)
     assert master["iss"] == job.account.public_key

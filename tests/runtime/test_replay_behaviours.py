@@ -4,8 +4,10 @@ Each observation of a behaviour becomes the event the controller would see: agen
 agent's ACK (`on_ack`), receive the delivery of a report (`on_report`, which applies the
 agent's agentWork and then receive), envPodRestart a missed heartbeat (`on_heartbeat_lost`)
 or, for an agent that never joined, the launcher's exit event (`on_pod_lost`), reschedule an
-exit 1 (`on_pod_lost`), envQuit the operator's quit (`on_quit`). agentWork and envDuplicate
-only put a message on the wire: the controller sees them when that message is received.
+exit 1 (`on_pod_lost`), envQuit the operator's quit (`on_quit`), agentEvict the evicted
+agent's report (`on_report`, no message in the spec). agentWork, agentHang, agentCheckpoint
+and envDuplicate only put a message on the wire: the controller sees them when that message is
+received.
 Decisions are the controller's own (`settle` inside every entry point): after an
 observation, its state is compared with the behaviour's state after the last consecutive
 decision step. Where the behaviour took its decisions in another order than the engine's
@@ -53,6 +55,9 @@ CONTROLLER_VARS = (
     "lastFinishSeq",
     "prevMasterSeq",
     "finishCount",
+    "slow",
+    "evict",
+    "checkpointed",
 )
 JOB, NS = "replay", "default"
 
@@ -132,6 +137,15 @@ class Replay:
             self.pending[m] = (self.inc(pod), outcome)
             self.dirty.add(pod)
             self.unapplied_faults += outcome == "Error"
+        elif a in ("agentHang", "agentCheckpoint"):
+            pod, kind = name(ch["w"]), "Hang" if a == "agentHang" else "Checkpoint"
+            m = Fn({"from": ch["w"], "type": kind, "seq": before.masterSeq})
+            self.pending[m] = (self.inc(pod), kind)
+            self.unapplied_faults += kind == "Hang"
+        elif a == "agentEvict":
+            # no message in the spec: the agent's Evicted report is this step, applied at once
+            pod = name(ch["w"])
+            core.on_report(self.message(pod, "Evicted", self.inc(pod), int(before.masterSeq)))
         elif a == "envDuplicate":
             w = ch["w"]
             m = Fn({"from": w, "type": "Finish", "seq": apply(before.lastFinishSeq, w)})
@@ -143,9 +157,11 @@ class Replay:
             pod, seq = name(apply(m, "from")), int(apply(m, "seq"))
             report = self.message(pod, "Finish" if kind == "dup" else kind, inc, seq)
             out = core.on_report(report)
-            if out.reply is not None and out.reply.data.get("result") == "applied":
+            applied = out.reply is not None and out.reply.data.get("result") == "applied"
+            if applied and kind not in ("Hang", "Checkpoint"):
                 self.dirty.discard(pod)
-                self.unapplied_faults -= kind == "Error"
+            if applied:
+                self.unapplied_faults -= kind in ("Error", "Hang")
         elif a == "envPodRestart":
             pod = name(ch["w"])
             if core.extras.incarnations.get(pod) is not None:

@@ -2,7 +2,8 @@
 
 Trust chain: operator → account (one per job) → users. Only the public parts (JWTs) go into
 the server config; seeds stay in this process. A worker's user JWT allows pub/sub only on
-`aegis.<ns>.<job>.>` and `_INBOX.>`; the controller's user has no limits inside the job's
+`aegis.<ns>.<job>.>` and `_INBOX.>`; the operator's ctl user (`aegis ctl`) only
+`aegis.<ns>.<job>.ctl.>` and `_INBOX.>`; the controller's user has no limits inside the job's
 account (the account itself is the job's boundary).
 """
 
@@ -83,12 +84,21 @@ class Account:
         """The account's public NKey (`A…`), the key of `resolver_preload`."""
         return str(self.keypair.public_key.decode())
 
-    def user_jwt(self, public_key: str, name: str, allow: Sequence[str] | None = None) -> str:
-        """Sign a user JWT for `public_key`; `allow` limits pub and sub (None: no limits)."""
+    def user_jwt(
+        self,
+        public_key: str,
+        name: str,
+        allow: Sequence[str] | None = None,
+        deny_pub: Sequence[str] = (),
+    ) -> str:
+        """Sign a user JWT for `public_key`; `allow` limits pub and sub (None: no limits),
+        `deny_pub` takes subjects out of what it may publish."""
         claims = UserClaims(public_key, name)
         if allow is not None:
             claims.nats.pub.allow = list(allow)
             claims.nats.sub.allow = list(allow)
+        if deny_pub:
+            claims.nats.pub.deny = list(deny_pub)
         return str(claims.encode(self.keypair))
 
     def new_user(self, name: str, allow: Sequence[str] | None = None) -> UserCredentials:
@@ -130,7 +140,20 @@ class JobAccount:
         if not is_user_public_key(user_public_key):
             raise ValueError("not a public user NKey (expected 56 characters starting with 'U')")
         validate_pod_name(pod_name)
-        return self.account.user_jwt(user_public_key, pod_name, self.worker_allow)
+        # a worker answers ctl requests (its replies go to _INBOX) but never sends one: a
+        # compromised pod cannot stop the job or taint nodes
+        return self.account.user_jwt(
+            user_public_key, pod_name, self.worker_allow, deny_pub=(self.subjects.ctl_wildcard,)
+        )
+
+    @property
+    def ctl_allow(self) -> tuple[str, ...]:
+        """Subjects the operator's ctl user may publish and subscribe to: control only."""
+        return (self.subjects.ctl_wildcard, INBOX_WILDCARD)
+
+    def ctl_credentials(self, name: str = "ctl") -> UserCredentials:
+        """Credentials for `aegis ctl`: control requests only (never orders or reports)."""
+        return self.account.new_user(name, self.ctl_allow)
 
     def controller_credentials(self, name: str = "master") -> UserCredentials:
         """Credentials for the job's master: everything inside the job's account."""

@@ -47,7 +47,8 @@ def validate_pod_name(value: object) -> str:
 
 @dataclass(frozen=True)
 class JobSubjects:
-    """The subjects of one job: orders (master→workers) and reports (workers→master)."""
+    """The subjects of one job: orders (master→workers), reports (workers→master) and the
+    operator's control requests (`aegis ctl` → controller or one agent)."""
 
     namespace: str
     job: str
@@ -75,3 +76,17 @@ class JobSubjects:
     def wildcard(self) -> str:
         """`aegis.<ns>.<job>.>`: the one permission that scopes a worker to its job."""
         return f"{self.prefix}.>"
+
+    @property
+    def ctl_wildcard(self) -> str:
+        """`aegis.<ns>.<job>.ctl.>`: every control subject (the ctl user's permission)."""
+        return f"{self.prefix}.ctl.>"
+
+    @property
+    def ctl_controller(self) -> str:
+        """Control requests to the job's controller (status, stop, taint, untaint)."""
+        return f"{self.prefix}.ctl.controller"
+
+    def ctl_agent(self, pod: str) -> str:
+        """Control requests to the agent of `pod` (hang, check, burn)."""
+        return f"{self.prefix}.ctl.agent.{validate_pod_name(pod)}"

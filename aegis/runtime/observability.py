@@ -1,0 +1,223 @@
+"""The controller's observability (design §6): Prometheus metrics fed by reports, served by a
+tiny asyncio HTTP endpoint (`GET /metrics`).
+
+`JobObserver` is fed by ControllerService: every *applied* bootcheck/troubleshoot report whose
+Data carries "checks" (CheckResult dicts), "roundSeconds", "gpuType" and "round" becomes one
+`CheckMetrics.observe_round`; the job is counted created (when this controller created the
+job's status) and succeeded/failed when it ends. A malformed report is counted
+(`aegis_observer_dropped_reports_total{reason}`) and ignored: observing never raises.
+
+The jobs counter carries gpu_type, which is known only from the first report: "created" is
+counted at the first report that names it (or at the end, as "unknown", if none did).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import Counter
+
+from aegis.checks.metrics import CheckMetrics
+from aegis.checks.result import CheckResult
+from aegis.runtime.messages import Message, MessagePhase
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_GPU = "unknown"
+TERMINAL_EVENTS = {"Succeed": "succeeded", "Failed": "failed"}
+_ROUND_KINDS = {MessagePhase.BOOTCHECK: "bootcheck", MessagePhase.TROUBLESHOOT: "troubleshoot"}
+_MAX_LABEL = 128
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class JobObserver:
+    """Turns one job's reports and lifecycle into CheckMetrics (never raises)."""
+
+    def __init__(self, worker_num: int, metrics: CheckMetrics | None = None) -> None:
+        self.metrics = metrics or CheckMetrics()
+        self.worker_num = worker_num
+        self.gpu_type: str | None = None
+        self._pending_created = False
+        self._ended = False
+        self.dropped = Counter(
+            "aegis_observer_dropped_reports",
+            "Check reports the controller could not turn into metrics, by reason.",
+            ("reason",),
+            registry=self.metrics.registry,
+        )
+
+    def job_started(self, fresh: bool) -> None:
+        """The controller started: a job it created (fresh) is counted once it is known."""
+        self._pending_created = fresh
+
+    def on_report(self, msg: Message) -> None:
+        """One applied report: a check round's durations (others are ignored)."""
+        try:
+            self._observe(msg)
+        except Exception as exc:  # observing must never disturb the controller
+            log.warning("report from %s not observed: %r", msg.pod_name, exc)
+            self._drop("error")
+
+    def job_ended(self, terminal: str | None) -> None:
+        """The job terminated ("Succeed"/"Failed"; anything else is not an end)."""
+        event = TERMINAL_EVENTS.get(terminal or "")
+        if event is None or self._ended:
+            return
+        self._ended = True
+        self._count_created()
+        self._job(event)
+
+    def exposition(self) -> bytes:
+        """The metrics in the Prometheus text format."""
+        return self.metrics.exposition()
+
+    # ---------------- internals ----------------
+
+    def _observe(self, msg: Message) -> None:
+        kind = _ROUND_KINDS.get(msg.phase)
+        data = msg.data
+        if kind is None or "checks" not in data:
+            return
+        raw, seconds = data.get("checks"), data.get("roundSeconds")
+        gpu, rnd = data.get("gpuType"), data.get("round", msg.seq)
+        if not isinstance(raw, list) or not all(isinstance(c, Mapping) for c in raw):
+            return self._drop("checks")
+        try:
+            results = [CheckResult.from_dict(c) for c in raw]
+        except (KeyError, TypeError, ValueError):
+            return self._drop("checks")
+        if not all(_duration(r.duration_s) for r in results) or len(results) > 100:
+            return self._drop("checks")
+        if not _duration(seconds):
+            return self._drop("roundSeconds")
+        if not isinstance(gpu, str) or not gpu or len(gpu) > _MAX_LABEL:
+            return self._drop("gpuType")
+        if isinstance(rnd, bool) or not isinstance(rnd, int) or rnd < 0:
+            return self._drop("round")
+        self.gpu_type = gpu
+        self._count_created()
+        assert isinstance(seconds, int | float)
+        self.metrics.observe_round(
+            kind,
+            results,
+            float(seconds),
+            gpu_type=gpu,
+            worker_num=self.worker_num,
+            round=rnd,
+        )
+
+    def _count_created(self) -> None:
+        if self._pending_created:
+            self._pending_created = False
+            self._job("created")
+
+    def _job(self, event: str) -> None:
+        gpu = self.gpu_type or UNKNOWN_GPU
+        self.metrics.job(event, gpu_type=gpu, worker_num=self.worker_num)
+
+    def _drop(self, reason: str) -> None:
+        self.dropped.labels(reason=reason).inc()
+
+
+def _duration(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value >= 0
+
+
+def write_textfile(observer: JobObserver, path: Path) -> None:
+    """The final metrics as a node_exporter textfile (atomic replace)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(observer.exposition())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# ---------------- the HTTP endpoint ----------------
+
+_MAX_HEADER_LINES = 100
+_READ_TIMEOUT_S = 5.0
+
+
+class MetricsServer:
+    """`GET /metrics` on host:port (asyncio, no threads); other paths 404, other methods 405."""
+
+    def __init__(self, observer: JobObserver, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.observer = observer
+        self.host = host
+        self.port = port
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        """Listen (OSError if the port is taken); `port` is the bound port afterwards."""
+        self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        """Stop listening and drop open connections."""
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+            self._server = None
+
+    @property
+    def url(self) -> str:
+        """Where the metrics are."""
+        return f"http://{self.host}:{self.port}/metrics"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            status, body, head = await asyncio.wait_for(self._answer(reader), _READ_TIMEOUT_S)
+            ctype = CONTENT_TYPE if status == 200 else "text/plain; charset=utf-8"
+            header = (
+                f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            )
+            writer.write(header.encode("ascii") + (b"" if head else body))
+            await writer.drain()
+        except (TimeoutError, OSError, ValueError, asyncio.IncompleteReadError):
+            pass  # a slow, broken or hostile client: just close
+        except Exception:
+            log.exception("metrics endpoint failed")
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _answer(self, reader: asyncio.StreamReader) -> tuple[str, bytes, bool]:
+        request = (await reader.readline()).decode("latin-1").split()
+        for _ in range(_MAX_HEADER_LINES):  # the headers are read and ignored
+            if (await reader.readline()).strip() == b"":
+                break
+        if len(request) != 3 or not request[2].startswith("HTTP/"):
+            return "400 Bad Request", b"bad request\n", False
+        method, target = request[0], request[1]
+        if method not in ("GET", "HEAD"):
+            return "405 Method Not Allowed", b"use GET\n", False
+        if target.split("?", 1)[0] != "/metrics":
+            return "404 Not Found", b"metrics are at /metrics\n", method == "HEAD"
+        return "200 OK", self.observer.exposition(), method == "HEAD"
+
+
+def observer_counts(observer: JobObserver) -> dict[str, Any]:
+    """Dropped reports by reason (for tests and the log)."""
+    return {
+        sample.labels["reason"]: sample.value
+        for metric in observer.dropped.collect()
+        for sample in metric.samples
+        if sample.name.endswith("_total")
+    }

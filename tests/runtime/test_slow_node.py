@@ -1,0 +1,175 @@
+"""The slow-node path end to end: mark (hang), hangWithQuit, eviction only at a checkpoint.
+
+Rank 1 runs on node-2, whose allreduce-performance check is told to be slow
+(`--simulate node-2=slow_allreduce`): its agent passes the bootcheck but reports Hang once the
+command runs. The master decides hangWithQuit; rank 1 keeps training (nothing is killed) until
+rank 0 completes a checkpoint (`aegis.checkpoint_done`, released by the test); only then does
+rank 1's agent leave (exit 1): node-2 goes to ErrorNodes, rank 1 restarts on node-3, and the
+job finishes. A second test checks that a silent rank is detected within the hang timeout + 1 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aegis.runtime.engine import runtime_constants
+from aegis.runtime.trace_check import check_steplog
+
+from .test_run_local import AEGIS, TRAIN, status
+
+PODS = ["local-worker-0", "local-worker-1"]
+
+
+def _steps(state: Path) -> list[dict[str, Any]]:
+    path = state / "steps.jsonl"
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:  # a line being written
+            continue
+        if "action" in rec and "rejected" not in rec:
+            out.append(rec)
+    return out
+
+
+def _pod(rec: dict[str, Any]) -> str | None:
+    """The pod a step was taken for (its choice `w`, a model value in the step log)."""
+    for name, value in rec.get("choices") or []:
+        if name == "w" and isinstance(value, dict):
+            return str(value.get("mv"))
+    return None
+
+
+def _applied(state: Path, action: str, pod: str | None = None) -> list[dict[str, Any]]:
+    return [r for r in _steps(state) if r["action"] == action and (pod is None or _pod(r) == pod)]
+
+
+def _wait(cond: Callable[[], bool], proc: subprocess.Popen[str], what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if proc.poll() is not None:
+            raise AssertionError(f"job ended (rc {proc.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _start(tmp: Path, n: int, opts: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    argv = [*AEGIS, "run", "-n", str(n), "--state-dir", str(tmp / "state"), *opts]
+    argv += ["--", sys.executable, TRAIN]
+    out = (tmp / "out.txt").open("w")
+    return subprocess.Popen(
+        argv, stdout=out, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}
+    )
+
+
+def _times(path: Path, kind: str, rank: int) -> list[float]:
+    if not path.exists():
+        return []
+    rows = [line.split() for line in path.read_text().splitlines()]
+    return [float(t) for k, r, t in rows if k == kind and int(r) == rank]
+
+
+def test_slow_rank_is_evicted_only_after_the_next_checkpoint(tmp_path: Path) -> None:
+    state, go, times = tmp_path / "state", tmp_path / "checkpoint-go", tmp_path / "times"
+    env = {
+        "TRAIN_UNTIL_STOPPED": "1",
+        "STEP_S": "0.05",
+        "CHECKPOINT_WHEN": str(go),
+        "TIMES_FILE": str(times),
+    }
+    proc = _start(tmp_path, 2, ["--simulate", "node-2=slow_allreduce"], env)
+    try:
+        _wait(
+            lambda: bool(_applied(state, "hangWithQuit", PODS[1])),
+            proc,
+            "hangWithQuit of the slow rank",
+            120,
+        )
+        out = tmp_path / "out.txt"
+        seen = out.read_text().count("rank 1 step")
+        # marked for eviction, the slow rank keeps training: nothing is killed before a
+        # checkpoint (wait for 20 more of its steps)
+        _wait(
+            lambda: out.read_text().count("rank 1 step") >= seen + 20,
+            proc,
+            "rank 1 training on while marked",
+            60,
+        )
+        assert not _applied(state, "agentEvict") and not _applied(state, "evictSlow")
+        assert status(tmp_path)["errorNodes"] == []
+        go.touch()
+        rc = proc.wait(timeout=150)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = (tmp_path / "out.txt").read_text()
+    assert rc == 0, text[-3000:]
+    steps = _steps(state)
+    actions = [(r["action"], _pod(r)) for r in steps]
+    hang = actions.index(("agentHang", PODS[1]))
+    decide = actions.index(("hangWithQuit", PODS[1]))
+    checkpoint = actions.index(("agentCheckpoint", PODS[0]))
+    evict = actions.index(("agentEvict", PODS[1]))
+    assert hang < decide < checkpoint < evict
+    assert actions[evict + 1] == ("evictSlow", PODS[1])
+    # the eviction came after the training process reported its checkpoint
+    (ckpt_time,) = _times(times, "checkpoint", 0)
+    assert float(steps[evict]["t"]) > ckpt_time
+    s = status(tmp_path)
+    assert s["phase"] == "Succeed"
+    assert [e["node"] for e in s["errorNodes"]] == ["node-2"]
+    assert "slow node evicted" in s["errorNodes"][0]["reason"]
+    assert "rank 1 done (restart 1)" in text
+    assert "hardware faults rescheduled 0, slow nodes evicted 1" in text
+    assert check_steplog(runtime_constants(PODS, 3), state / "steps.jsonl") > 0
+
+
+def test_a_silent_rank_is_detected_within_the_hang_timeout_plus_one_second(
+    tmp_path: Path,
+) -> None:
+    state, release, times = tmp_path / "state", tmp_path / "release", tmp_path / "times"
+    timeout = 2.0
+    env = {
+        "STEP_S": "0.05",
+        "STEPS": "8",
+        "HANG_RANK": "1",
+        "HANG_AFTER": "3",
+        "HANG_RELEASE": str(release),
+        "TIMES_FILE": str(times),
+    }
+    proc = _start(tmp_path, 2, ["--hang-timeout", str(timeout)], env)
+    try:
+        _wait(
+            lambda: bool(_applied(state, "agentHang", PODS[1])),
+            proc,
+            "the hang report of rank 1",
+            120,
+        )
+        (went_silent,) = _times(times, "hang", 1)
+        (report,) = _applied(state, "agentHang", PODS[1])
+        detected_after = float(report["t"]) - went_silent
+        print(f"silent rank detected after {detected_after:.3f} s (hang timeout {timeout:g} s)")
+        assert timeout <= detected_after <= timeout + 1.0, detected_after
+        # marked, not killed: the rank resumes when released and the job completes
+        release.touch()
+        rc = proc.wait(timeout=150)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = (tmp_path / "out.txt").read_text()
+    assert rc == 0, text[-3000:]
+    assert "rank 1 done (restart 0)" in text
+    assert not _applied(state, "agentEvict")
+    assert status(tmp_path)["errorNodes"] == []
+    assert check_steplog(runtime_constants(PODS, 3), state / "steps.jsonl") > 0
