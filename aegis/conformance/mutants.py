@@ -328,6 +328,42 @@ MUTANTS: tuple[Mutant, ...] = (
         'in Phases(c) | {"ConformAlien"}',
         "invariant weakened: an unknown phase accepted",
     ),
+    # ---- the slow-node path ----
+    # (Dropping `Evicting # {}` from receive's Checkpoint branch is an equivalent mutant: a
+    # Checkpoint report exists only while an eviction waits, and every step that empties
+    # Evicting also leaves RunCommand or starts a new order.)
+    _m(
+        "CanHangWithQuit_no_budget",
+        "defs",
+        "CanHangWithQuit",
+        "and s.recoverCount + len(Evicting(c, s)) < c.MaxRetry",
+        "",
+        "evicts a slow pod although the job has no retry left for it",
+    ),
+    _m(
+        "agentEvict_no_checkpoint",
+        "actions",
+        "_steps_agentEvict",
+        'and s.phase == "RunCommand" and s.checkpointed',
+        'and s.phase == "RunCommand"',
+        "a slow pod leaves before the checkpoint",
+    ),
+    _m(
+        "evictSlow_not_counted",
+        "actions",
+        "_steps_evictSlow",
+        _RC,
+        "recoverCount_next = s.recoverCount",
+        "an eviction costs no retry",
+    ),
+    _m(
+        "agentHang_when_marked",
+        "actions",
+        "_steps_agentHang",
+        "and not apply(s.slow, w)",
+        "",
+        "an agent already marked slow reports Hang again",
+    ),
 )
 
 # The subset CI runs (tests/conformance): one per kind of fault.
@@ -337,6 +373,7 @@ FAST: tuple[str, ...] = (
     "NextPhase_swapped",
     "CanAdvance_no_exhausted_guard",
     "RecoverCountBound_plus_two",
+    "agentEvict_no_checkpoint",
 )
 
 
