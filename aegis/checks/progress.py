@@ -3,7 +3,8 @@ training script write a small JSON file named by AEGIS_PROGRESS_FILE; the agent 
 
 Both calls are no-ops when the variable is unset, never raise, and write atomically
 (temporary file + rename), so a reader never sees a torn record. `progress` writes at most
-once per AEGIS_PROGRESS_INTERVAL_S seconds (default 1.0); `checkpoint_done` always writes.
+once per AEGIS_PROGRESS_INTERVAL_S seconds (default 0.1: the agent's hang timer can then start
+at most 0.1 s before the true last step); `checkpoint_done` always writes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 PROGRESS_FILE_ENV = "AEGIS_PROGRESS_FILE"
 PROGRESS_INTERVAL_ENV = "AEGIS_PROGRESS_INTERVAL_S"
+DEFAULT_PROGRESS_INTERVAL_S = 0.1
 # The other way to say "checkpoint done" without code changes: a checkpoint saver touches (or
 # rewrites) the file this names after each checkpoint; the agent's HangWatch sees its mtime.
 CHECKPOINT_FILE_ENV = "AEGIS_CHECKPOINT_FILE"
@@ -88,9 +90,9 @@ def _current(path: str) -> ProgressRecord:
 
 def _interval() -> float:
     try:
-        return float(os.environ.get(PROGRESS_INTERVAL_ENV, "1.0"))
+        return float(os.environ.get(PROGRESS_INTERVAL_ENV, str(DEFAULT_PROGRESS_INTERVAL_S)))
     except ValueError:
-        return 1.0
+        return DEFAULT_PROGRESS_INTERVAL_S
 
 
 def _write(path: str, rec: ProgressRecord, now: float) -> None:
