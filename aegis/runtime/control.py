@@ -18,15 +18,15 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from aegis.errors import AegisError
-from aegis.runtime.errors import MalformedMessage
+from aegis.runtime.errors import InvalidNameError, MalformedMessage
 from aegis.runtime.messages import Message, MessagePhase, MessageType
+from aegis.runtime.transport.subjects import validate_subdomain
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,6 @@ MAX_BURN_S = 600.0
 MAX_REASON = 500
 DEFAULT_TAINT_REASON = "tainted by the operator (aegis ctl)"
 DEFAULT_HANG_REASON = "aegis ctl hang"
-_NODE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
-_NODE_MAX = 253
 
 
 class ControlError(AegisError, ValueError):
@@ -55,14 +53,10 @@ class ControlError(AegisError, ValueError):
 
 def node_name(value: object) -> str:
     """A node name: a DNS-1123 subdomain (lower-case letters, digits, '-', '.'), ≤ 253."""
-    if not isinstance(value, str) or not value:
-        raise ControlError(f"node must be a non-empty string, got {value!r}")
-    if len(value) > _NODE_MAX or not _NODE.fullmatch(value):
-        raise ControlError(
-            f"node {value!r} is not a node name: use at most {_NODE_MAX} lower-case letters, "
-            "digits, '-' and '.'"
-        )
-    return value
+    try:
+        return validate_subdomain("node", value)
+    except InvalidNameError as exc:
+        raise ControlError(str(exc)) from None
 
 
 def reason_text(value: object) -> str:
@@ -176,9 +170,9 @@ def make_request(namespace: str, job: str, command: str, **args: Any) -> Message
 
 def make_reply(req: Message, *, ok: bool, result: Any = None, error: str = "") -> Message:
     """The reply to `req`; a result that cannot be sent becomes an error reply."""
-    data = {"ok": ok, "result": result, "error": error}
-    try:
-        reply = Message(
+
+    def reply(data: Mapping[str, Any]) -> Message:
+        return Message(
             req.aegis_name,
             req.aegis_namespace,
             CTL_POD,
@@ -187,20 +181,14 @@ def make_reply(req: Message, *, ok: bool, result: Any = None, error: str = "") -
             data,
             time.time(),
         )
-        reply.encode()
+
+    try:
+        out = reply({"ok": ok, "result": result, "error": error})
+        out.encode()
     except (MalformedMessage, TypeError, ValueError) as exc:
         log.error("control reply to %s cannot be sent: %s", req.data.get("command"), exc)
-        data = {"ok": False, "result": None, "error": f"reply cannot be sent: {exc}"}
-        reply = Message(
-            req.aegis_name,
-            req.aegis_namespace,
-            CTL_POD,
-            MessageType.CONTROL,
-            MessagePhase.COMMAND,
-            data,
-            time.time(),
-        )
-    return reply
+        out = reply({"ok": False, "result": None, "error": f"reply cannot be sent: {exc}"})
+    return out
 
 
 def reply_result(reply: Message) -> Any:

@@ -77,7 +77,7 @@ def test_requests_are_validated_and_defaulted() -> None:
         ("status", {"verbose": True}, CONTROLLER_COMMANDS, "unknown argument"),
         ("taint", {}, CONTROLLER_COMMANDS, "missing argument 'node'"),
         ("taint", {"node": 7}, CONTROLLER_COMMANDS, "node must be a non-empty string"),
-        ("taint", {"node": "Node_1"}, CONTROLLER_COMMANDS, "is not a node name"),
+        ("taint", {"node": "Node_1"}, CONTROLLER_COMMANDS, "is not a DNS-1123 subdomain"),
         ("taint", {"node": "n", "reason": ["x"]}, CONTROLLER_COMMANDS, "reason must be a str"),
         ("taint", {"node": "n", "reason": "a\nb"}, CONTROLLER_COMMANDS, "control characters"),
         ("taint", {"node": "n", "reason": "x" * 501}, CONTROLLER_COMMANDS, "limit is 500"),

@@ -33,16 +33,21 @@ def validate_label(kind: str, value: object) -> str:
     return value
 
 
-def validate_pod_name(value: object) -> str:
-    """Check a pod name (DNS-1123 subdomain: like a label, dots allowed, ≤ 253)."""
+def validate_subdomain(kind: str, value: object) -> str:
+    """Check a DNS-1123 subdomain (pod, node): like a label, dots allowed, ≤ 253."""
     if not isinstance(value, str) or not value:
-        raise InvalidNameError(f"pod name must be a non-empty string, got {value!r}")
+        raise InvalidNameError(f"{kind} must be a non-empty string, got {value!r}")
     if len(value) > _SUBDOMAIN_MAX or not _SUBDOMAIN.fullmatch(value):
         raise InvalidNameError(
-            f"pod name {value!r} is not a DNS-1123 subdomain: use at most {_SUBDOMAIN_MAX} "
+            f"{kind} {value!r} is not a DNS-1123 subdomain: use at most {_SUBDOMAIN_MAX} "
             "lower-case letters, digits, '-' and '.'"
         )
     return value
+
+
+def validate_pod_name(value: object) -> str:
+    """Check a pod name (DNS-1123 subdomain)."""
+    return validate_subdomain("pod name", value)
 
 
 @dataclass(frozen=True)
