@@ -177,3 +177,14 @@ def test_a_silent_rank_is_detected_within_the_hang_timeout_plus_one_second(
     assert not _applied(state, "agentEvict")
     assert status(tmp_path)["errorNodes"] == []
     assert check_steplog(runtime_constants(PODS, 3), state / "steps.jsonl") > 0
+
+
+def test_hang_timeout_flag_is_validated() -> None:
+    for bad in ("-1", "soon", "nan"):
+        r = subprocess.run(
+            [*AEGIS, "run", "-n", "1", "--hang-timeout", bad, "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 2 and "--hang-timeout" in r.stderr, r.stderr
