@@ -240,7 +240,7 @@ def test_ctl_drives_a_running_job(
     assert [r.data["ok"] for r in replies] == [False, False, False, True]
     assert "must be > 0" in replies[0].data["error"]
     assert "command for the controller" in replies[1].data["error"]
-    assert "not a node name" in replies[2].data["error"]
+    assert "is not a DNS-1123 subdomain" in replies[2].data["error"]
     assert reply_result(replies[3])["phase"] == "RunCommand"
 
     # hang: the agent reports Hang, the controller marks the pod; nothing is killed
@@ -293,7 +293,7 @@ def fake_state(tmp: Path, url: str = "nats://127.0.0.1:1") -> Path:
         (["check", PODS[0], "nobody"], "unknown pod(s) nobody"),
         (["burn", PODS[0], "--seconds", "0"], "seconds must be > 0"),
         (["check", "--check", "collective"], "unknown or collective check(s)"),
-        (["taint", "Node_1"], "is not a node name"),
+        (["taint", "Node_1"], "is not a DNS-1123 subdomain"),
         (["status", "--bogus"], "aegis ctl status: unrecognized arguments: --bogus"),
         (["reboot"], "invalid choice: 'reboot'"),
         (["taint"], "the following arguments are required: NODE"),
