@@ -170,8 +170,9 @@ class JobController:
                 self._create(SERVICE, ns, workers_service(job, self.config.pod))
             case CreateAegis():
                 self._create_aegis(job)
-            case CreatePod(rank=rank, excluded_nodes=nodes):
-                self._create_pod(job, worker_pod(job, rank, nodes, self.config.pod))
+            case CreatePod(rank=rank, excluded_nodes=nodes, container_restarts=level2):
+                body = worker_pod(job, rank, nodes, self.config.pod, container_restarts=level2)
+                self._create_pod(job, body)
             case DeletePod(name=pod):
                 self._delete(POD, ns, pod)
             case DeleteAegis():
@@ -198,7 +199,12 @@ class JobController:
                 raise
             message = f"pod {body['metadata']['name']} rejected by the API server: {exc}"
             failed = UpdateJobStatus(
-                FAILED, message, job.name, job.excluded_nodes, job.pod_restarts
+                FAILED,
+                message,
+                job.name,
+                job.excluded_nodes,
+                job.pod_restarts,
+                job.container_restarts,
             )
             self.apply(job, failed)
 
@@ -301,6 +307,7 @@ def _status_body(action: UpdateJobStatus) -> dict[str, Any]:
         "aegisRef": action.aegis_ref,
         "excludedNodes": list(action.excluded_nodes),
         "podRestarts": action.pod_restarts,
+        "containerRestarts": {str(rank): n for rank, n in action.container_restarts},
     }
 
 

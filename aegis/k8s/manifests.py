@@ -193,9 +193,15 @@ def _agent_container(container: Mapping[str, Any], env: list[dict[str, Any]]) ->
 
 
 def worker_pod(
-    job: JobView, rank: int, excluded_nodes: Sequence[str], settings: PodSettings
+    job: JobView,
+    rank: int,
+    excluded_nodes: Sequence[str],
+    settings: PodSettings,
+    *,
+    container_restarts: int = 0,
 ) -> dict[str, Any]:
-    """Worker pod `rank` from the job's template, kept off every excluded node."""
+    """Worker pod `rank` from the job's template, kept off every excluded node; its agent is
+    told how many Level 2 recreations came before (it escalates to Level 3 after 2)."""
     template = copy.deepcopy(dict(job.template))
     spec = dict(template.get("spec") or {})
     tmeta = template.get("metadata") or {}
@@ -205,7 +211,9 @@ def worker_pod(
     if tmeta.get("annotations"):
         meta["annotations"] = dict(tmeta["annotations"])
     containers = list(spec["containers"])
-    containers[0] = _agent_container(containers[0], _agent_env(job, rank, settings))
+    env = _agent_env(job, rank, settings)
+    env.append({"name": "AEGIS_CONTAINER_RESTARTS", "value": str(container_restarts)})
+    containers[0] = _agent_container(containers[0], env)
     spec.update(
         containers=containers,
         restartPolicy="Never",

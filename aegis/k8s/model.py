@@ -23,6 +23,17 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
+def _rank_counts(value: Any) -> tuple[tuple[int, int], ...]:
+    """{"<rank>": n} -> sorted (rank, n) pairs; anything malformed is left out."""
+    if not isinstance(value, Mapping):
+        return ()
+    out = {}
+    for k, v in value.items():
+        if isinstance(k, str) and k.isdigit() and isinstance(v, int) and not isinstance(v, bool):
+            out[int(k)] = max(v, 0)
+    return tuple(sorted(out.items()))
+
+
 def _strs(value: Any) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
@@ -51,6 +62,8 @@ class JobView:
     aegis_ref: str = ""
     excluded_nodes: tuple[str, ...] = ()
     pod_restarts: int = 0
+    # rank -> Level 2 recreations (the agent exited RESTART_CONTAINER_EXIT), as (rank, n) pairs
+    container_restarts: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> JobView:
@@ -71,7 +84,12 @@ class JobView:
             aegis_ref=str(status.get("aegisRef") or ""),
             excluded_nodes=_strs(status.get("excludedNodes")),
             pod_restarts=_int(status.get("podRestarts"), 0),
+            container_restarts=_rank_counts(status.get("containerRestarts")),
         )
+
+    def container_restarts_of(self, rank: int) -> int:
+        """Level 2 recreations of worker `rank` so far."""
+        return dict(self.container_restarts).get(rank, 0)
 
     def owner_reference(self) -> dict[str, Any]:
         """The ownerReference that every object made for this job carries."""

@@ -15,6 +15,7 @@ from aegis.k8s.model import FAILED, PENDING, RUNNING, SUCCEEDED, JobView, Observ
 from aegis.k8s.resources import FINALIZER, pod_name
 
 NODE_FAULT_EXIT = 1  # the agent's "this node is broken, reschedule me elsewhere" (design §6)
+CONTAINER_RESTART_EXIT = 76  # Level 2: "restart my container" (aegis.runtime.agent)
 
 
 @dataclass(frozen=True)
@@ -59,10 +60,11 @@ class DeleteAegis:
 
 @dataclass(frozen=True)
 class CreatePod:
-    """Create worker pod `rank`, kept off `excluded_nodes`."""
+    """Create worker pod `rank`, kept off `excluded_nodes`, told its Level 2 restarts so far."""
 
     rank: int
     excluded_nodes: tuple[str, ...] = ()
+    container_restarts: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class UpdateJobStatus:
     aegis_ref: str = ""
     excluded_nodes: tuple[str, ...] = ()
     pod_restarts: int = 0
+    container_restarts: tuple[tuple[int, int], ...] = ()  # (rank, Level 2 recreations)
 
 
 Action = (
@@ -97,6 +100,10 @@ Action = (
     | DeletePod
     | UpdateJobStatus
 )
+
+
+# (excluded nodes, pod recreations, (rank, Level 2 recreations) pairs)
+Counters = tuple[tuple[str, ...], int, tuple[tuple[int, int], ...]]
 
 
 def restart_budget(job: JobView) -> int:
@@ -127,12 +134,14 @@ def _status(
     job: JobView,
     phase: str,
     message: str,
-    counters: tuple[tuple[str, ...], int] | None = None,
+    counters: Counters | None = None,
     aegis_ref: str | None = None,
 ) -> UpdateJobStatus:
-    nodes, restarts = counters if counters is not None else (job.excluded_nodes, job.pod_restarts)
+    if counters is None:
+        counters = (job.excluded_nodes, job.pod_restarts, job.container_restarts)
+    nodes, restarts, level2 = counters
     ref = job.name if aegis_ref is None else aegis_ref
-    return UpdateJobStatus(phase, message, ref, nodes, restarts)
+    return UpdateJobStatus(phase, message, ref, nodes, restarts, level2)
 
 
 def _cleanup(job: JobView, seen: Observed) -> list[Action]:
@@ -188,10 +197,15 @@ class _PodPlan:
     faults: set[str] = field(default_factory=set)
     restarts: int = 0
     running: int = 0
+    level2: dict[int, int] = field(default_factory=dict)  # rank -> Level 2 exits seen now
 
-    def counters(self, job: JobView) -> tuple[tuple[str, ...], int]:
-        """(faulty nodes seen, pod recreations) after this plan."""
-        return tuple(sorted({*job.excluded_nodes, *self.faults})), job.pod_restarts + self.restarts
+    def counters(self, job: JobView) -> Counters:
+        """(faulty nodes seen, pod recreations, Level 2 recreations per rank) after this plan."""
+        level2 = dict(job.container_restarts)
+        for rank, n in self.level2.items():
+            level2[rank] = level2.get(rank, 0) + n
+        nodes = tuple(sorted({*job.excluded_nodes, *self.faults}))
+        return nodes, job.pod_restarts + self.restarts, tuple(sorted(level2.items()))
 
 
 def _plan_pods(job: JobView, pods: Sequence[PodView]) -> _PodPlan:
@@ -210,6 +224,8 @@ def _plan_pods(job: JobView, pods: Sequence[PodView]) -> _PodPlan:
             plan.restarts += 1
             if pod.exit_code == NODE_FAULT_EXIT and pod.node:
                 plan.faults.add(pod.node)
+            if pod.exit_code == CONTAINER_RESTART_EXIT:
+                plan.level2[wanted[name]] = plan.level2.get(wanted[name], 0) + 1
     plan.deletes.sort(key=lambda a: a.name)
     return plan
 
@@ -217,6 +233,8 @@ def _plan_pods(job: JobView, pods: Sequence[PodView]) -> _PodPlan:
 def _why(pod: PodView) -> str:
     if pod.exit_code == NODE_FAULT_EXIT:
         return f"node fault on {pod.node or 'an unknown node'}: reschedule elsewhere"
+    if pod.exit_code == CONTAINER_RESTART_EXIT:
+        return "runtime or storage broken on a healthy node: recreate (Level 2)"
     if pod.exit_code is not None:
         return f"agent exited with {pod.exit_code}: recreate"
     return f"pod failed ({pod.reason or 'no reason given'}): recreate"
@@ -238,5 +256,5 @@ def _run(job: JobView, seen: Observed, plan: _PodPlan) -> list[Action]:
     if status != _status(job, job.phase, job.message, aegis_ref=job.aegis_ref):
         actions.append(status)  # before the deletions: the faulty nodes are recorded first
     actions += plan.deletes
-    actions += [CreatePod(rank, excluded) for rank in plan.missing]
+    actions += [CreatePod(rank, excluded, job.container_restarts_of(rank)) for rank in plan.missing]
     return actions

@@ -231,3 +231,16 @@ def _client_url(directory: Path, proc: subprocess.Popen[bytes]) -> str:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         time.sleep(0.02)
     raise AssertionError("nats-server wrote no ports file")
+
+
+def test_job_status_written_by_the_job_controller_fits_the_crd() -> None:
+    from aegis.k8s.job_controller import _status_body
+    from aegis.k8s.reconcile import UpdateJobStatus
+
+    job = copy.deepcopy(next(o for o in EXAMPLE_OBJECTS if o["kind"] == "AegisJob"))
+    action = UpdateJobStatus("Running", "3/3 workers running", "train", ("n1",), 2, ((1, 2),))
+    job["status"] = _status_body(action)
+    assert job["status"]["containerRestarts"] == {"1": 2}
+    assert cr_errors(job) == []
+    job["status"]["containerRestarts"] = {"1": -1}
+    assert cr_errors(job) == ["status.containerRestarts.1: -1 is less than the minimum of 0"]

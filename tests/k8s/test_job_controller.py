@@ -61,6 +61,7 @@ def test_job_creates_pods_cr_secret_and_service(cluster: Cluster) -> None:
         "aegisRef": "train",
         "excludedNodes": [],
         "podRestarts": 0,
+        "containerRestarts": {},
     }
     owner = [
         {

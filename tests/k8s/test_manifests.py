@@ -73,6 +73,7 @@ def test_worker_pod_runs_the_agent_with_the_contract_env() -> None:
         "AEGIS_INCARNATION": {"fieldRef": {"fieldPath": "metadata.uid"}},
         "AEGIS_POD_IP": {"fieldRef": {"fieldPath": "status.podIP"}},
         "AEGIS_NODE_IP": {"fieldRef": {"fieldPath": "status.hostIP"}},
+        "AEGIS_CONTAINER_RESTARTS": "0",
     }
     meta = pod["metadata"]
     assert meta["labels"] == {
@@ -195,3 +196,17 @@ def test_the_worker_pod_contract_is_what_the_agent_reads() -> None:
     assert (cfg.pod, cfg.rank, cfg.world_size) == ("train-worker-1", 1, 3)
     assert (cfg.node, cfg.incarnation, cfg.token) == ("node-a", "uid-1", "secret-token")
     assert (cfg.pod_ip, cfg.node_ip) == ("10.1.2.3", "10.0.0.7")
+
+
+def test_level2_count_reaches_the_agent_and_round_trips_through_the_status() -> None:
+    pod = worker_pod(job(), 1, (), SETTINGS, container_restarts=2)
+    assert _env(pod)["AEGIS_CONTAINER_RESTARTS"] == "2"
+    view = JobView.from_obj(
+        {
+            "metadata": {"name": "train", "namespace": "team"},
+            "spec": {"workerNum": 3},
+            "status": {"containerRestarts": {"1": 2, "2": "x", "-1": 3, "y": 1, "0": True}},
+        }
+    )
+    assert view.container_restarts == ((1, 2),) and view.container_restarts_of(1) == 2
+    assert view.container_restarts_of(0) == 0

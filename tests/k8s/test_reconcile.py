@@ -89,6 +89,23 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         [CreatePod(1, ("bad-1", "bad-2"))],
     ),
     (
+        "Level 2 (exit 76): counted per rank, then recreated without excluding the node",
+        job(phase="Running", message="3/3 workers running", container_restarts=((2, 1),)),
+        seen((pod(0), pod(1), pod(2, "Failed", 76))),
+        [
+            UpdateJobStatus("Pending", "2/3 workers running", "train", (), 1, ((2, 2),)),
+            DeletePod(
+                "train-worker-2", "runtime or storage broken on a healthy node: recreate (Level 2)"
+            ),
+        ],
+    ),
+    (
+        "Level 2 recreation: the new pod is told its rank's Level 2 count",
+        job(phase="Pending", message="2/3 workers running", container_restarts=((2, 2),)),
+        seen((pod(0), pod(1))),
+        [CreatePod(2, (), 2)],
+    ),
+    (
         "other failure: recreate in place, no node excluded",
         job(phase="Running", message="3/3 workers running"),
         seen((pod(0), pod(1), pod(2, "Failed", 137))),
