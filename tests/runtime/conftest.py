@@ -8,7 +8,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 import pytest_asyncio
 
+from aegis.runtime.errors import BusError
+from aegis.runtime.messages import Message
 from aegis.runtime.transport.auth import JobAccount, Operator
+from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 
 NAMESPACE = "team"
@@ -57,3 +60,13 @@ async def _wait_until(cond: Callable[[], bool], timeout: float = 5.0, what: str 
 def wait_until() -> WaitUntil:
     """`await wait_until(cond, timeout, what)`: poll a condition, fail after `timeout` s."""
     return _wait_until
+
+
+async def first_request(bus: Bus, subject: str, m: Message) -> Message:
+    """The first request to a service, retried (bounded) until it has subscribed."""
+    for _ in range(100):
+        try:
+            return await bus.request(subject, m, 0.1)
+        except BusError:
+            continue
+    raise AssertionError("the service never answered")

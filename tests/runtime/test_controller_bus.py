@@ -10,7 +10,6 @@ import pytest
 
 from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.controller_service import ControllerService
-from aegis.runtime.errors import BusError
 from aegis.runtime.messages import Message, MessagePhase, MessageType
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import JobAccount
@@ -18,7 +17,7 @@ from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 from aegis.values import ModelValue
 
-from .conftest import NAMESPACE
+from .conftest import NAMESPACE, first_request
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 PODS = ("train-a-worker-0", "train-a-worker-1")
@@ -29,16 +28,6 @@ def msg(job: str, pod: str, kind: MessageType, inc: str, seq: int = 0) -> Messag
     return Message(
         job, NAMESPACE, pod, kind, MessagePhase.BOOTCHECK, {"incarnation": inc}, time.time(), seq
     )
-
-
-async def first_request(bus: Bus, subject: str, m: Message) -> Message:
-    """The first request, retried (bounded) until the controller has subscribed."""
-    for _ in range(100):
-        try:
-            return await bus.request(subject, m, 0.1)
-        except BusError:
-            continue
-    raise AssertionError("the controller never answered")
 
 
 async def test_forged_and_old_incarnation(

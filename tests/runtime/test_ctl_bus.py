@@ -21,20 +21,10 @@ from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 
-from .conftest import NAMESPACE, WaitUntil
+from .conftest import NAMESPACE, WaitUntil, first_request
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 PODS = ("train-a-worker-0", "train-a-worker-1")
-
-
-async def first_answer(bus: Bus, subject: str, m: Message) -> Message:
-    """The first request, retried (bounded) until the controller has subscribed."""
-    for _ in range(100):
-        try:
-            return await bus.request(subject, m, 0.1)
-        except BusError:
-            continue
-    raise AssertionError("the controller never answered")
 
 
 def ctl_msg(data: dict[str, object], job: str = "train-a") -> Message:
@@ -54,7 +44,7 @@ async def test_ctl_against_a_controller(
     subject = job_a.subjects.ctl_controller
     try:
         status = reply_result(
-            await first_answer(ctl, subject, make_request(NAMESPACE, "train-a", "status"))
+            await first_request(ctl, subject, make_request(NAMESPACE, "train-a", "status"))
         )
         assert status["phase"] == "Pending" and sorted(status["pods"]) == list(PODS)
 
