@@ -194,13 +194,13 @@ class ControllerCore:
         choices: dict[str, Any] = {"w": w}
         if label == "agentWork":
             choices["outcome"] = kind
-        succ = self.engine.peek(label, **choices)
-        if succ is None:
+        found = self.engine.find(label, **choices)
+        if found is None:
             self.extras.counters["not_enabled"] += 1
-            self.engine.observe(label, **choices)  # logged as rejected
+            self.engine.reject(label, **choices)  # logged as rejected
             return self._finish(self._receipt(msg, "not enabled"))
         report = Fn({"from": w, "type": kind, "seq": msg.seq})
-        if label != "agentEvict" and report not in succ.state.msgs - self.state.msgs:
+        if label != "agentEvict" and report not in found[1].state.msgs - self.state.msgs:
             self.extras.counters["stale"] += 1
             log.info(
                 "stale %s from %s (seq %d, order %d): dropped",
@@ -213,7 +213,7 @@ class ControllerCore:
         if label == "agentEvict" and msg.seq != self.state.masterSeq:
             self.extras.counters["stale"] += 1
             return Outcome(self._receipt(msg, "stale"))
-        self.engine.observe(label, **choices)
+        self.engine.take(label, found)
         reason = str(msg.data.get("reason", ""))[:500]
         if label != "agentEvict":
             self.engine.settle()
@@ -303,17 +303,7 @@ class ControllerCore:
 
     def eviction(self, pod: str, incarnation: str) -> Message:
         """The order telling a lost incarnation of `pod` to exit (it is replaced)."""
-        s = self.state
-        return Message(
-            self.job.name,
-            self.job.namespace,
-            pod,
-            MessageType.ORDER,
-            ORDER_PHASES.get(s.phase, MessagePhase.BOOTCHECK),
-            {EVICTED: incarnation},
-            time.time(),
-            s.masterSeq,
-        )
+        return self._order(pod, {EVICTED: incarnation})
 
     def on_quit(self) -> Outcome:
         """The operator asked the job to stop (ShouldQuit)."""
@@ -409,6 +399,11 @@ class ControllerCore:
             "checkPort": check_port,
             "world": list(self.job.pods),
         }
+        return self._order(pod, data)
+
+    def _order(self, pod: str, data: Mapping[str, Any]) -> Message:
+        """An order message to `pod` ("master": every worker) in the current phase and seq."""
+        s = self.state
         return Message(
             self.job.name,
             self.job.namespace,

@@ -148,36 +148,44 @@ class Engine:
         """Whether an observation with these choices would be applied."""
         return bool(candidates(self.constants, self.state, label, choices))
 
-    def peek(self, label: str, **choices: Value) -> Successor | None:
-        """The unique successor the observation would lead to (None if not enabled)."""
-        found = candidates(self.constants, self.state, label, choices)
-        if len(found) > 1:
-            raise EngineError(f"{label} with {choices} has {len(found)} successors")
-        return found[0][1] if found else None
+    def find(self, label: str, **choices: Value) -> tuple[Value, Successor] | None:
+        """The one (process id, successor) the observation would lead to; None if not enabled.
 
-    def observe(self, label: str, **choices: Value) -> StepResult:
-        """Apply observation `label` with the observed choices, or reject it (no change)."""
+        Pass it to `take` to apply it without computing the successors again."""
         found = candidates(self.constants, self.state, label, choices)
         if len(found) > 1:
             raise EngineError(
                 f"{label} with {choices} matches {len(found)} successors: the spec leaves a "
                 "choice open that the observation does not fix"
             )
-        if not found:
-            self.rejected += 1
-            step = StepResult(
-                self.seq_no,
-                label,
-                ACTIONS[label].process,
-                tuple(choices.items()),
-                self.state,
-                applied=False,
-                reason="not enabled",
-            )
-            self._emit(step)
-            return step
-        pid, succ = found[0]
+        return found[0] if found else None
+
+    def observe(self, label: str, **choices: Value) -> StepResult:
+        """Apply observation `label` with the observed choices, or reject it (no change)."""
+        found = self.find(label, **choices)
+        if found is None:
+            return self.reject(label, **choices)
+        return self.take(label, found)
+
+    def take(self, label: str, found: tuple[Value, Successor]) -> StepResult:
+        """Apply what `find` returned for `label` (in the state it was found in)."""
+        pid, succ = found
         return self._apply(label, pid, succ)
+
+    def reject(self, label: str, **choices: Value) -> StepResult:
+        """Log and count an observation that is not enabled; the state stays as it is."""
+        self.rejected += 1
+        step = StepResult(
+            self.seq_no,
+            label,
+            ACTIONS[label].process,
+            tuple(choices.items()),
+            self.state,
+            applied=False,
+            reason="not enabled",
+        )
+        self._emit(step)
+        return step
 
     def settle(self) -> list[StepResult]:
         """Apply enabled decisions (DECISION_ORDER, first successor) until none is enabled."""

@@ -111,3 +111,16 @@ def test_random_observations_keep_invariants(obs: list[tuple[str, dict[str, obje
         legal = {(lab, s.state) for lab, _pid, s in next_states(e.constants, before)}
         if step.applied:
             assert (label, step.state) in legal
+
+
+def test_find_then_take_is_observe_without_recomputing() -> None:
+    from aegis.generated.aegis_phase import CFG_CONSTANTS
+
+    assert CFG_CONSTANTS is not None
+    w = sorted(CFG_CONSTANTS.Workers, key=repr)[0]
+    a, b = Engine(CFG_CONSTANTS), Engine(CFG_CONSTANTS)
+    assert a.find("agentWork", w=w, outcome="Finish") is None  # nothing to work on in Pending
+    assert a.reject("agentWork", w=w).applied is False and a.rejected == 1
+    found = a.find("agentJoin", w=w)
+    assert found is not None
+    assert a.take("agentJoin", found).state == b.observe("agentJoin", w=w).state

@@ -74,6 +74,19 @@ def _start(tmp: Path, n: int, opts: list[str], env: dict[str, str]) -> subproces
     )
 
 
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """Stop a launcher the test is leaving early (its agents follow it)."""
+    if proc.poll() is None:
+        proc.kill()
+
+
+def _succeeded(proc: subprocess.Popen[str], tmp: Path) -> str:
+    """The job's output, once it ended with exit 0."""
+    text = (tmp / "out.txt").read_text()
+    assert proc.returncode == 0, text[-3000:]
+    return text
+
+
 def _times(path: Path, kind: str, rank: int) -> list[float]:
     if not path.exists():
         return []
@@ -110,12 +123,10 @@ def test_slow_rank_is_evicted_only_after_the_next_checkpoint(tmp_path: Path) -> 
         assert not _applied(state, "agentEvict") and not _applied(state, "evictSlow")
         assert status(tmp_path)["errorNodes"] == []
         go.touch()
-        rc = proc.wait(timeout=150)
+        proc.wait(timeout=150)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    text = (tmp_path / "out.txt").read_text()
-    assert rc == 0, text[-3000:]
+        _kill(proc)
+    text = _succeeded(proc, tmp_path)
     steps = _steps(state)
     actions = [(r["action"], _pod(r)) for r in steps]
     hang = actions.index(("agentHang", PODS[1]))
@@ -167,12 +178,10 @@ def test_a_silent_rank_is_detected_within_the_hang_timeout_plus_one_second(
         assert early <= detected_after <= timeout + 1.0, detected_after
         # marked, not killed: the rank resumes when released and the job completes
         release.touch()
-        rc = proc.wait(timeout=150)
+        proc.wait(timeout=150)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-    text = (tmp_path / "out.txt").read_text()
-    assert rc == 0, text[-3000:]
+        _kill(proc)
+    text = _succeeded(proc, tmp_path)
     assert "rank 1 done (restart 0)" in text
     assert not _applied(state, "agentEvict")
     assert status(tmp_path)["errorNodes"] == []
