@@ -11,16 +11,17 @@ _TEMPORAL = {"always": "[]", "square_act": "[A]_v", "wf": "WF_", "sf": "SF_"}
 def check_spec(spec: ir.Spec) -> None:
     """Raise CodegenError on the first problem found."""
     cfg, module = spec.config, spec.module
-    for name in cfg.constants.keys() | cfg.substitutions.keys():
+    for name in sorted(cfg.constants.keys() | cfg.substitutions.keys()):
         if name not in module.constants:
-            raise CodegenError(f"{cfg.path}: {name} is not a CONSTANT of {module.name}")
+            raise CodegenError(f"{cfg.at(name)}: {name} is not a CONSTANT of {module.name}")
     if cfg.action_constraints:
-        raise UnsupportedError(f"{cfg.path}: ACTION_CONSTRAINT is not supported")
+        name = cfg.action_constraints[0]
+        raise UnsupportedError(f"{cfg.at(name)}: ACTION_CONSTRAINT {name} is not supported")
     for kind, names in (("INVARIANT", spec.invariants), ("CONSTRAINT", spec.constraints)):
         for name in names:
             d = module.defs.get(name)
             if d is None:
-                raise CodegenError(f"{cfg.path}: {kind} {name} is not defined in {module.name}")
+                raise CodegenError(f"{cfg.at(name)}: {kind} {name} is not defined in {module.name}")
             if d.params:
                 raise CodegenError(f"{kind} {name} must not take arguments", d.loc)
             if d.level > ir.STATE_LEVEL:

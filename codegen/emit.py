@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import io
 import keyword
 import textwrap
@@ -19,6 +20,7 @@ from codegen.pystmt import StepCompiler
 HEADER = "# Generated from {spec} by codegen — do not edit."
 _VALUES = ("Fn", "ModelValue", "Value", "apply", "domain", "except_", "fn")
 _STATE_METHODS = frozenset({"as_dict", "from_dict"})
+_LABEL_TAKEN = frozenset({*dir(enum.StrEnum), "mro"})  # str methods and the like
 
 _jinja = jinja2.Environment(
     loader=jinja2.PackageLoader("codegen", "templates"),
@@ -29,6 +31,7 @@ _jinja = jinja2.Environment(
     autoescape=False,
 )
 _jinja.filters["strings"] = lambda names: py_value(tuple(names))
+_jinja.filters["labels"] = lambda names: label_tuple(tuple(names))
 
 
 def emit(spec: ir.Spec) -> dict[str, str]:
@@ -48,9 +51,10 @@ class _Emitter:
             "header": HEADER.format(spec=self.module.path),
             "name": self.module.name,
             "spec_path": self.module.path,
-            "cfg_path": spec.config.path,
+            "cfg_path": spec.config.where,
         }
         _check_identifiers(self.module)
+        _check_labels(self.spec)
 
     def files(self) -> dict[str, str]:
         out = {
@@ -74,7 +78,7 @@ class _Emitter:
         exports = ["ACTIONS", "PROCESSES", "initial_states", "next_states"]
         exports += ["CONSTRAINTS", "INVARIANTS", "PROPERTIES", "violated_invariants"]
         exports += ["within_constraints", "CFG_CONSTANTS", "CONSTANT_NAMES", "VARIABLES"]
-        exports += ["ActionInfo", "Constants", "State", "Successor"]
+        exports += ["ActionInfo", "Constants", "Label", "State", "Successor", "defs"]
         if self.spec.phase is not None:
             exports += ["INITIAL_PHASE", "PHASE_TRANSITIONS", "PHASE_VARIABLE", "PHASES"]
             exports += ["PhaseMachine"]
@@ -82,15 +86,16 @@ class _Emitter:
         return {"has_phases": self.spec.phase is not None, "exports": sorted(exports, key=_isort)}
 
     def model_context(self) -> dict[str, Any]:
-        cfg = self.spec.config
+        values = self.spec.constants
         consts = self.module.constants
-        given = all(k in cfg.constants for k in consts)
+        given = all(k in values for k in consts)
         cfg_constants = None
         if given:
-            args = ", ".join(f"{k}={py_value(cfg.constants[k])}" for k in consts)
+            args = ", ".join(f"{k}={py_value(values[k])}" for k in consts)
             cfg_constants = f"Constants({args})"
         uses_mv = given and "ModelValue(" in (cfg_constants or "")
         return {
+            "labels": [{"label": a.label, "source": self.source(a.loc)} for a in self.spec.actions],
             "variables": [self.decl(v) for v in self.module.variables],
             "constants": [self.decl(k) for k in consts],
             "cfg_constants": cfg_constants,
@@ -276,6 +281,20 @@ def _check_identifiers(module: ir.Module) -> None:
             raise CodegenError(f"{module.path}: rename {name}: it cannot be a Python attribute")
 
 
+def _check_labels(spec: ir.Spec) -> None:
+    """Labels become members of the generated `Label` StrEnum: each must be usable as one."""
+    for a in spec.actions:
+        name = a.label
+        if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
+            raise CodegenError(f"rename label {name}: it cannot be a Python name", a.loc)
+        if name in _LABEL_TAKEN:
+            raise CodegenError(
+                f"rename label {name}: the generated Label enum (a str) already has an "
+                f"attribute {name}",
+                a.loc,
+            )
+
+
 def _isort(name: str) -> tuple[int, str]:
     """RUF022's order for __all__: CONSTANTS, then Classes, then functions."""
     group = 0 if name.isupper() else 1 if name[0].isupper() else 2
@@ -321,6 +340,12 @@ def py_value(v: Value) -> str:
         items = ", ".join(f"{py_value(k)}: {py_value(v[k])}" for k in sorted_values(v))
         return f"Fn({{{items}}})"
     raise TypeError(f"not a TLA+ value: {v!r}")
+
+
+def label_tuple(labels: tuple[str, ...]) -> str:
+    """A tuple of labels as a Python expression over the generated Label enum."""
+    parts = [f"Label.{x}" for x in labels]
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
 
 def _indent(lines: list[str]) -> str:

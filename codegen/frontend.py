@@ -104,6 +104,7 @@ class ModuleIndex:
         self.display = display
         self._dir = display.rsplit("/", 1)[0] + "/" if "/" in display else ""
         self._entries = {int(e.findtext("UID") or -1): e[1] for e in root.iter("entry")}
+        self._instances = list(root.iter("InstanceNode"))
         self._top: dict[int, str] = {}
         self._by_name: dict[str, int] = {}
         self._constants: list[tuple[ir.Loc, str]] = []
@@ -115,9 +116,13 @@ class ModuleIndex:
         self.lines = tuple(spec_path.read_text(encoding="utf-8").splitlines())
 
     def _index_modules(self) -> None:
-        """Collect top-level definitions, constants and variables of the non-standard modules."""
+        """Collect the root module's top-level definitions, constants and variables (SANY lists
+        there everything EXTENDS brings in; an INSTANCEd module's own names stay out)."""
+        for node in self._instances:
+            if node.findtext("uniquename"):
+                self._refuse_named_instance(node)
         for node in self._entries.values():
-            if node.tag != "ModuleNode" or node.findtext("uniquename") in STANDARD_MODULES:
+            if node.tag != "ModuleNode" or node.findtext("uniquename") != self.name:
                 continue
             for ref in node:
                 uid = int(ref.findtext("UID") or -1)
@@ -133,6 +138,17 @@ class ModuleIndex:
                     kind = target.findtext("kind")
                     where = self._constants if kind == "2" else self._variables
                     where.append((self.loc(target), name))
+
+    def _refuse_named_instance(self, node: ET.Element) -> None:
+        """`I == INSTANCE M` outside the standard modules: not supported, located."""
+        if self._file_of(node) in STANDARD_MODULES:
+            return
+        name, module = node.findtext("uniquename"), node.findtext("module")
+        raise UnsupportedError(
+            f"named INSTANCE ({name} == INSTANCE {module}) is not supported: "
+            f"EXTENDS {module}, or copy the definitions used",
+            self.loc(node),
+        )
 
     # -- declarations -------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from aegis.values import Value
+from tools.tlc.cfg import TlcConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,23 +208,6 @@ class Module:
 
 
 @dataclass(frozen=True, slots=True)
-class Config:
-    """What the model's .cfg says (names only; constant values in TLC's value syntax)."""
-
-    path: str
-    constants: dict[str, Value] = field(default_factory=dict)
-    substitutions: dict[str, str] = field(default_factory=dict)
-    init: str | None = None
-    next: str | None = None
-    specification: str | None = None
-    invariants: tuple[str, ...] = ()
-    properties: tuple[str, ...] = ()
-    constraints: tuple[str, ...] = ()
-    action_constraints: tuple[str, ...] = ()
-    symmetry: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Process:
     """A PlusCal process (kind "single"), process set ("set") or the uniprocess algorithm
     ("none"). `ids` is the id expression (single) or the set expression (set)."""
@@ -260,7 +244,8 @@ class Spec:
     """Everything the emitter needs: the module, its model config and its PlusCal structure."""
 
     module: Module
-    config: Config
+    config: TlcConfig
+    constants: dict[str, Value]  # the config's constant values
     init: Expr
     processes: tuple[Process, ...]
     actions: tuple[Action, ...]

@@ -47,7 +47,7 @@ class _Deriver:
         self.spec = spec
         self.defs = spec.module.defs
         self.var = variable
-        self.consts = spec.config.constants
+        self.consts = spec.constants
 
     def run(self) -> ir.PhaseMachine:
         initial = self.initial()

@@ -9,19 +9,20 @@ import os
 import subprocess
 import sys
 import tempfile
+import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 
 from aegis.errors import ToolMissingError
-from codegen.cfg import read_config
 from codegen.checks import check_spec
 from codegen.emit import HEADER, emit
 from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
 from codegen.phases import derive
-from codegen.sany import export_xml
 from codegen.structure import build_spec
+from tools.tlc.cfg import read_cfg
+from tools.tlc.sany import export_xml
 
 DEFAULT_SPEC = Path("spec/AegisPhase.tla")
 DEFAULT_OUT = Path("aegis/generated")
@@ -47,7 +48,7 @@ def generate(
     cfg = (cfg or spec.with_suffix(".cfg")).resolve()
     shown = display_path(spec)
     index = ModuleIndex(export_xml(spec, shown), spec, shown)
-    ir_spec = build_spec(index, read_config(cfg, display_path(cfg)))
+    ir_spec = build_spec(index, read_cfg(cfg, display_path(cfg)))
     check_spec(ir_spec)
     if phase_variable is not None and phase_variable in ir_spec.module.variables:
         ir_spec = replace(ir_spec, phase=derive(ir_spec, phase_variable))
@@ -56,7 +57,42 @@ def generate(
             f"{index.display}: no variable {phase_variable} to make a phase machine of"
         )
     files = format_python(emit(ir_spec))
-    return Generated(package_name(ir_spec.module.name), files)
+    gen = Generated(package_name(ir_spec.module.name), files)
+    try_out(gen)
+    return gen
+
+
+def try_out(gen: Generated) -> None:
+    """Import the package from a temp dir and compute its initial states under the cfg's
+    constants: generated code that does not run is a generator error, never written."""
+    before = set(sys.modules)
+    with tempfile.TemporaryDirectory(prefix="aegis-codegen-try-") as tmp:
+        write(gen, Path(tmp))
+        try:
+            module = load(Path(tmp), gen.package)
+            if module.CFG_CONSTANTS is not None:
+                module.initial_states(module.CFG_CONSTANTS)
+        except Exception as exc:  # any failure of generated code is the generator's
+            where = _generated_frame(exc, Path(tmp))
+            raise CodegenError(
+                f"the generated package {gen.package} does not run ({where}{exc!r}): a codegen "
+                "bug, or a construct it should have refused; please report it"
+            ) from exc
+        finally:
+            for name in set(sys.modules) - before:
+                del sys.modules[name]
+
+
+def _generated_frame(exc: BaseException, tmp: Path) -> str:
+    """`file.py:line: ` of the innermost generated frame of the exception, if any."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{Path(exc.filename).name}:{exc.lineno}: "
+    found = ""
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        path = Path(frame.f_code.co_filename)
+        if path.is_relative_to(tmp):
+            found = f"{path.name}:{line}: "
+    return found
 
 
 def write(gen: Generated, out: Path) -> list[Path]:

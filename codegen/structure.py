@@ -5,11 +5,12 @@ from __future__ import annotations
 from codegen import ir
 from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
+from tools.tlc.cfg import TlcConfig
 
 TERMINATING = "Terminating"
 
 
-def build_spec(index: ModuleIndex, config: ir.Config) -> ir.Spec:
+def build_spec(index: ModuleIndex, config: TlcConfig) -> ir.Spec:
     """The Spec IR of a translated PlusCal module under a model config."""
     init_name, next_name = _init_and_next(index, config)
     init = index.definition(init_name)
@@ -20,6 +21,7 @@ def build_spec(index: ModuleIndex, config: ir.Config) -> ir.Spec:
     return ir.Spec(
         module=index.module(),
         config=config,
+        constants=config.values(),
         init=init.body,
         processes=tuple(processes),
         actions=tuple(actions),
@@ -29,16 +31,16 @@ def build_spec(index: ModuleIndex, config: ir.Config) -> ir.Spec:
     )
 
 
-def _init_and_next(index: ModuleIndex, config: ir.Config) -> tuple[str, str]:
+def _init_and_next(index: ModuleIndex, config: TlcConfig) -> tuple[str, str]:
     """INIT/NEXT from the cfg, or read off `SPECIFICATION Spec == Init /\\ [][Next]_vars`."""
     if config.init and config.next:
         return config.init, config.next
     if not config.specification:
-        raise CodegenError(f"{config.path}: needs SPECIFICATION, or INIT and NEXT")
+        raise CodegenError(f"{config.where}: needs SPECIFICATION, or INIT and NEXT")
     if not index.has(config.specification):
         raise CodegenError(
             f"{index.display}: no definition named {config.specification}; is the PlusCal "
-            "translation missing? (java -cp tla2tools.jar pcal.trans -nocfg SPEC)"
+            f"translation missing? (aegis spec translate {index.display})"
         )
     spec = index.definition(config.specification)
     init = nxt = None

@@ -8,11 +8,16 @@ import tempfile
 from pathlib import Path
 
 from codegen import diagram, pipeline
+from tools.tlc import check_translation
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `gen` and `diagram` to the `aegis spec` subcommands."""
-    gen = sub.add_parser("gen", help="generate Python from the spec into aegis/generated/")
+    gen = sub.add_parser(
+        "gen",
+        help="generate Python from the spec into aegis/generated/ (refused while the spec's "
+        "PlusCal translation is stale)",
+    )
     _common(gen)
     gen.add_argument("--out", type=Path, help="output directory (default: aegis/generated)")
     gen.add_argument(
@@ -38,6 +43,7 @@ def run_gen(args: argparse.Namespace) -> int:
     default_spec, default_out = pipeline.default_paths()
     spec = args.spec or default_spec
     out = args.out or default_out
+    check_translation(spec)  # code generated from a stale translation would be stale too
     gen = pipeline.generate(spec, args.cfg, args.phase_var)
     if args.check:
         stale = pipeline.diff(gen, out)

@@ -18,7 +18,7 @@ from typing import Any
 from aegis.conformance.bound import BoundModel
 from aegis.conformance.tlcgraph import Key, TlcGraph
 from aegis.errors import AegisError
-from aegis.runtime.codec import decode, encode
+from aegis.protocol.state_codec import decode, encode
 from aegis.values import Value, render
 
 EdgeId = tuple[int, str, int]

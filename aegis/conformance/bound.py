@@ -9,10 +9,10 @@ from operator import attrgetter
 from types import ModuleType
 from typing import Any
 
-from aegis.conformance.modelcfg import ModelConfig
 from aegis.conformance.tlcgraph import Key
 from aegis.errors import SpecError
 from aegis.values import Value
+from tools.tlc import TlcConfig
 
 Predicate = Callable[[Any, Any], bool]  # (Constants, State) -> bool
 
@@ -86,12 +86,13 @@ def generated_module(spec_module: str) -> ModuleType:
         raise SpecError(f"{name} does not exist: run `aegis spec gen` first") from None
 
 
-def bind(module: ModuleType, cfg: ModelConfig) -> BoundModel:
+def bind(module: ModuleType, cfg: TlcConfig) -> BoundModel:
     """Bind the cfg's constants and look up its invariants and constraints in the module."""
-    missing = [n for n in module.CONSTANT_NAMES if n not in cfg.constants]
+    values = cfg.values()
+    missing = [n for n in module.CONSTANT_NAMES if n not in values]
     if missing:
-        raise SpecError(f"{cfg.path}: no value for constant(s) {', '.join(missing)}")
-    constants = module.Constants(**{n: cfg.constants[n] for n in module.CONSTANT_NAMES})
+        raise SpecError(f"{cfg.where}: no value for constant(s) {', '.join(missing)}")
+    constants = module.Constants(**{n: values[n] for n in module.CONSTANT_NAMES})
     invariants = {n: _predicate(module, n, module.INVARIANTS) for n in cfg.invariants}
     constraints = {n: _predicate(module, n, module.CONSTRAINTS) for n in cfg.constraints}
     return BoundModel(module, constants, invariants, constraints)

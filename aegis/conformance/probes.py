@@ -14,20 +14,22 @@ in s. The generated predicates must give the same verdicts (compare_probes).
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from aegis.conformance.bound import BoundModel
 from aegis.conformance.compare import Mismatch
-from aegis.conformance.modelcfg import ModelConfig
 from aegis.conformance.tlcgraph import Key, TlcGraph, dump_graph
 from aegis.values import Fn, ModelValue, Value, render, sorted_values
+from tools.tlc import TlcConfig, render_cfg
 from tools.tlc.workspace import used_modules
 
-PREFIX = "Conform_"
+PREFIX = "Conform_"  # the probe module's names; made longer while the spec uses any like it
 POOL = 16  # at most this many candidate elements per set-valued variable
 ALIEN = "ConformAlien"  # a string no variable takes: falsifies "x \\in Phases"-style predicates
 
@@ -49,45 +51,74 @@ def sample(graph: TlcGraph, count: int, seed: int = 0) -> list[Key]:
     return [graph.states[n] for n in nodes]
 
 
-def perturbations(variables: Sequence[str], graph: TlcGraph) -> list[str]:
-    """One TLA+ set expression over base record `b` per variable that can be perturbed."""
+def fresh_prefix(texts: Iterable[str]) -> str:
+    """PREFIX, lengthened until no identifier in `texts` (the spec's modules) starts with it:
+    every name of the probe module starts with it, so none can collide with the spec's."""
+    words = {w for text in texts for w in re.findall(r"\w+", text)}
+    prefix = PREFIX
+    while any(w.startswith(prefix) for w in words):
+        prefix += "_"
+    return prefix
+
+
+def perturbations(variables: Sequence[str], graph: TlcGraph, prefix: str = PREFIX) -> list[str]:
+    """One TLA+ set expression over the base record `<prefix>b` per variable that can be
+    perturbed; every name it binds starts with `prefix`."""
+    n = _names(prefix)
     out: list[str] = []
     for i, v in enumerate(variables):
         values = [s[i] for s in graph.states]
-        out += _perturb(v, values)
+        out += _perturb(v, values, n)
     return out
 
 
-def _perturb(v: str, values: list[Value]) -> list[str]:
+class _Names(NamedTuple):
+    """The probe module's bound names: a base record, a perturbed one, an integer delta, a
+    function's key, a string and a set element (each PREFIX + letter)."""
+
+    b: str
+    p: str
+    d: str
+    k: str
+    x: str
+    e: str
+
+
+def _names(prefix: str) -> _Names:
+    return _Names(*(prefix + letter for letter in _Names._fields))
+
+
+def _perturb(v: str, values: list[Value], n: _Names) -> list[str]:
     """The perturbations of variable v, from the kinds of values it takes."""
-    if all(type(x) is int for x in values):
-        return [f"{{[b EXCEPT !.{v} = @ + d] : d \\in {{-1, 1, 2}}}}"]
-    if all(type(x) is bool for x in values):
-        return [f"{{[b EXCEPT !.{v} = ~@]}}"]
-    if all(type(x) is str for x in values):
-        return [f"{{[b EXCEPT !.{v} = x] : x \\in {render(frozenset([*values, ALIEN]))}}}"]
-    if all(isinstance(x, Fn) and x for x in values):
-        return _perturb_fn(v, [y for x in values for y in x.values()])
-    if all(isinstance(x, frozenset) for x in values):
-        pool = sorted_values({e for x in values for e in x})[:POOL]
+    b, d, x, e = n.b, n.d, n.x, n.e
+    if all(type(y) is int for y in values):
+        return [f"{{[{b} EXCEPT !.{v} = @ + {d}] : {d} \\in {{-1, 1, 2}}}}"]
+    if all(type(y) is bool for y in values):
+        return [f"{{[{b} EXCEPT !.{v} = ~@]}}"]
+    if all(type(y) is str for y in values):
+        return [f"{{[{b} EXCEPT !.{v} = {x}] : {x} \\in {render(frozenset([*values, ALIEN]))}}}"]
+    if all(isinstance(y, Fn) and y for y in values):
+        return _perturb_fn(v, [z for y in values for z in y.values()], n)
+    if all(isinstance(y, frozenset) for y in values):
+        pool = sorted_values({z for y in values for z in y})[:POOL]
         return [
-            f"{{[b EXCEPT !.{v} = @ \\ {{e}}] : e \\in b.{v}}}",
-            f"{{[b EXCEPT !.{v} = @ \\cup {{e}}] : e \\in {render(frozenset(pool))}}}",
+            f"{{[{b} EXCEPT !.{v} = @ \\ {{{e}}}] : {e} \\in {b}.{v}}}",
+            f"{{[{b} EXCEPT !.{v} = @ \\cup {{{e}}}] : {e} \\in {render(frozenset(pool))}}}",
         ]
     return []
 
 
-def _perturb_fn(v: str, entries: list[Value]) -> list[str]:
+def _perturb_fn(v: str, entries: list[Value], n: _Names) -> list[str]:
     """Perturb one entry of a function-valued variable."""
-    at = f"k \\in DOMAIN b.{v}"
-    if all(type(x) is int for x in entries):
-        return [f"{{[b EXCEPT !.{v}[k] = @ + d] : {at}, d \\in {{-1, 1, 2}}}}"]
-    if all(type(x) is bool for x in entries):
-        return [f"{{[b EXCEPT !.{v}[k] = ~@] : {at}}}"]
-    if all(type(x) is str for x in entries):
-        return [
-            f"{{[b EXCEPT !.{v}[k] = x] : {at}, x \\in {render(frozenset([*entries, ALIEN]))}}}"
-        ]
+    b, d, k, x = n.b, n.d, n.k, n.x
+    at = f"{k} \\in DOMAIN {b}.{v}"
+    if all(type(y) is int for y in entries):
+        return [f"{{[{b} EXCEPT !.{v}[{k}] = @ + {d}] : {at}, {d} \\in {{-1, 1, 2}}}}"]
+    if all(type(y) is bool for y in entries):
+        return [f"{{[{b} EXCEPT !.{v}[{k}] = ~@] : {at}}}"]
+    if all(type(y) is str for y in entries):
+        alien = render(frozenset([*entries, ALIEN]))
+        return [f"{{[{b} EXCEPT !.{v}[{k}] = {x}] : {at}, {x} \\in {alien}}}"]
     return []
 
 
@@ -119,8 +150,9 @@ def probe_module(
     sets: list[str],
     predicates: Sequence[str],
     mvs: set[str],
+    prefix: str = PREFIX,
 ) -> str:
-    """The text of the probe spec (see the module docstring)."""
+    """The text of the probe spec (see the module docstring); `sets` are perturbations()."""
     records = ",\n    ".join(
         "[" + ", ".join(f"{v} |-> {render(x)}" for v, x in zip(variables, key, strict=True)) + "]"
         for key in base
@@ -128,50 +160,43 @@ def probe_module(
     unchanged = "<<" + ", ".join(variables) + ">>"
     lines = [f"---- MODULE {name} ----", f"EXTENDS {spec_module}, Integers, TLC"]
     lines += [f"CONSTANTS {', '.join(sorted(mvs))}"] if mvs else []
-    lines += [f"{PREFIX}Base == {{\n    {records}\n}}"]
-    lines += [f"{PREFIX}Perturb(b) ==\n    " + "\n    \\cup ".join(sets or ["{b}"])]
-    lines += [f"{PREFIX}Init == \\E b \\in {PREFIX}Base : \\E p \\in {PREFIX}Perturb(b) :"]
-    lines += [f"    /\\ {v} = p.{v}" for v in variables]
-    lines += [f"{PREFIX}{p} == {p} /\\ UNCHANGED {unchanged}" for p in predicates]
-    lines += [f"{PREFIX}Next == " + " \\/ ".join(f"{PREFIX}{p}" for p in predicates)]
+    b, p = _names(prefix)[:2]
+    lines += [f"{prefix}Base == {{\n    {records}\n}}"]
+    lines += [f"{prefix}Perturb({b}) ==\n    " + "\n    \\cup ".join(sets or [f"{{{b}}}"])]
+    lines += [f"{prefix}Init == \\E {b} \\in {prefix}Base : \\E {p} \\in {prefix}Perturb({b}) :"]
+    lines += [f"    /\\ {v} = {p}.{v}" for v in variables]
+    lines += [f"{prefix}{q} == {q} /\\ UNCHANGED {unchanged}" for q in predicates]
+    lines += [f"{prefix}Next == " + " \\/ ".join(f"{prefix}{q}" for q in predicates)]
     return "\n".join(lines) + "\n===="
 
 
-def probe_cfg(cfg: ModelConfig, mvs: set[str]) -> str:
+def probe_cfg(cfg: TlcConfig, mvs: set[str], prefix: str = PREFIX) -> str:
     """The probe spec's cfg: the model's constants, the probes' model values, no checks."""
-    lines = [f"INIT {PREFIX}Init", f"NEXT {PREFIX}Next", "CONSTANTS"]
-    lines += [f"    {k} = {v}" for k, v in cfg.config.constants.items()]
-    lines += [f"    {m} = {m}" for m in sorted(mvs)]
-    return "\n".join(lines) + "\n"
+    constants = {**cfg.constants, **{m: m for m in sorted(mvs)}}
+    return render_cfg(TlcConfig(init=f"{prefix}Init", next=f"{prefix}Next", constants=constants))
 
 
 def tlc_probes(
-    spec: Path, cfg: ModelConfig, graph: TlcGraph, *, base: int = 100, seed: int = 0
+    spec: Path, cfg: TlcConfig, graph: TlcGraph, *, base: int = 100, seed: int = 0
 ) -> Probes:
     """Run TLC once on the probe spec and read its verdicts."""
     predicates = (*cfg.invariants, *cfg.constraints)
     keys = sample(graph, base, seed)
-    mvs = model_values(keys) - set(cfg.config.constants)
-    name = f"{spec.stem}ConformProbe"
-    text = probe_module(
-        name,
-        spec.stem,
-        graph.variables,
-        keys,
-        perturbations(graph.variables, graph),
-        predicates,
-        mvs,
-    )
+    mvs = model_values(keys) - set(cfg.constants)
+    modules = used_modules(spec)
+    prefix = fresh_prefix(path.read_text(encoding="utf-8") for path in modules.values())
+    name = f"{prefix}Probe"
+    sets = perturbations(graph.variables, graph, prefix)
+    text = probe_module(name, spec.stem, graph.variables, keys, sets, predicates, mvs, prefix)
     with tempfile.TemporaryDirectory(prefix="aegis-probe-") as tmp:
-        for module, path in used_modules(spec).items():
+        for module, path in modules.items():
             shutil.copyfile(path, Path(tmp) / f"{module}.tla")
         probe = Path(tmp) / f"{name}.tla"
         probe.write_text(text, encoding="utf-8")
-        g = dump_graph(
-            probe, cfg, graph.variables, extra_args=("-deadlock",), cfg_text=probe_cfg(cfg, mvs)
-        )
+        probes_cfg = probe_cfg(cfg, mvs, prefix)
+        g = dump_graph(probe, cfg, graph.variables, extra_args=("-deadlock",), cfg_text=probes_cfg)
     holds = tuple(
-        frozenset(label.removeprefix(PREFIX) for label, dst in g.out[n] if dst == n)
+        frozenset(label.removeprefix(prefix) for label, dst in g.out[n] if dst == n)
         for n in range(len(g.states))
     )
     return Probes(predicates, tuple(g.states), holds)

@@ -9,10 +9,10 @@ from types import ModuleType
 
 from aegis.conformance.bound import BoundModel, bind, generated_module
 from aegis.conformance.compare import Report, compare
-from aegis.conformance.modelcfg import ModelConfig, load_cfg
 from aegis.conformance.mutants import Mutant, mutated
 from aegis.conformance.probes import Probes, compare_probes, tlc_probes
-from aegis.conformance.tlcgraph import TlcGraph, dump_graph
+from aegis.conformance.tlcgraph import TlcGraph, dump_graph, load_cfg
+from tools.tlc import TlcConfig
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Baseline:
     """What TLC says about one spec and cfg, read once and shared by every comparison."""
 
     spec: Path
-    cfg: ModelConfig
+    cfg: TlcConfig
     package: ModuleType
     graph: TlcGraph
     probes: Probes | None
@@ -79,12 +79,17 @@ def kill(bases: list[Baseline], mutant: Mutant) -> Kill:
             try:
                 report = conform(base, package, limit=1)
             except Exception as exc:  # a mutant that cannot even be bound is caught too
-                return Kill(mutant, True, f"{base.cfg.path.name}: error {exc!r}", _since(start))
+                return Kill(mutant, True, f"{_name(base)}: error {exc!r}", _since(start))
             if not report.ok:
                 first = report.mismatches[0] if report.mismatches else None
                 why = f"{first.kind} {first.action or ''}" if first else "states unreached"
-                return Kill(mutant, True, f"{base.cfg.path.name}: {why.strip()}", _since(start))
+                return Kill(mutant, True, f"{_name(base)}: {why.strip()}", _since(start))
     return Kill(mutant, False, "survived", _since(start))
+
+
+def _name(base: Baseline) -> str:
+    """The cfg's file name."""
+    return Path(base.cfg.where).name
 
 
 def _since(start: float) -> float:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from aegis.conformance.modelcfg import ModelConfig, model_only_cfg
 from aegis.errors import SpecError
 from aegis.values import Value
-from tools.tlc import parse_dot, run_tlc
+from tools.tlc import TlcConfig, parse_dot, read_cfg, render_cfg, run_tlc
 
 Key = tuple[Value, ...]  # a state as its values in the generated module's VARIABLES order
 
@@ -35,6 +34,32 @@ class TlcGraph:
     def labels(self) -> set[str]:
         """Every action label on some edge."""
         return {label for o in self.out for label, _ in o}
+
+
+def load_cfg(path: Path) -> TlcConfig:
+    """Read a model cfg; SpecError if it uses a feature that changes which states TLC
+    explores or prints (conformance cannot mirror those)."""
+    cfg = read_cfg(path)
+    found = [
+        f"{keyword} {cfg.at(name)}"
+        for keyword, names in (
+            ("SYMMETRY", [cfg.symmetry]),
+            ("VIEW", [cfg.view]),
+            ("ALIAS", [cfg.alias]),
+            ("ACTION_CONSTRAINT", cfg.action_constraints),
+            ("<-", cfg.substitutions),
+        )
+        for name in names
+        if name is not None
+    ]
+    if found:
+        raise SpecError(f"{cfg.where}: conformance does not support {'; '.join(found)}")
+    return cfg
+
+
+def model_only(cfg: TlcConfig) -> TlcConfig:
+    """The cfg without PROPERTY (liveness does not change the state graph, and is slow)."""
+    return replace(cfg, properties=())
 
 
 def parse_graph(lines: Iterable[str], variables: Sequence[str]) -> TlcGraph:
@@ -73,7 +98,7 @@ def read_graph(path: Path, variables: Sequence[str]) -> TlcGraph:
 
 def dump_graph(
     spec: Path,
-    cfg: ModelConfig,
+    cfg: TlcConfig,
     variables: Sequence[str],
     *,
     extra_args: Sequence[str] = (),
@@ -82,7 +107,7 @@ def dump_graph(
     """Run TLC once with `-dump dot,actionlabels` (liveness left out) and read the graph."""
     with tempfile.TemporaryDirectory(prefix="aegis-conform-") as tmp:
         cfg_path = Path(tmp) / "Model.cfg"
-        cfg_path.write_text(cfg_text or model_only_cfg(cfg), encoding="utf-8")
+        cfg_path.write_text(cfg_text or render_cfg(model_only(cfg)), encoding="utf-8")
         dot = Path(tmp) / "states.dot"
         args = ("-dump", "dot,actionlabels", str(dot), *extra_args)
         result = run_tlc(spec, cfg_path, extra_args=args)

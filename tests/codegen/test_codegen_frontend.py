@@ -8,18 +8,19 @@ import pytest
 
 from aegis.values import ModelValue
 from codegen import ir
-from codegen.cfg import read_config
 from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
-from codegen.sany import export_xml
+from codegen.pipeline import generate
 from codegen.structure import build_spec
+from tools.tlc.cfg import read_cfg
+from tools.tlc.sany import export_xml
 
 
 @pytest.fixture(scope="module")
 def jobs(fixtures_dir: Path) -> ir.Spec:
     spec = fixtures_dir / "Jobs.tla"
     index = ModuleIndex(export_xml(spec), spec, "Jobs.tla")
-    return build_spec(index, read_config(fixtures_dir / "Jobs.cfg", "Jobs.cfg"))
+    return build_spec(index, read_cfg(fixtures_dir / "Jobs.cfg", "Jobs.cfg"))
 
 
 def test_declarations_in_source_order(jobs: ir.Spec) -> None:
@@ -44,7 +45,7 @@ def test_processes_and_labels(jobs: ir.Spec) -> None:
 def test_invariants_and_constraint_come_from_the_cfg(jobs: ir.Spec) -> None:
     assert jobs.invariants[:3] == ("ValidPhase", "RetriesBound", "TypeOK")
     assert jobs.constraints == ("InfoBound",)
-    assert jobs.config.constants == {
+    assert jobs.constants == {
         "Workers": frozenset({ModelValue("w1"), ModelValue("w2")}),
         "MaxRetry": 1,
         "Master": ModelValue("m"),
@@ -70,21 +71,37 @@ def test_uniprocess_structure(build) -> None:
     assert m.ACTIONS["Flip"].process_ids(m.CFG_CONSTANTS) == frozenset({None})
 
 
-def test_cfg_reader(tmp_path: Path) -> None:
-    cfg = tmp_path / "M.cfg"
-    cfg.write_text(
-        '\\* comment\nCONSTANTS\n  A = {a, "s", 3}  (* block *)\n  B <- Other\n  C = <<1, -2>>\n'
-        "INIT Init NEXT Next\nINVARIANT I1\nINVARIANTS I2 I3\nPROPERTY P\nCONSTRAINTS K\n"
+def test_labels_are_an_enum_keying_the_tables(build) -> None:
+    m = build("Jobs").module
+    assert [member.name for member in m.Label] == ["Ctl", "Work", "Record", "Terminating"]
+    assert all(member.value == member.name for member in m.Label)
+    assert list(m.ACTIONS) == list(m.Label)
+    assert all(type(key) is m.Label and m.ACTIONS[key].label is key for key in m.ACTIONS)
+    assert m.ACTIONS["Work"] is m.ACTIONS[m.Label.Work]  # a StrEnum: text finds it too
+    assert {type(label) for label, _, _ in m.PHASE_TRANSITIONS} == {m.Label}
+    assert m.PROCESSES["worker"] == (m.Label.Work, m.Label.Record)
+    c = m.CFG_CONSTANTS
+    labels = {label for s in m.initial_states(c) for label, _, _ in m.next_states(c, s)}
+    assert labels and {type(label) for label in labels} == {m.Label}
+
+
+def test_the_spec_operators_are_reachable_from_the_package(build) -> None:
+    m = build("Jobs").module
+    assert "defs" in m.__all__
+    s = m.initial_states(m.CFG_CONSTANTS)[0]
+    assert m.defs.ValidPhase(m.CFG_CONSTANTS, s) is True
+
+
+@pytest.mark.parametrize("label", ["upper", "_hidden"])
+def test_a_label_that_cannot_be_an_enum_member_is_located(tmp_path: Path, label: str) -> None:
+    spec = tmp_path / "Bad.tla"
+    spec.write_text(
+        "---- MODULE Bad ----\nVARIABLES pc, x\nvars == <<pc, x>>\n"
+        f'Init == pc = "{label}" /\\ x = 0\n'
+        f'{label} == /\\ pc = "{label}"\n    /\\ x\' = 1\n    /\\ pc\' = "Done"\n'
+        f"Next == {label}\nSpec == Init /\\ [][Next]_vars\n====\n",
+        encoding="utf-8",
     )
-    got = read_config(cfg, "M.cfg")
-    assert got.constants == {"A": frozenset({ModelValue("a"), "s", 3}), "C": (1, -2)}
-    assert got.substitutions == {"B": "Other"}
-    assert (got.init, got.next, got.invariants) == ("Init", "Next", ("I1", "I2", "I3"))
-    assert (got.properties, got.constraints) == (("P",), ("K",))
-
-
-def test_cfg_reader_rejects_junk(tmp_path: Path) -> None:
-    cfg = tmp_path / "M.cfg"
-    cfg.write_text("CONSTANTS\n  A ? 1\n")
-    with pytest.raises(CodegenError, match=r"M.cfg:2"):
-        read_config(cfg, "M.cfg")
+    (tmp_path / "Bad.cfg").write_text("SPECIFICATION Spec\n", encoding="utf-8")
+    with pytest.raises(CodegenError, match=rf"^(.*/)?Bad\.tla:5:1: rename label {label}"):
+        generate(spec)

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ALLOWED = {"__future__", "collections", "dataclasses", "itertools", "typing", "statemachine"}
+ALLOWED = {
+    "__future__",
+    "collections",
+    "dataclasses",
+    "enum",
+    "itertools",
+    "typing",
+    "statemachine",
+}
 
 
 @pytest.mark.parametrize("name", ["Jobs", "Raw"])
@@ -37,9 +45,25 @@ def test_generated_code_passes_ruff(build, name: str) -> None:
     assert done.returncode == 0, done.stdout
 
 
+RUNTIME_USE = """\
+from jobs import ACTIONS, PHASE_TRANSITIONS, Label, defs
+
+info = ACTIONS[Label.Work]
+by_text = ACTIONS["Work"]
+labels: list[str] = [label for label, _, _ in PHASE_TRANSITIONS]
+retried = Label.Wrok
+"""
+
+
 @pytest.mark.slow
-def test_generated_code_passes_mypy(build, tmp_path: Path) -> None:
+def test_generated_code_passes_mypy_and_a_renamed_label_fails_it(build, tmp_path: Path) -> None:
     shutil.copytree(build("Jobs").out / "jobs", tmp_path / "jobs")
-    cmd = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "jobs"]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
+    (tmp_path / "runtime_use.py").write_text(RUNTIME_USE, encoding="utf-8")
+    cmd = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml")]
+    done = subprocess.run(
+        [*cmd, "jobs", "runtime_use.py"], capture_output=True, text=True, cwd=tmp_path
+    )
+    errors = [ln for ln in done.stdout.splitlines() if ": error:" in ln]
+    assert errors == [
+        'runtime_use.py:6: error: "type[Label]" has no attribute "Wrok"  [attr-defined]'
+    ]

@@ -60,6 +60,19 @@ def test_cli_gen_and_check(jobs_copy: Path, tmp_path: Path, capsys, monkeypatch)
     assert pipeline.diff(gen, out) == ""
 
 
+def test_cli_gen_refuses_a_stale_translation(jobs_copy: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "generated"
+    assert main(["spec", "gen", str(jobs_copy), "--out", str(out)]) == 0
+    text = jobs_copy.read_text(encoding="utf-8")
+    jobs_copy.write_text(text.replace("with r \\in 0..1, tag", "with r \\in 0..0, tag"))
+    capsys.readouterr()
+    for extra in (["--check"], []):
+        assert main(["spec", "gen", str(jobs_copy), "--out", str(out), *extra]) == 2
+        assert "the PlusCal translation is stale" in capsys.readouterr().err
+    assert main(["spec", "translate", str(jobs_copy)]) == 0
+    assert main(["spec", "gen", str(jobs_copy), "--out", str(out), "--check"]) == 1  # now: a diff
+
+
 def test_cli_diagram(build, tmp_path: Path, capsys, monkeypatch) -> None:
     jobs = build("Jobs")
     project = tmp_path / "project"

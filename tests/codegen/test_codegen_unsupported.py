@@ -6,19 +6,21 @@ the error is reported where the construct is defined).
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from aegis.errors import SpecError
+from codegen import ir, pipeline
 from codegen.checks import check_spec
 from codegen.emit import emit
 from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
-from codegen.ir import Config
-from codegen.pipeline import generate
-from codegen.sany import export_xml
+from codegen.pipeline import generate, load, write
 from codegen.structure import build_spec
+from tools.tlc.cfg import TlcConfig, parse_cfg
+from tools.tlc.sany import export_xml
 
 SPEC = Path(__file__).parent / "fixtures" / "Unsupported.tla"
 SHOWN = "tests/codegen/fixtures/Unsupported.tla"
@@ -49,7 +51,7 @@ def xml() -> bytes:
 def test_unsupported_construct_is_located(xml: bytes, nxt: str, line: int, text: str) -> None:
     index = ModuleIndex(xml, SPEC, SHOWN)
     with pytest.raises(CodegenError) as err:
-        spec = build_spec(index, Config("Unsupported.cfg", init="Init", next=nxt))
+        spec = build_spec(index, TlcConfig(display="Unsupported.cfg", init="Init", next=nxt))
         check_spec(spec)
         emit(spec)
     assert isinstance(err.value, SpecError)
@@ -72,30 +74,106 @@ def test_sany_parse_error_is_reported(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("cfg", "message"),
+    ("text", "message"),
     [
-        (
-            Config("M.cfg", init="Init", next="Next", invariants=("Nope",)),
-            "no definition named Nope",
-        ),
-        (
-            Config("M.cfg", init="Init", next="Next", constants={"Extra": 1}),
-            "Extra is not a CONSTANT",
-        ),
-        (
-            Config("M.cfg", init="Init", next="Next", invariants=("Flip",)),
-            "must be a state predicate",
-        ),
-        (Config("M.cfg", init="Init", next="Next", action_constraints=("X",)), "ACTION_CONSTRAINT"),
-        (Config("M.cfg"), "needs SPECIFICATION, or INIT and NEXT"),
+        ("INIT Init NEXT Next\nINVARIANT Nope\n", "no definition named Nope"),
+        ("INIT Init\nNEXT Next\nCONSTANTS\n  Extra = 1\n", r"^M\.cfg:4: Extra is not a CONSTANT"),
+        ("INIT Init NEXT Next\nINVARIANT Flip\n", "must be a state predicate"),
+        ("INIT Init NEXT Next\nACTION_CONSTRAINT X\n", r"^M\.cfg:2: ACTION_CONSTRAINT X is not"),
+        ("INVARIANT CountOK\n", r"^M\.cfg: needs SPECIFICATION, or INIT and NEXT"),
     ],
 )
-def test_cfg_is_checked(fixtures_dir: Path, cfg: Config, message: str, toggle_xml: bytes) -> None:
+def test_cfg_is_checked(fixtures_dir: Path, text: str, message: str, toggle_xml: bytes) -> None:
     index = ModuleIndex(toggle_xml, fixtures_dir / "Toggle.tla", "Toggle.tla")
     with pytest.raises(CodegenError, match=message):
-        check_spec(build_spec(index, cfg))
+        check_spec(build_spec(index, parse_cfg(text, display="M.cfg")))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "INIT Init\nNEXT Next\nCONSTANT\n  Limit ? 3\n",
+            r":4: expected `=` or `<-` after 'Limit'",
+        ),
+        (
+            "INIT Init\nNEXT Next\nCONSTANT\n  Limit = {1,\n",
+            r":4: the value of Limit does not parse",
+        ),
+        ("INIT Init\nNEXT Next,\n", r":2: unexpected ',' where a keyword"),
+    ],
+)
+def test_cfg_syntax_errors_are_located(
+    fixtures_dir: Path, tmp_path: Path, text: str, message: str
+) -> None:
+    spec = tmp_path / "Toggle.tla"
+    shutil.copy(fixtures_dir / "Toggle.tla", spec)
+    (tmp_path / "Toggle.cfg").write_text(text, encoding="utf-8")
+    with pytest.raises(SpecError, match=r"^(.*/)?Toggle\.cfg" + message):
+        generate(spec)
 
 
 @pytest.fixture(scope="module")
 def toggle_xml(fixtures_dir: Path) -> bytes:
     return export_xml(fixtures_dir / "Toggle.tla")
+
+
+COUNTER = "---- MODULE Counter ----\nEXTENDS Naturals\nVARIABLES pc, n\nBump == n' = n + 1\n====\n"
+
+
+def _with_counter(tmp_path: Path, instance: str) -> Path:
+    """A PlusCal-shaped spec whose line 5 instantiates Counter (and uses none of it)."""
+    (tmp_path / "Counter.tla").write_text(COUNTER, encoding="utf-8")
+    spec = tmp_path / "Inst.tla"
+    spec.write_text(
+        "---- MODULE Inst ----\nEXTENDS Naturals\nVARIABLES pc, n\nvars == << pc, n >>\n"
+        f'{instance}\nInit == n = 0 /\\ pc = "step"\n'
+        "step == /\\ pc = \"step\"\n    /\\ n < 2\n    /\\ n' = n + 1\n    /\\ pc' = pc\n"
+        "Next == step\nSpec == Init /\\ [][Next]_vars\n====\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "Inst.cfg").write_text("SPECIFICATION Spec\n", encoding="utf-8")
+    return spec
+
+
+def test_a_named_instance_is_refused_where_it_is_declared(tmp_path: Path) -> None:
+    spec = _with_counter(tmp_path, "C == INSTANCE Counter")
+    with pytest.raises(CodegenError, match=r"^(.*/)?Inst\.tla:5:1: named INSTANCE \(C == INST"):
+        generate(spec)
+
+
+def test_an_instantiated_module_does_not_leak_its_declarations(tmp_path: Path) -> None:
+    # SANY's XML also lists Counter's own pc and n: they once made State(pc=pc, n=n, pc=pc, ...)
+    spec = _with_counter(tmp_path, "INSTANCE Counter")
+    gen = generate(spec)
+    write(gen, tmp_path / "out")
+    m = load(tmp_path / "out", gen.package)
+    assert m.VARIABLES == ("pc", "n")
+    assert [s.n for s in m.initial_states(m.CFG_CONSTANTS)] == [0]
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "message"),
+    [
+        ("model.py", "\nclass Label(", "\nOops = Undefined\n\n\nclass Label(", "NameError"),
+        (
+            "actions.py",
+            "return list(dict.fromkeys(_init(c)))",
+            "return list(dict.fromkeys(_init(c))) + [1 // 0]",
+            "ZeroDivisionError",
+        ),
+    ],
+)
+def test_generated_code_that_does_not_run_is_a_generator_error(
+    fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch, file: str, old: str, new: str, message: str
+) -> None:
+    real = pipeline.emit
+
+    def broken(spec: ir.Spec) -> dict[str, str]:
+        files = real(spec)
+        assert old in files[file]
+        return {**files, file: files[file].replace(old, new, 1)}
+
+    monkeypatch.setattr(pipeline, "emit", broken)
+    with pytest.raises(CodegenError, match=rf"does not run \({file}:\d+: {message}"):
+        generate(fixtures_dir / "Toggle.tla")

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aegis.conformance.modelcfg import load_cfg
-from aegis.conformance.tlcgraph import dump_graph
+from aegis.conformance.tlcgraph import dump_graph, load_cfg
 from tools.tlc import run_tlc
 
 MODELS = Path(__file__).parent / "models"

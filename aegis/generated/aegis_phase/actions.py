@@ -31,7 +31,7 @@ from .defs import (
     Terminated,
     UnseenRestarts,
 )
-from .model import ActionInfo, Constants, State, Successor
+from .model import ActionInfo, Constants, Label, State, Successor
 
 
 def initial_states(c: Constants) -> list[State]:
@@ -2245,9 +2245,10 @@ def _steps_jobDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
     )
 
 
+# Keyed by Label; a Label is a str, so ACTIONS["label"] finds it too.
 ACTIONS: dict[str, ActionInfo] = {
-    "advance": ActionInfo(
-        label="advance",
+    Label.advance: ActionInfo(
+        label=Label.advance,
         process="advance",
         kind="single",
         process_ids=process_ids_advance,
@@ -2255,8 +2256,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_advance,
         source="spec/AegisPhase.tla:708",
     ),
-    "restartInRun": ActionInfo(
-        label="restartInRun",
+    Label.restartInRun: ActionInfo(
+        label=Label.restartInRun,
         process="restartInRun",
         kind="single",
         process_ids=process_ids_restartInRun,
@@ -2264,8 +2265,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_restartInRun,
         source="spec/AegisPhase.tla:727",
     ),
-    "restartOutsideRun": ActionInfo(
-        label="restartOutsideRun",
+    Label.restartOutsideRun: ActionInfo(
+        label=Label.restartOutsideRun,
         process="restartOutsideRun",
         kind="single",
         process_ids=process_ids_restartOutsideRun,
@@ -2273,8 +2274,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_restartOutsideRun,
         source="spec/AegisPhase.tla:743",
     ),
-    "restartDone": ActionInfo(
-        label="restartDone",
+    Label.restartDone: ActionInfo(
+        label=Label.restartDone,
         process="restartDone",
         kind="single",
         process_ids=process_ids_restartDone,
@@ -2282,8 +2283,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_restartDone,
         source="spec/AegisPhase.tla:757",
     ),
-    "retriesExhausted": ActionInfo(
-        label="retriesExhausted",
+    Label.retriesExhausted: ActionInfo(
+        label=Label.retriesExhausted,
         process="retriesExhausted",
         kind="single",
         process_ids=process_ids_retriesExhausted,
@@ -2291,8 +2292,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_retriesExhausted,
         source="spec/AegisPhase.tla:771",
     ),
-    "failedWrapUp": ActionInfo(
-        label="failedWrapUp",
+    Label.failedWrapUp: ActionInfo(
+        label=Label.failedWrapUp,
         process="failedWrapUp",
         kind="single",
         process_ids=process_ids_failedWrapUp,
@@ -2300,8 +2301,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_failedWrapUp,
         source="spec/AegisPhase.tla:780",
     ),
-    "alignRetries": ActionInfo(
-        label="alignRetries",
+    Label.alignRetries: ActionInfo(
+        label=Label.alignRetries,
         process="alignRetries",
         kind="single",
         process_ids=process_ids_alignRetries,
@@ -2309,8 +2310,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_alignRetries,
         source="spec/AegisPhase.tla:789",
     ),
-    "quitRequested": ActionInfo(
-        label="quitRequested",
+    Label.quitRequested: ActionInfo(
+        label=Label.quitRequested,
         process="quitRequested",
         kind="single",
         process_ids=process_ids_quitRequested,
@@ -2318,8 +2319,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_quitRequested,
         source="spec/AegisPhase.tla:797",
     ),
-    "receive": ActionInfo(
-        label="receive",
+    Label.receive: ActionInfo(
+        label=Label.receive,
         process="receive",
         kind="single",
         process_ids=process_ids_receive,
@@ -2327,8 +2328,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_receive,
         source="spec/AegisPhase.tla:806",
     ),
-    "hangWithQuit": ActionInfo(
-        label="hangWithQuit",
+    Label.hangWithQuit: ActionInfo(
+        label=Label.hangWithQuit,
         process="hangWithQuit",
         kind="single",
         process_ids=process_ids_hangWithQuit,
@@ -2336,8 +2337,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_hangWithQuit,
         source="spec/AegisPhase.tla:873",
     ),
-    "evictSlow": ActionInfo(
-        label="evictSlow",
+    Label.evictSlow: ActionInfo(
+        label=Label.evictSlow,
         process="evictSlow",
         kind="single",
         process_ids=process_ids_evictSlow,
@@ -2345,8 +2346,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_evictSlow,
         source="spec/AegisPhase.tla:882",
     ),
-    "agentJoin": ActionInfo(
-        label="agentJoin",
+    Label.agentJoin: ActionInfo(
+        label=Label.agentJoin,
         process="agentJoin",
         kind="single",
         process_ids=process_ids_agentJoin,
@@ -2354,8 +2355,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_agentJoin,
         source="spec/AegisPhase.tla:897",
     ),
-    "agentWork": ActionInfo(
-        label="agentWork",
+    Label.agentWork: ActionInfo(
+        label=Label.agentWork,
         process="agentWork",
         kind="single",
         process_ids=process_ids_agentWork,
@@ -2363,8 +2364,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_agentWork,
         source="spec/AegisPhase.tla:918",
     ),
-    "agentHang": ActionInfo(
-        label="agentHang",
+    Label.agentHang: ActionInfo(
+        label=Label.agentHang,
         process="agentHang",
         kind="single",
         process_ids=process_ids_agentHang,
@@ -2372,8 +2373,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_agentHang,
         source="spec/AegisPhase.tla:936",
     ),
-    "agentCheckpoint": ActionInfo(
-        label="agentCheckpoint",
+    Label.agentCheckpoint: ActionInfo(
+        label=Label.agentCheckpoint,
         process="agentCheckpoint",
         kind="single",
         process_ids=process_ids_agentCheckpoint,
@@ -2381,8 +2382,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_agentCheckpoint,
         source="spec/AegisPhase.tla:945",
     ),
-    "agentEvict": ActionInfo(
-        label="agentEvict",
+    Label.agentEvict: ActionInfo(
+        label=Label.agentEvict,
         process="agentEvict",
         kind="single",
         process_ids=process_ids_agentEvict,
@@ -2390,8 +2391,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_agentEvict,
         source="spec/AegisPhase.tla:954",
     ),
-    "envPodRestart": ActionInfo(
-        label="envPodRestart",
+    Label.envPodRestart: ActionInfo(
+        label=Label.envPodRestart,
         process="envPodRestart",
         kind="single",
         process_ids=process_ids_envPodRestart,
@@ -2399,8 +2400,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_envPodRestart,
         source="spec/AegisPhase.tla:964",
     ),
-    "envDuplicate": ActionInfo(
-        label="envDuplicate",
+    Label.envDuplicate: ActionInfo(
+        label=Label.envDuplicate,
         process="envDuplicate",
         kind="single",
         process_ids=process_ids_envDuplicate,
@@ -2408,8 +2409,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_envDuplicate,
         source="spec/AegisPhase.tla:975",
     ),
-    "envQuit": ActionInfo(
-        label="envQuit",
+    Label.envQuit: ActionInfo(
+        label=Label.envQuit,
         process="envQuit",
         kind="single",
         process_ids=process_ids_envQuit,
@@ -2417,8 +2418,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_envQuit,
         source="spec/AegisPhase.tla:985",
     ),
-    "reschedule": ActionInfo(
-        label="reschedule",
+    Label.reschedule: ActionInfo(
+        label=Label.reschedule,
         process="reschedule",
         kind="single",
         process_ids=process_ids_reschedule,
@@ -2426,8 +2427,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_reschedule,
         source="spec/AegisPhase.tla:993",
     ),
-    "jobDone": ActionInfo(
-        label="jobDone",
+    Label.jobDone: ActionInfo(
+        label=Label.jobDone,
         process="jobDone",
         kind="single",
         process_ids=process_ids_jobDone,
@@ -2438,32 +2439,32 @@ ACTIONS: dict[str, ActionInfo] = {
 }
 
 # Process name (None: the uniprocess algorithm or Terminating) → its labels, as in Next.
-PROCESSES: dict[str | None, tuple[str, ...]] = {
-    "advance": ("advance",),
-    "restartInRun": ("restartInRun",),
-    "restartOutsideRun": ("restartOutsideRun",),
-    "restartDone": ("restartDone",),
-    "retriesExhausted": ("retriesExhausted",),
-    "failedWrapUp": ("failedWrapUp",),
-    "alignRetries": ("alignRetries",),
-    "quitRequested": ("quitRequested",),
-    "receive": ("receive",),
-    "hangWithQuit": ("hangWithQuit",),
-    "evictSlow": ("evictSlow",),
-    "agentJoin": ("agentJoin",),
-    "agentWork": ("agentWork",),
-    "agentHang": ("agentHang",),
-    "agentCheckpoint": ("agentCheckpoint",),
-    "agentEvict": ("agentEvict",),
-    "envPodRestart": ("envPodRestart",),
-    "envDuplicate": ("envDuplicate",),
-    "envQuit": ("envQuit",),
-    "reschedule": ("reschedule",),
-    "jobDone": ("jobDone",),
+PROCESSES: dict[str | None, tuple[Label, ...]] = {
+    "advance": (Label.advance,),
+    "restartInRun": (Label.restartInRun,),
+    "restartOutsideRun": (Label.restartOutsideRun,),
+    "restartDone": (Label.restartDone,),
+    "retriesExhausted": (Label.retriesExhausted,),
+    "failedWrapUp": (Label.failedWrapUp,),
+    "alignRetries": (Label.alignRetries,),
+    "quitRequested": (Label.quitRequested,),
+    "receive": (Label.receive,),
+    "hangWithQuit": (Label.hangWithQuit,),
+    "evictSlow": (Label.evictSlow,),
+    "agentJoin": (Label.agentJoin,),
+    "agentWork": (Label.agentWork,),
+    "agentHang": (Label.agentHang,),
+    "agentCheckpoint": (Label.agentCheckpoint,),
+    "agentEvict": (Label.agentEvict,),
+    "envPodRestart": (Label.envPodRestart,),
+    "envDuplicate": (Label.envDuplicate,),
+    "envQuit": (Label.envQuit,),
+    "reschedule": (Label.reschedule,),
+    "jobDone": (Label.jobDone,),
 }
 
 
-def next_states(c: Constants, s: State) -> Iterator[tuple[str, Value, Successor]]:
+def next_states(c: Constants, s: State) -> Iterator[tuple[Label, Value, Successor]]:
     """Every step of Next from s: (label, process id, successor)."""
     for info in ACTIONS.values():
         for pid in _tla.ordered(info.process_ids(c)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from aegis.values import ModelValue, Value
 
@@ -29,6 +30,32 @@ VARIABLES: tuple[str, ...] = (
     "finishCount",
 )
 CONSTANT_NAMES: tuple[str, ...] = ("Workers", "MaxRetry", "InitSeqNum", "FaultBudget", "MaxSeqGap")
+
+
+class Label(StrEnum):
+    """The spec's action labels, in Next's order (a member's name is its label)."""
+
+    advance = "advance"  # spec/AegisPhase.tla:708
+    restartInRun = "restartInRun"  # spec/AegisPhase.tla:727
+    restartOutsideRun = "restartOutsideRun"  # spec/AegisPhase.tla:743
+    restartDone = "restartDone"  # spec/AegisPhase.tla:757
+    retriesExhausted = "retriesExhausted"  # spec/AegisPhase.tla:771
+    failedWrapUp = "failedWrapUp"  # spec/AegisPhase.tla:780
+    alignRetries = "alignRetries"  # spec/AegisPhase.tla:789
+    quitRequested = "quitRequested"  # spec/AegisPhase.tla:797
+    receive = "receive"  # spec/AegisPhase.tla:806
+    hangWithQuit = "hangWithQuit"  # spec/AegisPhase.tla:873
+    evictSlow = "evictSlow"  # spec/AegisPhase.tla:882
+    agentJoin = "agentJoin"  # spec/AegisPhase.tla:897
+    agentWork = "agentWork"  # spec/AegisPhase.tla:918
+    agentHang = "agentHang"  # spec/AegisPhase.tla:936
+    agentCheckpoint = "agentCheckpoint"  # spec/AegisPhase.tla:945
+    agentEvict = "agentEvict"  # spec/AegisPhase.tla:954
+    envPodRestart = "envPodRestart"  # spec/AegisPhase.tla:964
+    envDuplicate = "envDuplicate"  # spec/AegisPhase.tla:975
+    envQuit = "envQuit"  # spec/AegisPhase.tla:985
+    reschedule = "reschedule"  # spec/AegisPhase.tla:993
+    jobDone = "jobDone"  # spec/AegisPhase.tla:1003
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +114,7 @@ class Successor:
 class ActionInfo:
     """One label: its process and its two functions (self is the process id)."""
 
-    label: str
+    label: Label
     process: str | None
     kind: str  # "set": a process set; "single": one process; "none": uniprocess/Terminating
     process_ids: Callable[[Constants], frozenset[Value]]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from statemachine import State, StateMachine
 
+from .model import Label
+
 PHASE_VARIABLE = "phase"
 PHASES: tuple[str, ...] = (
     "Pending",
@@ -24,21 +26,21 @@ PHASES: tuple[str, ...] = (
 )
 INITIAL_PHASE = "Pending"
 # (label, from phase, to phase)
-PHASE_TRANSITIONS: tuple[tuple[str, str, str], ...] = (
-    ("advance", "Pending", "BootChecking"),
-    ("quitRequested", "Pending", "Failed"),
-    ("advance", "BootChecking", "RunCommand"),
-    ("quitRequested", "BootChecking", "Failed"),
-    ("advance", "RunCommand", "Succeed"),
-    ("restartInRun", "RunCommand", "Restarting"),
-    ("quitRequested", "RunCommand", "Failed"),
-    ("receive", "RunCommand", "Troubleshooting"),
-    ("evictSlow", "RunCommand", "Restarting"),
-    ("restartDone", "Restarting", "Troubleshooting"),
-    ("quitRequested", "Restarting", "Failed"),
-    ("advance", "Troubleshooting", "RunCommand"),
-    ("retriesExhausted", "Troubleshooting", "Failed"),
-    ("quitRequested", "Troubleshooting", "Failed"),
+PHASE_TRANSITIONS: tuple[tuple[Label, str, str], ...] = (
+    (Label.advance, "Pending", "BootChecking"),
+    (Label.quitRequested, "Pending", "Failed"),
+    (Label.advance, "BootChecking", "RunCommand"),
+    (Label.quitRequested, "BootChecking", "Failed"),
+    (Label.advance, "RunCommand", "Succeed"),
+    (Label.restartInRun, "RunCommand", "Restarting"),
+    (Label.quitRequested, "RunCommand", "Failed"),
+    (Label.receive, "RunCommand", "Troubleshooting"),
+    (Label.evictSlow, "RunCommand", "Restarting"),
+    (Label.restartDone, "Restarting", "Troubleshooting"),
+    (Label.quitRequested, "Restarting", "Failed"),
+    (Label.advance, "Troubleshooting", "RunCommand"),
+    (Label.retriesExhausted, "Troubleshooting", "Failed"),
+    (Label.quitRequested, "Troubleshooting", "Failed"),
 )
 
 

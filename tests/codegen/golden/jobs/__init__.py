@@ -7,6 +7,7 @@ Model config: tests/codegen/fixtures/Jobs.cfg
 Values are aegis.values types, so a State equals TLC's state value for value.
 """
 
+from . import defs
 from .actions import ACTIONS, PROCESSES, initial_states, next_states
 from .invariants import (
     CONSTRAINTS,
@@ -21,6 +22,7 @@ from .model import (
     VARIABLES,
     ActionInfo,
     Constants,
+    Label,
     State,
     Successor,
 )
@@ -54,9 +56,11 @@ __all__ = [
     "VARIABLES",
     "ActionInfo",
     "Constants",
+    "Label",
     "PhaseMachine",
     "State",
     "Successor",
+    "defs",
     "initial_states",
     "next_states",
     "violated_invariants",

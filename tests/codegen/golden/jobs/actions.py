@@ -9,7 +9,7 @@ from aegis.values import Fn, Value, apply, except_, fn
 
 from . import _tla
 from .defs import Min, NextPhase, ProcSet
-from .model import ActionInfo, Constants, State, Successor
+from .model import ActionInfo, Constants, Label, State, Successor
 
 
 def initial_states(c: Constants) -> list[State]:
@@ -334,9 +334,10 @@ def _steps_Terminating(c: Constants, s: State, self: Value) -> Iterator[Successo
     )
 
 
+# Keyed by Label; a Label is a str, so ACTIONS["label"] finds it too.
 ACTIONS: dict[str, ActionInfo] = {
-    "Ctl": ActionInfo(
-        label="Ctl",
+    Label.Ctl: ActionInfo(
+        label=Label.Ctl,
         process="ctl",
         kind="single",
         process_ids=process_ids_Ctl,
@@ -344,8 +345,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_Ctl,
         source="tests/codegen/fixtures/Jobs.tla:130",
     ),
-    "Work": ActionInfo(
-        label="Work",
+    Label.Work: ActionInfo(
+        label=Label.Work,
         process="worker",
         kind="set",
         process_ids=process_ids_Work,
@@ -353,8 +354,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_Work,
         source="tests/codegen/fixtures/Jobs.tla:145",
     ),
-    "Record": ActionInfo(
-        label="Record",
+    Label.Record: ActionInfo(
+        label=Label.Record,
         process="worker",
         kind="set",
         process_ids=process_ids_Record,
@@ -362,8 +363,8 @@ ACTIONS: dict[str, ActionInfo] = {
         successors=successors_Record,
         source="tests/codegen/fixtures/Jobs.tla:157",
     ),
-    "Terminating": ActionInfo(
-        label="Terminating",
+    Label.Terminating: ActionInfo(
+        label=Label.Terminating,
         process=None,
         kind="none",
         process_ids=process_ids_Terminating,
@@ -374,14 +375,14 @@ ACTIONS: dict[str, ActionInfo] = {
 }
 
 # Process name (None: the uniprocess algorithm or Terminating) → its labels, as in Next.
-PROCESSES: dict[str | None, tuple[str, ...]] = {
-    "ctl": ("Ctl",),
-    "worker": ("Work", "Record"),
-    None: ("Terminating",),
+PROCESSES: dict[str | None, tuple[Label, ...]] = {
+    "ctl": (Label.Ctl,),
+    "worker": (Label.Work, Label.Record),
+    None: (Label.Terminating,),
 }
 
 
-def next_states(c: Constants, s: State) -> Iterator[tuple[str, Value, Successor]]:
+def next_states(c: Constants, s: State) -> Iterator[tuple[Label, Value, Successor]]:
     """Every step of Next from s: (label, process id, successor)."""
     for info in ACTIONS.values():
         for pid in _tla.ordered(info.process_ids(c)):

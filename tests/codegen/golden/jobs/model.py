@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from aegis.values import ModelValue, Value
 
 VARIABLES: tuple[str, ...] = ("phase", "retries", "info", "log", "seen", "pc", "mine")
 CONSTANT_NAMES: tuple[str, ...] = ("Workers", "MaxRetry", "Master")
+
+
+class Label(StrEnum):
+    """The spec's action labels, in Next's order (a member's name is its label)."""
+
+    Ctl = "Ctl"  # tests/codegen/fixtures/Jobs.tla:130
+    Work = "Work"  # tests/codegen/fixtures/Jobs.tla:145
+    Record = "Record"  # tests/codegen/fixtures/Jobs.tla:157
+    Terminating = "Terminating"  # tests/codegen/fixtures/Jobs.tla:167
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +65,7 @@ class Successor:
 class ActionInfo:
     """One label: its process and its two functions (self is the process id)."""
 
-    label: str
+    label: Label
     process: str | None
     kind: str  # "set": a process set; "single": one process; "none": uniprocess/Terminating
     process_ids: Callable[[Constants], frozenset[Value]]

@@ -14,15 +14,17 @@ from typing import Any
 
 from statemachine import State, StateMachine
 
+from .model import Label
+
 PHASE_VARIABLE = "phase"
 PHASES: tuple[str, ...] = ("Idle", "Busy", "Failed", "Done")
 INITIAL_PHASE = "Idle"
 # (label, from phase, to phase)
-PHASE_TRANSITIONS: tuple[tuple[str, str, str], ...] = (
-    ("Ctl", "Idle", "Busy"),
-    ("Ctl", "Idle", "Failed"),
-    ("Ctl", "Busy", "Done"),
-    ("Ctl", "Busy", "Failed"),
+PHASE_TRANSITIONS: tuple[tuple[Label, str, str], ...] = (
+    (Label.Ctl, "Idle", "Busy"),
+    (Label.Ctl, "Idle", "Failed"),
+    (Label.Ctl, "Busy", "Done"),
+    (Label.Ctl, "Busy", "Failed"),
 )
 
 
