@@ -1,49 +1,219 @@
-"""The step log: one JSON line per engine step, so a real run can be checked against the spec."""
+"""The step log: one JSON line per engine step, so that a real run can be checked against the spec.
+
+What TLC needs and no more (docs/trace-validation.md has the format):
+
+  line 1      {"format": 2, "constants": {name: value}, "init": {variable: value}, "t": ...}
+  a step      {"seq_no", "action", "process", "choices", "changed": {variable: change}, "t"}
+  rejected    {"seq_no", "action", "process", "choices", "rejected": reason, "t"}
+  a resume    {"resume": seq_no, "state": {variable: value}, "t"}   (a restarted controller)
+
+Values use the tagged JSON of aegis.protocol.state_codec. A step lists only the variables it
+changed (found by identity first, then by value), so a step costs O(1) in the number of pods
+for everything it left alone; a changed function or set is written as the smallest of:
+its full value, {"except": [[key, value], ...]} (the keys that changed), {"all": value} (every
+key maps to one value) or {"plus": [...], "minus": [...]} (a set's added and removed elements).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aegis.errors import AegisError
+from aegis.generated.aegis_phase import CONSTANT_NAMES, VARIABLES, Constants, State
+from aegis.protocol.state_codec import (
+    CodecError,
+    decode,
+    decode_choices,
+    decode_state,
+    encode,
+    encode_choices,
+    encode_state,
+)
 from aegis.runtime.engine import StepResult
+from aegis.values import Fn, Value
+
+FORMAT = 2
 
 
-def step_record(step: StepResult) -> dict[str, Any]:
-    """The JSON object of one step: seq_no, action, process, choices, state (+ rejected)."""
-    from aegis.runtime.codec import encode, encode_choices, encode_state
+class StepLogError(AegisError):
+    """A step log that is malformed, truncated or not in the current format (names the line)."""
 
+
+# ---------------- changes: what a step did to one variable ----------------
+
+
+def encode_change(old: Value, new: Value) -> Any:
+    """The JSON of `new` given `old` (smallest of full value / except / all / plus-minus)."""
+    if isinstance(old, Fn) and isinstance(new, Fn) and len(new) > 1 and old.keys() == new.keys():
+        values = iter(new.values())
+        first = next(values)
+        if all(v == first for v in values):
+            return {"all": encode(first)}
+        changed = [(k, v) for k, v in new.items() if old[k] != v]
+        if len(changed) <= len(new) // 2:
+            return {"except": [[encode(k), encode(v)] for k, v in changed]}
+    if isinstance(old, frozenset) and isinstance(new, frozenset):
+        plus, minus = new - old, old - new
+        if len(plus) + len(minus) < len(new):
+            return {"plus": encode(plus)["set"], "minus": encode(minus)["set"]}
+    return encode(new)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A decoded change: kind "=" (value), "except" (pairs), "all" (value), "delta" (sets)."""
+
+    kind: str
+    value: Value = None
+    pairs: tuple[tuple[Value, Value], ...] = ()
+    plus: frozenset[Value] = frozenset()
+    minus: frozenset[Value] = frozenset()
+
+    def apply(self, old: Value) -> Value:
+        """The new value of a variable whose value was `old`."""
+        if self.kind == "=":
+            return self.value
+        if self.kind == "except":
+            if not isinstance(old, Fn):
+                raise StepLogError(f"an except-change of a non-function {old!r:.60}")
+            d = dict(old.items())
+            for k, v in self.pairs:
+                if k not in d:
+                    raise StepLogError(f"an except-change of key {k!r} outside the domain")
+                d[k] = v
+            return Fn(d)
+        if self.kind == "all":
+            if not isinstance(old, Fn):
+                raise StepLogError(f"an all-change of a non-function {old!r:.60}")
+            return Fn((k, self.value) for k in old)
+        if not isinstance(old, frozenset):
+            raise StepLogError(f"a set change of a non-set {old!r:.60}")
+        return (old - self.minus) | self.plus
+
+
+def decode_change(o: Any) -> Change:
+    """The Change of an `encode_change` JSON value."""
+    if isinstance(o, dict) and set(o) == {"plus", "minus"}:
+        return Change("delta", plus=_decode_set(o["plus"]), minus=_decode_set(o["minus"]))
+    if isinstance(o, dict) and len(o) == 1 and "except" in o:
+        pairs = o["except"]
+        if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 for p in pairs
+        ):
+            raise CodecError("except must be a list of [key, value] pairs")
+        return Change("except", pairs=tuple((decode(k), decode(v)) for k, v in pairs))
+    if isinstance(o, dict) and len(o) == 1 and "all" in o:
+        return Change("all", value=decode(o["all"]))
+    return Change("=", value=decode(o))
+
+
+def _decode_set(o: Any) -> frozenset[Value]:
+    if not isinstance(o, list):
+        raise CodecError("plus/minus must be lists")
+    return frozenset(decode(x) for x in o)
+
+
+def changes_between(old: State | None, new: State) -> dict[str, Any]:
+    """{variable: encoded change} of the variables that differ (all of them if old is None)."""
+    out: dict[str, Any] = {}
+    for name in VARIABLES:
+        v = getattr(new, name)
+        if old is None:
+            out[name] = encode(v)
+            continue
+        o = getattr(old, name)
+        if o is v or o == v:
+            continue
+        out[name] = encode_change(o, v)
+    return out
+
+
+def apply_changes(state: State, changes: Mapping[str, Change]) -> State:
+    """The state after a step that made `changes`."""
+    if not changes:
+        return state
+    values = state.as_dict()
+    for name, ch in changes.items():
+        values[name] = ch.apply(values[name])
+    return State.from_dict(values)
+
+
+# ---------------- writing ----------------
+
+
+def step_record(step: StepResult, before: State | None) -> dict[str, Any]:
+    """The JSON object of one step (the changes from `before`; everything if it is None)."""
     rec: dict[str, Any] = {
         "seq_no": step.seq_no,
         "action": step.action,
         "process": encode(step.process),
         "choices": encode_choices(step.choices),
-        "state": encode_state(step.state),
     }
-    if not step.applied:
+    if step.applied:
+        rec["changed"] = changes_between(before, step.state)
+    else:
         rec["rejected"] = step.reason
     return rec
 
 
+def encode_constants(c: Constants) -> dict[str, Any]:
+    """{constant: encoded value}."""
+    return {name: encode(getattr(c, name)) for name in CONSTANT_NAMES}
+
+
+def decode_constants(o: Mapping[str, Any]) -> Constants:
+    """The Constants of an `encode_constants` object (CodecError if one is missing)."""
+    missing = [n for n in CONSTANT_NAMES if n not in o]
+    if missing:
+        raise CodecError(f"constants lack {missing}")
+    return Constants(**{n: decode(o[n]) for n in CONSTANT_NAMES})
+
+
 class StepLog:
-    """Appends step records to a JSON-lines file (flushed per line, fsynced on close)."""
+    """Appends step records to a JSON-lines file (flushed per line, fsynced on close).
+
+    It remembers the last state it wrote, so that each step lists only what changed; a
+    resumed controller calls `write_resume` with the state it restored."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._f = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._last: State | None = None
+        if self._f.tell() > 0 and not _ends_with_newline(self.path):
+            self._f.write("\n")  # a line torn by a crash stays a line of its own
 
     def write(self, step: StepResult) -> None:
         """Append one step, stamped with the wall-clock time it was logged ("t", seconds)."""
-        rec = {**step_record(step), "t": round(time.time(), 6)}
-        self._f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-        self._f.flush()
+        self._put(step_record(step, self._last))
+        if step.applied:
+            self._last = step.state
 
-    def write_initial(self, record: dict[str, Any]) -> None:
-        """Append the initial-state record {"init": state, "constants": ...}."""
-        self._f.write(json.dumps(record, separators=(",", ":")) + "\n")
+    def write_initial(self, constants: Constants, state: State) -> None:
+        """Append the first record: the run's constants and its initial state."""
+        self._put(
+            {
+                "format": FORMAT,
+                "constants": encode_constants(constants),
+                "init": encode_state(state),
+            }
+        )
+        self._last = state
+
+    def write_resume(self, seq_no: int, state: State) -> None:
+        """Append a resume record: a restarted controller continues from step `seq_no`, in
+        the state it restored from its store."""
+        self._put({"resume": seq_no, "state": encode_state(state)})
+        self._last = state
+
+    def _put(self, rec: dict[str, Any]) -> None:
+        rec["t"] = round(time.time(), 6)
+        self._f.write(json.dumps(rec, separators=(",", ":")) + "\n")
         self._f.flush()
 
     def close(self) -> None:
@@ -54,11 +224,132 @@ class StepLog:
             self._f.close()
 
 
-def read_steplog(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """The records of a step log, in order (a torn last line is skipped)."""
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+# ---------------- reading ----------------
+
+
+def read_steplog(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[dict[str, Any]]:
+    """The JSON records of a step log, in order, each with its line number under "_line".
+
+    A line torn by a controller crash is skipped when a resume record follows it, or when it
+    is the last line and not `strict` (a log still being written); any other malformed line
+    raises StepLogError naming it."""
+    torn: tuple[int, str] | None = None
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            try:
-                yield json.loads(line)
-            except ValueError:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
                 continue
+            try:
+                rec = json.loads(line)
+                if not isinstance(rec, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                if torn is not None:
+                    raise _malformed(path, *torn) from None
+                torn = (lineno, str(exc))
+                continue
+            if torn is not None:
+                if "resume" not in rec:
+                    raise _malformed(path, *torn)
+                torn = None
+            rec["_line"] = lineno
+            yield rec
+    if torn is not None and strict:
+        raise StepLogError(
+            f"{path}:{torn[0]}: truncated (the last line is incomplete: {torn[1]}); the "
+            "controller was stopped while writing it -- remove that line to check the rest"
+        )
+
+
+def _malformed(path: str | os.PathLike[str], lineno: int, why: str) -> StepLogError:
+    return StepLogError(f"{path}:{lineno}: malformed step record ({why})")
+
+
+@dataclass(frozen=True)
+class Header:
+    """The first line: the run's constants and initial state."""
+
+    constants: Constants
+    init: State
+    line: int = 1
+
+
+@dataclass(frozen=True)
+class LoggedStep:
+    """One applied step as logged (rejected observations are not steps and are skipped)."""
+
+    line: int
+    seq_no: int
+    action: str
+    process: Value
+    choices: tuple[tuple[str, Value], ...]
+    changes: dict[str, Change] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A restarted controller's record: it continues after step `seq_no`, in `state`."""
+
+    line: int
+    seq_no: int
+    state: State
+
+
+Event = LoggedStep | Resume
+
+
+def open_steplog(path: str | os.PathLike[str]) -> tuple[Header, Iterator[Event]]:
+    """The header and the applied steps and resumes of a step log (strict: StepLogError on
+    any malformed or truncated line, with its number)."""
+    records = read_steplog(path, strict=True)
+    first = next(records, None)
+    if first is None:
+        raise StepLogError(f"{path}: empty step log")
+    header = _header(path, first)
+    return header, _events(path, records)
+
+
+def _header(path: str | os.PathLike[str], rec: dict[str, Any]) -> Header:
+    line = rec["_line"]
+    if "init" not in rec:
+        raise StepLogError(f"{path}:{line}: the log does not start with the initial state")
+    if rec.get("format") != FORMAT or "constants" not in rec:
+        raise StepLogError(
+            f"{path}:{line}: step log format {rec.get('format', 1)}, not {FORMAT} (a log "
+            "written before the constants were logged holds full states; it cannot be validated)"
+        )
+    try:
+        return Header(decode_constants(rec["constants"]), decode_state(rec["init"]), line)
+    except (CodecError, TypeError, KeyError) as exc:
+        raise StepLogError(f"{path}:{line}: bad initial record: {exc}") from None
+
+
+def _events(path: str | os.PathLike[str], records: Iterator[dict[str, Any]]) -> Iterator[Event]:
+    for rec in records:
+        line = rec["_line"]
+        try:
+            if "resume" in rec:
+                yield Resume(line, int(rec["resume"]), decode_state(rec["state"]))
+            elif "init" in rec:
+                raise StepLogError(f"{path}:{line}: a second initial record")
+            elif "rejected" in rec:
+                continue
+            else:
+                unknown = set(rec["changed"]) - set(VARIABLES)
+                if unknown:
+                    raise CodecError(f"unknown variable(s) {sorted(unknown)}")
+                yield LoggedStep(
+                    line,
+                    int(rec["seq_no"]),
+                    str(rec["action"]),
+                    decode(rec["process"]),
+                    decode_choices(rec["choices"]),
+                    {k: decode_change(v) for k, v in rec["changed"].items()},
+                )
+        except (CodecError, TypeError, KeyError, ValueError) as exc:
+            raise StepLogError(f"{path}:{line}: malformed step record ({exc!s:.200})") from None

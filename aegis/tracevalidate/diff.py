@@ -1,0 +1,139 @@
+"""Explain a step TLC could not match: which logged values no successor of the spec has.
+
+Computed with the generated tables from the state the log had reached before that step (the
+verdict is TLC's; this only makes it readable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from aegis.generated.aegis_phase import ACTIONS, VARIABLES, Constants, State
+from aegis.runtime.engine import candidates, initial_state
+from aegis.runtime.steplog import Header, LoggedStep, Resume, apply_changes
+from aegis.runtime.trace_check import reachable
+from aegis.tracevalidate.module import Gap
+from aegis.values import Fn, Value, render
+from tools.tlc.result import jsonable
+
+if TYPE_CHECKING:
+    from aegis.tracevalidate.validate import Mismatch
+
+_MAX_SHOWN = 5
+
+
+def explain(header: Header, events: Sequence[object], index: int, reason: str) -> Mismatch:
+    """The Mismatch of event `index` (-1: the initial state); `reason` if already known."""
+    from aegis.tracevalidate.validate import Mismatch
+
+    c = header.constants
+    if index < 0:
+        spec = initial_state(c)
+        return Mismatch(
+            0,
+            header.line,
+            None,
+            "Init",
+            None,
+            {},
+            reason or "the logged initial state is not the spec's Init for the logged constants",
+            _diff(header.init, [spec]),
+        )
+    state = header.init
+    for ev in events[:index]:
+        if isinstance(ev, Resume):
+            state = ev.state
+        elif isinstance(ev, LoggedStep):
+            state = apply_changes(state, ev.changes)
+    number = 1 + sum(isinstance(e, LoggedStep | Resume) for e in events[:index])
+    ev = events[index]
+    if isinstance(ev, Resume):
+        gap = events[index - 1] if index > 0 else None
+        # after steps saved but not logged: any state a path of that length reaches
+        states = list(reachable(c, state, gap.steps)) if isinstance(gap, Gap) else [state]
+        return Mismatch(
+            number,
+            ev.line,
+            ev.seq_no,
+            "(resume)",
+            None,
+            {},
+            reason or "the resumed controller restored a state the log never reached",
+            _diff(ev.state, states) if states else {},
+        )
+    assert isinstance(ev, LoggedStep)
+    choices = {k: jsonable(v) for k, v in ev.choices}
+    mismatch = Mismatch(number, ev.line, ev.seq_no, ev.action, _name(ev.process), choices, reason)
+    if reason:
+        return mismatch
+    mismatch.reason, mismatch.diff = _step(c, state, ev)
+    return mismatch
+
+
+def _step(c: Constants, state: State, ev: LoggedStep) -> tuple[str, dict[str, dict[str, Any]]]:
+    if ev.action not in ACTIONS:
+        return f"{ev.action} is not an action of the spec", {}
+    if ev.process != ACTIONS[ev.action].process:
+        return f"the process {_name(ev.process)} does not take {ev.action}", {}
+    after = apply_changes(state, ev.changes)
+    succs = [s.state for pid, s in candidates(c, state, ev.action, dict(ev.choices))]
+    if not succs:
+        others = [dict(s.choices) for _, s in candidates(c, state, ev.action, {})]
+        if not others:
+            return f"{ev.action} is not enabled in the state the log reached", {}
+        shown = "; ".join(
+            ", ".join(f"{k} = {render(v)}" for k, v in o.items()) for o in others[:_MAX_SHOWN]
+        )
+        more = f" (and {len(others) - _MAX_SHOWN} more)" if len(others) > _MAX_SHOWN else ""
+        return (
+            f"{ev.action} is not enabled with the logged choices; it is with: {shown}{more}",
+            {},
+        )
+    if after in succs:
+        return (
+            "TLC found no successor with the logged values, but the generated tables do: "
+            "the tables and the spec disagree (regenerate them: aegis spec gen)",
+            {},
+        )
+    return "no successor of the logged action reaches the logged values", _diff(after, succs)
+
+
+def _name(v: Value) -> str:
+    return v if isinstance(v, str) else render(v)
+
+
+def _diff(logged: State, spec: list[State]) -> dict[str, dict[str, Any]]:
+    """{variable: {"logged": .., "spec": ..}} for the variables no spec state agrees on."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in VARIABLES:
+        mine = getattr(logged, name)
+        theirs = [getattr(s, name) for s in spec]
+        if any(mine == t for t in theirs):
+            continue
+        first = theirs[0]
+        out[name] = {"logged": _show(mine, first), "spec": _show(first, mine)}
+    return out
+
+
+def _show(v: Value, other: Value) -> Any:
+    """v as JSON, a function cut down to the keys where it differs from `other`."""
+    if isinstance(v, Fn) and isinstance(other, Fn) and set(v) == set(other):
+        return {render(k): jsonable(v[k]) for k in v if v[k] != other[k]}
+    if isinstance(v, frozenset) and isinstance(other, frozenset):
+        return {"only here": jsonable(v - other)}
+    return jsonable(v)
+
+
+def render_mismatch(m: Mismatch) -> str:
+    """The human text of a mismatch."""
+    head = f"line {m.line}"
+    if m.seq_no is not None:
+        head += f", step {m.seq_no}"
+    what = m.action
+    if m.choices:
+        what += " " + ", ".join(f"{k} = {v}" for k, v in m.choices.items())
+    lines = [f"first mismatch: event {m.event} ({head}): {what}", f"  {m.reason}"]
+    for name, d in m.diff.items():
+        lines.append(f"  {name}: logged {d['logged']}, spec {d['spec']}")
+    return "\n".join(lines)

@@ -1,0 +1,285 @@
+"""The step log (what it records) and `aegis spec validate-log` (TLC's verdict on it)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aegis.generated.aegis_phase import ACTIONS
+from aegis.runtime.controller import ControllerCore
+from aegis.runtime.engine import RUNTIME_BUDGET, runtime_constants
+from aegis.runtime.steplog import (
+    LoggedStep,
+    StepLogError,
+    apply_changes,
+    changes_between,
+    decode_change,
+    encode_change,
+    open_steplog,
+    read_steplog,
+)
+from aegis.runtime.trace_check import TraceMismatch, check_steplog
+from aegis.tracevalidate import validate_log
+from aegis.tracevalidate.actions import bind_action, translation
+from aegis.tracevalidate.validate import DEFAULT_SPEC
+from aegis.values import Fn, ModelValue
+
+from .jobs import Job, crash_once, healthy, pods
+
+AEGIS = [sys.executable, "-m", "aegis.cli"]
+
+
+def records(path: Path) -> list[dict]:
+    return list(read_steplog(path))
+
+
+# ---------------- the step log ----------------
+
+
+def test_the_first_line_holds_the_constants_and_the_initial_state(tmp_path: Path) -> None:
+    job = healthy(tmp_path, 2)
+    header, _ = open_steplog(job.steplog)
+    assert header.constants == runtime_constants(job.pods, 3)
+    assert header.constants.FaultBudget == RUNTIME_BUDGET
+    assert header.init.phase == "Pending"
+
+
+def test_a_step_costs_the_same_whatever_the_number_of_pods(tmp_path: Path) -> None:
+    """O(1) per step for what it left alone: a join and a report of pod 1 are the same
+    bytes in a 3-pod and a 30-pod job."""
+    sizes = {}
+    for n in (3, 30):
+        (tmp_path / str(n)).mkdir()
+        job = healthy(tmp_path / str(n), n)
+        steps = [r for r in records(job.steplog) if "changed" in r]
+        pod1 = json.dumps({"mv": job.pods[1]})
+        sizes[n] = [len(json.dumps(r["changed"])) for r in steps if pod1 in json.dumps(r)]
+    assert sizes[3] == sizes[30] and len(sizes[3]) == 5  # join, 2 x (agentWork, receive)
+
+
+def test_changes_are_the_smallest_form_and_apply_back() -> None:
+    a, b, c = (ModelValue(x) for x in "abc")
+    old = Fn({a: 0, b: 0, c: 0})
+    assert encode_change(old, Fn({a: 0, b: 1, c: 0})) == {"except": [[{"mv": "b"}, 1]]}
+    assert encode_change(old, Fn({a: 2, b: 2, c: 2})) == {"all": 2}
+    msgs = frozenset({"x", "y", "z"})
+    assert encode_change(msgs, msgs - {"y"}) == {"plus": [], "minus": ["y"]}
+    for new in (Fn({a: 0, b: 1, c: 0}), Fn({a: 2, b: 2, c: 2}), Fn({a: 1, b: 2, c: 3})):
+        assert decode_change(encode_change(old, new)).apply(old) == new
+    assert decode_change(encode_change(msgs, frozenset({"q"}))).apply(msgs) == {"q"}
+
+
+def test_unchanged_variables_are_not_logged(tmp_path: Path) -> None:
+    job = healthy(tmp_path, 2)
+    header, events = open_steplog(job.steplog)
+    join = next(iter(events))
+    assert isinstance(join, LoggedStep)
+    assert set(join.changes) == {"finished", "lastFinishSeq", "agentState", "finishCount"}
+    after = apply_changes(header.init, join.changes)
+    assert changes_between(header.init, after).keys() == join.changes.keys()
+
+
+def test_the_fast_check_replays_the_new_format(tmp_path: Path) -> None:
+    job = crash_once(tmp_path)
+    assert check_steplog(job.steplog, runtime_constants(job.pods, 3)) == 23
+    with pytest.raises(TraceMismatch, match="constants"):
+        check_steplog(job.steplog, runtime_constants(job.pods, 2))
+
+
+def test_a_malformed_line_is_named(tmp_path: Path) -> None:
+    job = healthy(tmp_path, 2)
+    lines = job.steplog.read_text().splitlines()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([*lines[:4], '{"seq_no": 4, "act', *lines[4:]]) + "\n")
+    with pytest.raises(StepLogError, match=r"bad.jsonl:5: malformed"):
+        validate_log(bad)
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("\n".join(lines) + '\n{"seq_no": 99, "act')
+    with pytest.raises(StepLogError, match=rf"torn.jsonl:{len(lines) + 1}: truncated"):
+        validate_log(torn)
+    assert len(records(torn)) == len(lines)  # a live reader skips the line being written
+    r = subprocess.run(
+        [*AEGIS, "spec", "validate-log", str(torn)], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 2 and f"torn.jsonl:{len(lines) + 1}: truncated" in r.stderr
+
+
+def test_a_log_of_the_old_format_is_refused_clearly(tmp_path: Path) -> None:
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps({"init": {}}) + "\n")
+    with pytest.raises(StepLogError, match=r"old.jsonl:1: step log format 1"):
+        validate_log(old)
+
+
+def test_a_line_torn_by_a_controller_crash_is_kept_apart_from_the_resumed_log(
+    tmp_path: Path,
+) -> None:
+    job = Job(tmp_path, pods(2))
+    job.all_join()
+    job.log.close()
+    with job.steplog.open("a") as f:
+        f.write('{"seq_no": 3, "action": "agen')  # the controller died mid-line
+    job.core = job.start()
+    job.all_finish()
+    job.all_finish()
+    job.close()
+    assert validate_log(job.steplog).matched
+
+
+# ---------------- TLC's verdict ----------------
+
+
+def test_tlc_matches_a_healthy_job_and_prints_json(tmp_path: Path) -> None:
+    job = healthy(tmp_path, 3)
+    r = subprocess.run(
+        [*AEGIS, "spec", "validate-log", "--json", str(job.steplog)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["steps"], out["pods"], out["matched"], out["first_mismatch"]) == (18, 3, True, None)
+    assert out["seconds"] > 0
+
+
+def test_tlc_validates_a_log_across_a_controller_restart(tmp_path: Path) -> None:
+    job = crash_once(tmp_path, resume_after_crash=True)
+    v = validate_log(job.steplog)
+    assert v.matched and v.resumes == 1 and v.steps == check_steplog(job.steplog)
+
+
+def test_rejected_observations_are_not_steps(tmp_path: Path) -> None:
+    job = healthy(tmp_path, 2)
+    job.core = job.start()  # resumed after the end
+    job.core.on_quit()  # envQuit is not enabled once the job succeeded: logged as rejected
+    job.close()
+    assert any("rejected" in r for r in records(job.steplog))
+    v = validate_log(job.steplog)
+    assert v.matched and v.steps == check_steplog(job.steplog) == 13
+
+
+def test_the_faults_of_a_run_are_checked_with_a_budget_tlc_can_count(tmp_path: Path) -> None:
+    """The runtime's FaultBudget is 10**9: TLC runs with the faults the log spent."""
+    job = crash_once(tmp_path)
+    keep = tmp_path / "trace"
+    assert validate_log(job.steplog, keep=keep).matched
+    cfg = (keep / "AegisTrace.cfg").read_text()
+    assert "FaultBudget = 1\n" in cfg and "MaxSeqGap = 4\n" in cfg
+    assert "pod_tv_worker_0 = pod_tv_worker_0" in cfg
+
+
+def test_a_wrong_initial_state_is_the_first_mismatch(tmp_path: Path) -> None:
+    job = healthy(tmp_path, 2)
+    lines = job.steplog.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["init"]["recoverCount"] = 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    v = validate_log(bad)
+    assert not v.matched and v.first_mismatch is not None
+    assert (v.first_mismatch.event, v.first_mismatch.line) == (0, 1)
+    assert v.first_mismatch.diff == {"recoverCount": {"logged": 1, "spec": 0}}
+
+
+def test_a_wrong_choice_is_rejected_and_explained(tmp_path: Path) -> None:
+    job = healthy(tmp_path, 2)
+    lines = job.steplog.read_text().splitlines()
+    rec = json.loads(lines[1])
+    assert rec["action"] == "agentJoin"
+    rec["choices"] = [["w", {"mv": job.pods[1]}]]  # logged pod 1, applied pod 0
+    lines[1] = json.dumps(rec)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    r = subprocess.run(
+        [*AEGIS, "spec", "validate-log", str(bad)], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 1
+    assert "first mismatch: event 1 (line 2, step 1): agentJoin w = tv-worker-1" in r.stdout
+    assert "agentState: logged" in r.stdout
+
+
+# ---------------- the trace module's actions ----------------
+
+
+def test_every_action_is_bound_to_its_logged_choices() -> None:
+    text = translation(DEFAULT_SPEC.read_text())
+    bound = {label: bind_action(text, label) for label in ACTIONS}
+    assert bound["agentWork"].choices == ("w", "outcome")
+    assert bound["receive"].choices == ("m",)
+    assert bound["advance"].choices == ()
+    for b in bound.values():
+        # only quantifier domains change: removing the inserted text gives the original back
+        original = text[text.index(f"\n{b.label} ==") + 1 :].split("\n\n")[0]
+        restored = b.text.replace(f"T_{b.label}(traceChoice) ==\n", "")
+        for name in b.choices:
+            restored = restored.replace(f"{{traceChoice.{name}}} \\cap (\n", "")
+        assert _norm(restored) == _norm(original.split("==", 1)[1])
+
+
+def _norm(s: str) -> str:
+    """The text without blanks and the parentheses the rewrite adds."""
+    return re.sub(r"[\s()]", "", s)
+
+
+def _killed_between_save_and_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Job:
+    """The controller saves the event that re-issues the command, then dies before logging
+    its steps (what test_run_resume's SIGKILL hits when it fires on the saved status)."""
+    job = Job(tmp_path, pods(2))
+    job.all_join()
+    job.all_finish()
+    job.crash(job.pods[1])
+    job.join(job.pods[1])
+    job.finish(job.pods[0])
+    write = ControllerCore._write_steplog
+
+    def killed(self: ControllerCore) -> None:
+        self._unlogged = []  # saved, never logged
+
+    monkeypatch.setattr(ControllerCore, "_write_steplog", killed)
+    job.finish(job.pods[1])  # receive, advance, alignRetries: saved only
+    assert job.core.state.phase == "RunCommand"
+    monkeypatch.setattr(ControllerCore, "_write_steplog", write)
+    return job
+
+
+def test_steps_saved_but_not_logged_before_a_restart_are_bridged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _killed_between_save_and_log(tmp_path, monkeypatch)
+    job.restart_controller()
+    job.all_finish()
+    assert job.core.state.phase == "Succeed"
+    job.close()
+    assert check_steplog(job.steplog) > 0
+    v = validate_log(job.steplog)
+    assert v.matched and v.resumes == 1 and v.unlogged_steps == 4
+
+
+def test_a_gap_that_does_not_lead_to_the_restored_state_is_rejected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _killed_between_save_and_log(tmp_path, monkeypatch)
+    restore = ControllerCore._restore
+
+    def shifted(self: ControllerCore) -> Any:
+        s = restore(self)
+        assert s is not None
+        return dataclasses.replace(s, recoverCount=2)
+
+    monkeypatch.setattr(ControllerCore, "_restore", shifted)
+    job.restart_controller()
+    job.close()
+    with pytest.raises(TraceMismatch, match="not a state the spec reaches"):
+        check_steplog(job.steplog)
+    v = validate_log(job.steplog)
+    assert not v.matched and v.first_mismatch is not None
+    assert v.first_mismatch.action == "(resume)"
+    assert "no 4 steps of the spec lead from step" in v.first_mismatch.reason
