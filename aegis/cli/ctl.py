@@ -1,13 +1,22 @@
 """`aegis ctl`: the operator's commands against a running job (design §3's ctl CLI).
 
-    aegis ctl --state-dir DIR status | stop | taint NODE [--reason R] | untaint NODE
-                              | hang POD [--reason R] | check [POD ...] [--check NAME]
-                              | burn POD [--seconds S]
+    aegis ctl (--state-dir DIR | --kube --job NAME [-n NS]) COMMAND
+        status [--watch] | stop | taint NODE [--reason R] | untaint NODE
+        | hang POD [--reason R] | check [POD ...] [--check NAME] | burn POD [--seconds S]
 
-It reads `<DIR>/ctl.json` (written by `aegis run`: NATS URL, a ctl user's JWT and seed, the
-job and its pods) and sends one control request per target (aegis.runtime.control). Exit
-codes: 0 done (for check/burn: every check passed); 1 the job is unreachable, a target did
-not answer or refused, or a check failed; 2 a usage error (bad flag, unknown pod, no ctl.json).
+Where the credential comes from:
+- `--state-dir DIR`: `<DIR>/ctl.json`, written by `aegis run`;
+- `--kube --job NAME [-n NS]`: the job's ctl Secret `<NAME>-aegis-ctl` (key `ctl.json`, the
+  same fields), which the Aegis Controller writes and only the `aegis-operator` ClusterRole
+  may read (`--nats-url` overrides its in-cluster URL, e.g. through `kubectl port-forward`);
+- inside a worker pod (`kubectl exec POD -- aegis ctl ...`, no flag): the pod's own
+  environment (AEGIS_JOB, AEGIS_POD, AEGIS_PROGRESS_DIR): only `hang`, `check` and `burn` of
+  that pod, sent to its own agent over the agent's local socket (aegis.runtime.podctl). The
+  pod's credential cannot stop the job, taint nodes or touch other pods (docs/operations.md).
+
+It sends one control request per target (aegis.protocol.control). Exit codes: 0 done (for
+check/burn: every check passed); 1 the job is unreachable, a target did not answer or refused,
+or a check failed; 2 a usage error (bad flag, unknown pod, no credential).
 """
 
 from __future__ import annotations
@@ -18,8 +27,9 @@ import json
 import logging
 import os
 import sys
+import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -56,6 +66,34 @@ def register(sub: Any) -> None:
         help="the job's state dir (`aegis run --state-dir`), holding ctl.json",
     )
     common.add_argument(
+        "--kube",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="a job on Kubernetes: read its ctl Secret (needs --job)",
+    )
+    common.add_argument(
+        "--job", default=argparse.SUPPRESS, metavar="NAME", help="(--kube) the AegisJob's name"
+    )
+    common.add_argument(
+        "-n",
+        "--namespace",
+        default=argparse.SUPPRESS,
+        metavar="NS",
+        help="(--kube) the AegisJob's namespace (default: default)",
+    )
+    common.add_argument(
+        "--kubeconfig", default=argparse.SUPPRESS, metavar="FILE", help="(--kube) kubeconfig"
+    )
+    common.add_argument(
+        "--context", default=argparse.SUPPRESS, metavar="CTX", help="(--kube) kubeconfig context"
+    )
+    common.add_argument(
+        "--nats-url",
+        default=argparse.SUPPRESS,
+        metavar="URL",
+        help="(--kube) reach NATS here instead of the Secret's in-cluster URL",
+    )
+    common.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="one JSON object out"
     )
     common.add_argument(
@@ -69,18 +107,32 @@ def register(sub: Any) -> None:
         "ctl",
         parents=[common],
         help="control a running job: status, stop, taint, untaint, hang, check, burn",
-        description="Send an operator command to a job started by `aegis run --state-dir DIR`.",
-        usage="aegis ctl --state-dir DIR [--json] [--timeout S] COMMAND ...",
+        description=(
+            "Send an operator command to a job: started by `aegis run --state-dir DIR`, on "
+            "Kubernetes (--kube --job NAME -n NS), or, inside a worker pod, to that pod's agent."
+        ),
+        usage=(
+            "aegis ctl (--state-dir DIR | --kube --job NAME [-n NS]) [--json] [--timeout S] "
+            "COMMAND ..."
+        ),
     )
     ctl.__class__ = _OneLineParser  # one-line usage errors for `aegis ctl` itself too
     cmds = ctl.add_subparsers(
         dest="ctl_command", required=True, metavar="COMMAND", parser_class=_OneLineParser
     )
-    cmds.add_parser(
+    status = cmds.add_parser(
         "status",
         parents=[common],
         prog="aegis ctl status",
         help="the job's phase, pods and error nodes",
+    )
+    status.add_argument(
+        "--watch",
+        action="store_true",
+        help="refresh until the job ends or Ctrl-C (with --json: one JSON line per refresh)",
+    )
+    status.add_argument(
+        "--interval", type=float, default=2.0, metavar="S", help="(--watch) seconds between"
     )
     cmds.add_parser(
         "stop",
@@ -164,6 +216,50 @@ def load_config(state_dir: Path) -> CtlConfig:
         ) from None
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
+    return parse_config(obj, str(path))
+
+
+def load_kube_config(api: Any, namespace: str, job: str, nats_url: str | None = None) -> CtlConfig:
+    """The ctl credential of AegisJob `namespace/job` from its Secret (UsageError: missing or
+    not allowed; Failure: the API server cannot be reached)."""
+    import base64
+
+    from aegis.k8s.errors import ApiError
+    from aegis.k8s.manifests import CTL_SECRET_KEY, ctl_secret_name
+    from aegis.k8s.resources import SECRET
+
+    name = ctl_secret_name(job)
+    try:
+        secret = api.get(SECRET, namespace, name)
+    except ApiError as exc:
+        if exc.status == 404:
+            raise UsageError(
+                f"no Secret {namespace}/{name}: is AegisJob {namespace}/{job} running (the Aegis "
+                "Controller writes it when the job starts)?"
+            ) from None
+        if exc.status in (401, 403):
+            raise UsageError(
+                f"not allowed to read Secret {namespace}/{name}: ctl on Kubernetes needs the "
+                f"aegis-operator ClusterRole ({exc})"
+            ) from None
+        raise Failure(f"cannot read Secret {namespace}/{name}: {exc}") from None
+    where = f"Secret {namespace}/{name}"
+    try:
+        raw = base64.b64decode((secret.get("data") or {})[CTL_SECRET_KEY])
+        obj = json.loads(raw)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise UsageError(f"{where} holds no readable {CTL_SECRET_KEY}: {exc!r}") from None
+    if nats_url:
+        obj = {**obj, "natsUrl": nats_url} if isinstance(obj, dict) else obj
+    cfg = parse_config(obj, where)
+    if (cfg.namespace, cfg.job) != (namespace, job):
+        raise UsageError(f"{where} is for job {cfg.namespace}/{cfg.job}, not {namespace}/{job}")
+    return cfg
+
+
+def parse_config(obj: Any, where: str) -> CtlConfig:
+    """A ctl credential's JSON (ctl.json, or the key of a job's ctl Secret)."""
+    path = where
     try:
         pods = obj.get("pods")
         return CtlConfig(
@@ -196,7 +292,7 @@ class Plan:
 
 def make_plan(args: argparse.Namespace, cfg: CtlConfig) -> Plan:
     """Validate the command line against the protocol and the job's pods (UsageError)."""
-    from aegis.runtime.control import ControlError, validate
+    from aegis.protocol.control import ControlError, validate
 
     cmd: str = args.ctl_command
     kw: dict[str, Any] = {}
@@ -253,11 +349,11 @@ class Answer:
 
 async def execute(cfg: CtlConfig, plan: Plan) -> list[Answer]:
     """Connect as the ctl user and send the plan's requests (concurrently to pods)."""
-    from aegis.runtime.control import make_request
+    from aegis.protocol.control import make_request
+    from aegis.protocol.subjects import JobSubjects
     from aegis.runtime.errors import BusError
     from aegis.runtime.transport.auth import UserCredentials
     from aegis.runtime.transport.bus import Bus
-    from aegis.runtime.transport.subjects import JobSubjects
 
     subjects = JobSubjects(cfg.namespace, cfg.job)
     creds = UserCredentials(cfg.jwt, cfg.seed.encode("ascii"))
@@ -268,6 +364,7 @@ async def execute(cfg: CtlConfig, plan: Plan) -> list[Answer]:
             name="aegis-ctl",
             timeout=min(plan.timeout, 5.0),
             reconnect_attempts=1,
+            inbox_prefix=subjects.ctl_inbox_prefix,  # replies only ctl's credential can read
         )
     except BusError as exc:
         raise Failure(
@@ -284,7 +381,7 @@ async def execute(cfg: CtlConfig, plan: Plan) -> list[Answer]:
 
 
 async def _ask(bus: Any, subject: str, target: str, msg: Any, timeout: float) -> Answer:
-    from aegis.runtime.control import ControlError, reply_result
+    from aegis.protocol.control import ControlError, reply_result
     from aegis.runtime.errors import BusError
 
     try:
@@ -307,20 +404,64 @@ async def _ask(bus: Any, subject: str, target: str, msg: Any, timeout: float) ->
 # ---------------- output ----------------
 
 
+def resolve_config(args: argparse.Namespace) -> CtlConfig:
+    """The credential the command line names: --state-dir, or --kube --job (UsageError)."""
+    state_dir = getattr(args, "state_dir", None)
+    kube = bool(getattr(args, "kube", False))
+    if state_dir is not None and kube:
+        raise UsageError("ctl: --state-dir and --kube exclude each other")
+    if state_dir is not None:
+        return load_config(state_dir)
+    if kube:
+        from aegis.k8s.api import KubeApi
+        from aegis.k8s.errors import ApiError
+
+        job = getattr(args, "job", None)
+        if not job:
+            raise UsageError("ctl --kube: --job NAME is required (the AegisJob's name)")
+        namespace = getattr(args, "namespace", None) or "default"
+        try:
+            api = KubeApi.from_config(
+                getattr(args, "kubeconfig", None), getattr(args, "context", None)
+            )
+        except ApiError as exc:
+            raise UsageError(f"ctl --kube: {exc}") from None
+        try:
+            return load_kube_config(api, namespace, job, getattr(args, "nats_url", None))
+        finally:
+            api.close()
+    raise UsageError(
+        "ctl: --state-dir DIR is required (the job's `aegis run --state-dir`), or --kube "
+        "--job NAME [-n NS] for a job on Kubernetes"
+    )
+
+
 def _ctl(args: argparse.Namespace) -> int:
     # the bus logs connection trouble as warnings; ctl says it once, as its error
     level = os.environ.get("AEGIS_LOG", "ERROR").upper()
     logging.basicConfig(level=level, format="aegis %(name)s %(levelname)s: %(message)s")
     as_json = bool(getattr(args, "json", False))
+    pod_local = (
+        getattr(args, "state_dir", None) is None
+        and not getattr(args, "kube", False)
+        and pod_environment() is not None
+    )
     try:
-        state_dir = getattr(args, "state_dir", None)
-        if state_dir is None:
-            raise UsageError("ctl: --state-dir DIR is required (the job's `aegis run --state-dir`)")
-        cfg = load_config(state_dir)
+        if pod_local:
+            return _ctl_in_pod(args, as_json)
+        cfg = resolve_config(args)
         plan = make_plan(args, cfg)
+        watch = plan.command == "status" and bool(getattr(args, "watch", False))
+        if watch and not getattr(args, "interval", 2.0) > 0:
+            raise UsageError("--interval must be > 0")
     except UsageError as exc:
         print(f"aegis: error: {exc}", file=sys.stderr)
         return 2
+    except Failure as exc:
+        print(f"aegis: error: {exc}", file=sys.stderr)
+        return 1
+    if watch:
+        return asyncio.run(watch_status(cfg, plan, float(args.interval), as_json))
     try:
         answers = asyncio.run(execute(cfg, plan))
     except Failure as exc:
@@ -331,6 +472,152 @@ def _ctl(args: argparse.Namespace) -> int:
     if as_json:
         return _print_json(plan, answers)
     return _print_human(cfg, plan, answers)
+
+
+# ---------------- inside a worker pod ----------------
+
+
+@dataclass(frozen=True)
+class PodEnv:
+    """A worker pod's own identity, from its environment (the pod contract's AEGIS_*)."""
+
+    namespace: str
+    job: str
+    pod: str
+    progress_dir: str
+    progress_file: str = ""
+
+
+def pod_environment(env: Mapping[str, str] | None = None) -> PodEnv | None:
+    """The pod this process runs in (None outside a worker pod)."""
+    from aegis.protocol.environment import Var
+
+    env = os.environ if env is None else env
+    job, pod = env.get(Var.JOB), env.get(Var.POD)
+    if not job or not pod:
+        return None
+    # the agent's socket lies in its progress dir: named by AEGIS_PROGRESS_DIR (the pod's
+    # environment, e.g. under kubectl exec), else found from the command's progress file
+    return PodEnv(
+        env.get(Var.NAMESPACE) or "default",
+        job,
+        pod,
+        env.get(Var.PROGRESS_DIR) or "",
+        env.get(Var.PROGRESS_FILE) or "",
+    )
+
+
+def _ctl_in_pod(args: argparse.Namespace, as_json: bool) -> int:
+    """hang/check/burn of this pod, through its own agent's local socket."""
+    from aegis.ops.podctl import ask_pod, find_pod_socket
+    from aegis.protocol.control import AGENT_COMMANDS, ControlError, make_request, reply_result
+
+    me = pod_environment()
+    assert me is not None
+    cmd: str = args.ctl_command
+    if cmd not in AGENT_COMMANDS:
+        raise UsageError(
+            f"ctl {cmd}: inside worker pod {me.pod} only hang, check and burn of this pod work "
+            "(its own credential cannot stop the job or change error nodes); run `aegis ctl "
+            f"--kube --job {me.job} -n {me.namespace} {cmd}` with the aegis-operator role"
+        )
+    named = [args.pod] if cmd in ("hang", "burn") else list(args.pods)
+    others = sorted({p for p in named if p != me.pod})
+    if others:
+        raise UsageError(
+            f"ctl {cmd}: inside worker pod {me.pod} only this pod can be addressed, not "
+            f"{', '.join(others)}"
+        )
+    cfg = CtlConfig("", "-", "-", me.namespace, me.job, (me.pod,))
+    if cmd == "check":
+        args.pods = [me.pod]
+    plan = make_plan(args, cfg)
+    msg = make_request(me.namespace, me.job, plan.command, **plan.args)
+    path = find_pod_socket(me.pod, me.progress_dir, me.progress_file)
+    try:
+        reply = asyncio.run(ask_pod(path, msg, plan.timeout))
+        answer = Answer(me.pod, True, result=reply_result(reply))
+    except ControlError as exc:
+        answer = Answer(me.pod, False, error=f"refused: {exc}")
+    except (OSError, TimeoutError) as exc:
+        answer = Answer(me.pod, False, error=f"no answer from this pod's agent at {path}: {exc}")
+    if as_json:
+        return _print_json(plan, [answer])
+    return _print_human(cfg, plan, [answer])
+
+
+# ---------------- status --watch ----------------
+
+TERMINAL = ("Succeed", "Failed")
+CLEAR = "\x1b[H\x1b[2J"
+
+
+async def watch_status(
+    cfg: CtlConfig,
+    plan: Plan,
+    interval: float,
+    as_json: bool,
+    *,
+    out: Any = None,
+    max_refreshes: int | None = None,
+) -> int:
+    """`status --watch`: ask for the status every `interval` s over one connection and redraw
+    it, until the job ends (its phase is terminal, or its controller is gone after it was
+    seen) or Ctrl-C. Exit 0 when it ended or was interrupted, 1 if it was never reached."""
+    from aegis.protocol.control import make_request
+    from aegis.protocol.subjects import JobSubjects
+    from aegis.runtime.errors import BusError
+    from aegis.runtime.transport.auth import UserCredentials
+    from aegis.runtime.transport.bus import Bus
+
+    out = out or sys.stdout
+    subjects = JobSubjects(cfg.namespace, cfg.job)
+    try:
+        bus = await Bus.connect(
+            cfg.nats_url,
+            UserCredentials(cfg.jwt, cfg.seed.encode("ascii")),
+            name="aegis-ctl-watch",
+            timeout=min(plan.timeout, 5.0),
+            reconnect_attempts=1,
+            inbox_prefix=subjects.ctl_inbox_prefix,
+        )
+    except BusError as exc:
+        print(f"aegis: error: cannot reach job {cfg.namespace}/{cfg.job}: {exc}", file=sys.stderr)
+        return 1
+    seen = False
+    refreshes = 0
+    tty = hasattr(out, "isatty") and out.isatty()
+    try:
+        while max_refreshes is None or refreshes < max_refreshes:
+            refreshes += 1
+            msg = make_request(cfg.namespace, cfg.job, "status")
+            answer = await _ask(bus, subjects.ctl_controller, "controller", msg, plan.timeout)
+            if not answer.ok:
+                if seen:
+                    print(f"job {cfg.namespace}/{cfg.job} ended ({answer.error})", file=out)
+                    return 0
+                print(f"aegis: error: status: {answer.error}", file=sys.stderr)
+                return 1
+            seen = True
+            view = _dict(answer.result)
+            if as_json:
+                print(json.dumps(view, sort_keys=True), file=out, flush=True)
+            else:
+                stamp = time.strftime("%H:%M:%S")
+                text = render_status(cfg, view)
+                print(
+                    (CLEAR if tty else "") + f"{text}\n(refreshed {stamp}; Ctrl-C to stop)",
+                    file=out,
+                    flush=True,
+                )
+            if view.get("phase") in TERMINAL or view.get("terminal") in TERMINAL:
+                return 0
+            await asyncio.sleep(interval)
+        return 0
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return 0
+    finally:
+        await bus.close()
 
 
 def _failed_checks(result: Any) -> bool:
@@ -416,8 +703,50 @@ def _yn(value: object) -> str:
     return "yes" if value is True else "no" if value is False else "-"
 
 
-def render_status(cfg: CtlConfig, view: Any) -> str:
-    """The status view as a few lines and a table of pods."""
+WIDTH = 100  # the human status fits this many columns
+MIN_FAULT_COLUMN = 30
+
+
+def _fit(cells: list[list[str]], col: int, width: int) -> None:
+    """Shorten column `col` of every row (with '…') so that the table fits `width`."""
+    others = sum(max(len(r[i]) for r in cells) for i in range(len(cells[0])) if i != col)
+    room = max(width - others - 2 * (len(cells[0]) - 1), 8)
+    for r in cells:
+        if len(r[col]) > room:
+            r[col] = r[col][: room - 1] + "…"
+
+
+def _fitted_table(header: Sequence[str], rows: Sequence[Sequence[object]], col: int) -> str:
+    cells = [list(header), *[[str(c) for c in r] for r in rows]]
+    _fit(cells, col, WIDTH)
+    return _table(cells[0], cells[1:])
+
+
+def _flags(i: Mapping[str, Any]) -> str:
+    out = [name for name in ("finished", "slow", "evict") if i.get(name) is True]
+    state = i.get("agentState")
+    if isinstance(state, str) and state not in ("Ready", "Working", ""):
+        out.append(state.lower())
+    return ",".join(out) or "-"
+
+
+def _ago(t: object, now: float) -> str:
+    if not isinstance(t, int | float) or isinstance(t, bool) or t <= 0:
+        return "-"
+    secs = max(now - float(t), 0.0)
+    if secs < 120:
+        return f"{secs:.0f}s ago"
+    if secs < 7200:
+        return f"{secs / 60:.0f}m ago"
+    if secs < 172800:
+        return f"{secs / 3600:.0f}h ago"
+    return time.strftime("%Y-%m-%d", time.localtime(float(t)))
+
+
+def render_status(cfg: CtlConfig, view: Any, now: float | None = None) -> str:
+    """The status view: a head line, a table of pods (node, inner phase, retries, flags, last
+    fault and when) and the error nodes with their reasons; every line fits WIDTH columns."""
+    now = time.time() if now is None else now
     v = _dict(view)
     head = (
         f"job {cfg.namespace}/{cfg.job}: {v.get('phase', '?')}, "
@@ -425,37 +754,47 @@ def render_status(cfg: CtlConfig, view: Any) -> str:
     )
     if v.get("shouldQuit"):
         head += ", stopping (shouldQuit)"
-    rows = []
+    rows, messages = [], []
     for pod, info in sorted(_dict(v.get("pods")).items()):
         i = _dict(info)
+        fault = _dict(i.get("lastFault"))
+        messages.append(str(fault.get("message") or i.get("lastFailedReason") or "-"))
         rows.append(
             [
                 pod,
+                i.get("node") or "-",
                 i.get("innerPhase", "-"),
                 i.get("retries", "-"),
-                _yn(i.get("finished")),
-                _yn(i.get("slow")),
-                _yn(i.get("evict")),
-                i.get("node") or "-",
-                i.get("incarnation") or "-",
+                _flags(i),
+                _ago(fault.get("time"), now),
             ]
         )
-    header = ["POD", "PHASE", "RETRIES", "FINISHED", "SLOW", "EVICT", "NODE", "INCARNATION"]
-    out = [head, _table(header, rows)]
+    header = ["POD", "NODE", "PHASE", "RETRIES", "FLAGS", "FAULT AT"]
+    cells = [header, *[[str(c) for c in r] for r in rows]]
+    used = sum(max(len(r[k]) for r in cells) + 2 for k in range(len(header)))
+    out = [head[:WIDTH]]
+    if WIDTH - used >= MIN_FAULT_COLUMN:  # the last fault fits as a column
+        table_rows = [[*r, m] for r, m in zip(rows, messages, strict=True)]
+        out.append(_fitted_table([*header, "LAST FAULT"], table_rows, len(header)))
+    else:  # long pod or node names: each pod's last fault on a line of its own below it
+        lines = _table(header, rows).split("\n")
+        out.append(lines[0])
+        for line, message in zip(lines[1:], messages, strict=True):
+            out.append(line)
+            if message != "-":
+                text = f"  last fault: {message}"
+                out.append(text if len(text) <= WIDTH else text[: WIDTH - 1] + "…")
     nodes = [_dict(n) for n in v.get("errorNodes") or []]
     if nodes:
         out.append("error nodes:")
-        out.append(
-            _table(
-                ["NODE", "SINCE", "REASON"],
-                [[n.get("node", "?"), _when(n.get("time")), n.get("reason", "")] for n in nodes],
-            )
-        )
+        node_rows = [[n.get("node", "?"), _when(n.get("time")), n.get("reason", "")] for n in nodes]
+        out.append(_fitted_table(["NODE", "SINCE", "REASON"], node_rows, 2))
     else:
         out.append("error nodes: none")
     counters = _dict(v.get("counters"))
     if counters:
-        out.append("counters: " + ", ".join(f"{k}={counters[k]}" for k in sorted(counters)))
+        line = "counters: " + ", ".join(f"{k}={counters[k]}" for k in sorted(counters))
+        out.extend(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
     return "\n".join(out)
 
 

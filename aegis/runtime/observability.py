@@ -9,6 +9,14 @@ job's status) and succeeded/failed when it ends. A malformed report is counted
 
 The jobs counter carries gpu_type, which is known only from the first report: "created" is
 counted at the first report that names it (or at the end, as "unknown", if none did).
+
+Every fault-log record the controller writes also goes through `JobObserver.on_fault`:
+`aegis_faults_total{node, kind}` and, where the fault starts a recovery,
+`aegis_recoveries_total{level, gpu_type, worker_num}` (the classification is
+aegis.timeline.events, shared with `aegis timeline`).
+
+`ObserverMetrics` holds the registry and the observer's own counters; on Kubernetes the Aegis
+Controller shares one among all its jobs' observers and serves it on one `/metrics`.
 """
 
 from __future__ import annotations
@@ -19,15 +27,17 @@ import logging
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import Counter
 
+from aegis.checks.faultlog import FaultRecord
 from aegis.checks.metrics import CheckMetrics
 from aegis.checks.result import CheckResult
-from aegis.runtime.messages import Message, MessagePhase
+from aegis.protocol.envelope import Message, MessagePhase
+from aegis.timeline.events import FaultClassifier
 
 log = logging.getLogger(__name__)
 
@@ -38,21 +48,83 @@ _MAX_LABEL = 128
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
-class JobObserver:
-    """Turns one job's reports and lifecycle into CheckMetrics (never raises)."""
+class ObserverMetrics:
+    """The registry (CheckMetrics) plus the observer's counters; one per process."""
 
-    def __init__(self, worker_num: int, metrics: CheckMetrics | None = None) -> None:
-        self.metrics = metrics or CheckMetrics()
-        self.worker_num = worker_num
-        self.gpu_type: str | None = None
-        self._pending_created = False
-        self._ended = False
+    def __init__(self, metrics: CheckMetrics | None = None) -> None:
+        self.checks = metrics or CheckMetrics()
+        self.registry = self.checks.registry
         self.dropped = Counter(
             "aegis_observer_dropped_reports",
             "Check reports the controller could not turn into metrics, by reason.",
             ("reason",),
-            registry=self.metrics.registry,
+            registry=self.registry,
         )
+        self.faults = Counter(
+            "aegis_faults",
+            "Faults in the structured fault log, by node and kind.",
+            ("node", "kind"),
+            registry=self.registry,
+        )
+        self.recoveries = Counter(
+            "aegis_recoveries",
+            "Recoveries started, by level (1 in place, 2 container, 3 reschedule, evict).",
+            ("level", "gpu_type", "worker_num"),
+            registry=self.registry,
+        )
+
+    def exposition(self) -> bytes:
+        """Every metric in the Prometheus text format."""
+        return self.checks.exposition()
+
+
+class JobObserver:
+    """Turns one job's reports, faults and lifecycle into metrics (never raises)."""
+
+    def __init__(
+        self,
+        worker_num: int,
+        metrics: CheckMetrics | None = None,
+        *,
+        shared: ObserverMetrics | None = None,
+    ) -> None:
+        self.shared = shared or ObserverMetrics(metrics)
+        self.metrics = self.shared.checks
+        self.dropped = self.shared.dropped
+        self.worker_num = worker_num
+        self.gpu_type: str | None = None
+        self._pending_created = False
+        self._ended = False
+        self._classifier = FaultClassifier()
+
+    def on_fault(self, record: FaultRecord) -> None:
+        """One fault-log record: count it by node and kind, and the recovery it starts."""
+        try:
+            kind = self._classifier.classify(record.pod, record.message, record.phase)
+            node = (record.node or "unknown")[:_MAX_LABEL]
+            self.shared.faults.labels(node=node, kind=kind.kind).inc()
+            if kind.level is not None:
+                self.shared.recoveries.labels(
+                    level=kind.level,
+                    gpu_type=self.gpu_type or UNKNOWN_GPU,
+                    worker_num=str(self.worker_num),
+                ).inc()
+        except Exception as exc:  # observing must never disturb the controller
+            log.warning("fault of %s not observed: %r", record.pod, exc)
+
+    def fault_sink(
+        self, then: Callable[[FaultRecord], None] | None = None
+    ) -> Callable[[FaultRecord], None]:
+        """An `on_fault` for ControllerCore: `then(record)` (the fault log), then count it."""
+
+        def sink(record: FaultRecord) -> None:
+            try:
+                if then is not None:
+                    then(record)
+            finally:
+                self.on_fault(record)
+
+        return sink
 
     def job_started(self, fresh: bool) -> None:
         """The controller started: a job it created (fresh) is counted once it is known."""
@@ -77,7 +149,7 @@ class JobObserver:
 
     def exposition(self) -> bytes:
         """The metrics in the Prometheus text format."""
-        return self.metrics.exposition()
+        return self.shared.exposition()
 
     # ---------------- internals ----------------
 
@@ -153,9 +225,13 @@ _READ_TIMEOUT_S = 5.0
 
 
 class MetricsServer:
-    """`GET /metrics` on host:port (asyncio, no threads); other paths 404, other methods 405."""
+    """`GET /metrics` on host:port (asyncio, no threads); other paths 404, other methods 405.
 
-    def __init__(self, observer: JobObserver, host: str = "127.0.0.1", port: int = 0) -> None:
+    `observer` is anything with `exposition() -> bytes` (a JobObserver, an ObserverMetrics)."""
+
+    def __init__(
+        self, observer: JobObserver | ObserverMetrics, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
         self.observer = observer
         self.host = host
         self.port = port

@@ -1,0 +1,1 @@
+"""Operator tooling that runs next to the runtime (pod-local control)."""

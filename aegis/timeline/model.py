@@ -1,0 +1,361 @@
+"""A run as a timeline: per pod, its inner phase over wall-clock time and its faults.
+
+Sources (`load`):
+- a state dir of `aegis run` (steps.jsonl, faults.jsonl, status.json);
+- a step log alone (faults.jsonl and status.json beside it are used when present; without a
+  fault log the markers come from the steps themselves);
+- an Aegis CR status on Kubernetes (`from_cr_status`): the CR keeps no timed history, so the
+  picture has markers (error nodes, each pod's last failure) but no phase bands, unless a
+  fault log (the Aegis Controller's stdout) is given too.
+
+Step logs are read through aegis.runtime.steplog (`open_steplog`: a header with the initial
+state, then only the variables each step changed; the full state of each step is rebuilt by
+applying the changes in order). Markers prefer the fault log (one per record, classified by
+aegis.timeline.events) over the steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aegis.errors import AegisError
+from aegis.timeline.events import FaultClassifier
+
+
+class TimelineError(AegisError):
+    """The source cannot be read as a run."""
+
+
+@dataclass(frozen=True)
+class Band:
+    """`phase` from `start` to `end` (Unix seconds)."""
+
+    phase: str
+    start: float
+    end: float
+    recover_count: int = 0
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One event on a pod's row."""
+
+    pod: str
+    time: float
+    kind: str  # aegis.timeline.events.KINDS
+    level: str | None
+    node: str
+    text: str
+
+    @property
+    def label(self) -> str:
+        """A short label: what and, for a reschedule, the node."""
+        short = {
+            "error": "error (Level 1)",
+            "check_failed": "check failed",
+            "container_restart": "Level 2: container restart",
+            "reschedule": f"Level 3: left {self.node or '?'}",
+            "evicted": f"evicted from {self.node or '?'}",
+            "evicted_exit": f"left {self.node or '?'} (evicted)",
+            "hang": "hang marked",
+            "hang_quit": "hangWithQuit",
+            "pod_lost": "pod restart",
+            "lost": "heartbeats missed",
+        }
+        return short.get(self.kind, self.kind)
+
+
+@dataclass
+class Timeline:
+    """Everything a renderer draws."""
+
+    title: str
+    job: str
+    namespace: str
+    pods: list[str]
+    start: float
+    end: float
+    pod_bands: dict[str, list[Band]] = field(default_factory=dict)
+    job_bands: list[Band] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    error_nodes: list[dict[str, Any]] = field(default_factory=list)
+    phase: str = ""
+    recover_count: int = 0
+    max_retry: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data (the HTML embeds it)."""
+        return {
+            "title": self.title,
+            "job": self.job,
+            "namespace": self.namespace,
+            "pods": list(self.pods),
+            "start": self.start,
+            "end": self.end,
+            "phase": self.phase,
+            "recoverCount": self.recover_count,
+            "maxRetry": self.max_retry,
+            "podBands": {
+                p: [[b.phase, b.start, b.end] for b in bands] for p, bands in self.pod_bands.items()
+            },
+            "jobBands": [[b.phase, b.start, b.end, b.recover_count] for b in self.job_bands],
+            "markers": [
+                {
+                    "pod": m.pod,
+                    "t": m.time,
+                    "kind": m.kind,
+                    "level": m.level,
+                    "node": m.node,
+                    "label": m.label,
+                    "text": m.text,
+                }
+                for m in self.markers
+            ],
+            "errorNodes": list(self.error_nodes),
+        }
+
+
+# ---------------- loading ----------------
+
+
+def load(source: str | os.PathLike[str]) -> Timeline:
+    """A state dir or a step log (TimelineError if it is neither)."""
+    path = Path(source)
+    if path.is_dir():
+        steps = path / "steps.jsonl"
+        if not steps.is_file():
+            raise TimelineError(f"{path} has no steps.jsonl: is it an `aegis run` state dir?")
+        return from_steplog(steps, path / "faults.jsonl", path / "status.json")
+    if path.is_file():
+        return from_steplog(path, path.with_name("faults.jsonl"), path.with_name("status.json"))
+    raise TimelineError(f"{path}: no such state dir or step log")
+
+
+def _read_json_lines(path: Path) -> list[dict[str, Any]]:
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue  # a line cut by a crash
+                if isinstance(obj, dict):
+                    out.append(obj)
+    return out
+
+
+def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None = None) -> Timeline:
+    """Bands from the step log; markers from the fault log if there is one, else the steps."""
+    from aegis.runtime.steplog import Resume, StepLogError, apply_changes, open_steplog
+    from aegis.values import ModelValue, apply
+
+    try:
+        header, events = open_steplog(steplog)
+        times = {int(r["_line"]): float(r.get("t", 0.0)) for r in _raw_records(steplog)}
+        workers = sorted(header.constants.Workers, key=str)
+        pods = [str(w) for w in workers]
+        state = header.init
+        t0 = times.get(header.line, 0.0)
+        samples: list[tuple[float, Any]] = [(t0, state)]
+        step_markers: list[Marker] = []
+        for ev in events:
+            t = times.get(ev.line, samples[-1][0])
+            if isinstance(ev, Resume):
+                state = ev.state
+            else:
+                state = apply_changes(state, ev.changes)
+                step_markers.extend(_step_marker(ev, t, pods))
+            samples.append((t, state))
+    except (StepLogError, OSError) as exc:
+        raise TimelineError(str(exc)) from None
+    fault_records = _read_json_lines(faults) if faults is not None and faults.is_file() else []
+    status_obj = _load_status(status)
+    end = max([samples[-1][0], *(float(r.get("time", 0)) for r in fault_records)])
+    pod_bands: dict[str, list[Band]] = {}
+    for pod, w in zip(pods, workers, strict=True):
+        key = ModelValue(pod) if not isinstance(w, ModelValue) else w
+        seq = [(t, str(apply(s.innerPhase, key)), 0) for t, s in samples]
+        pod_bands[pod] = _bands(seq, end)
+    job_seq = [(t, str(s.phase), int(s.recoverCount)) for t, s in samples]
+    markers = _fault_markers(fault_records, pods) if fault_records else step_markers
+    last = samples[-1][1]
+    tl = Timeline(
+        title="",
+        job=str(status_obj.get("job") or _job_of(pods)),
+        namespace=str(status_obj.get("namespace") or ""),
+        pods=pods,
+        start=t0,
+        end=max(end, t0 + 1e-3),
+        pod_bands=pod_bands,
+        job_bands=_bands(job_seq, end),
+        markers=sorted(markers, key=lambda m: m.time),
+        error_nodes=list(status_obj.get("errorNodes") or []),
+        phase=str(status_obj.get("phase") or last.phase),
+        recover_count=int(status_obj.get("recoverCount", last.recoverCount)),
+        max_retry=int(header.constants.MaxRetry),
+    )
+    tl.title = summary_line(tl, status_obj)
+    return tl
+
+
+def _raw_records(path: Path) -> Iterable[dict[str, Any]]:
+    from aegis.runtime.steplog import read_steplog
+
+    return read_steplog(path)
+
+
+def _load_status(path: Path | None) -> dict[str, Any]:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        obj = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _job_of(pods: Sequence[str]) -> str:
+    first = pods[0] if pods else "job"
+    return first.rsplit("-worker-", 1)[0]
+
+
+def _bands(seq: Sequence[tuple[float, str, int]], end: float) -> list[Band]:
+    """Merge consecutive samples of the same (phase, count) into bands ending at the next."""
+    out: list[Band] = []
+    for i, (t, phase, count) in enumerate(seq):
+        if out and out[-1].phase == phase and out[-1].recover_count == count:
+            continue
+        if out:
+            prev = out[-1]
+            out[-1] = Band(prev.phase, prev.start, t, prev.recover_count)
+        out.append(Band(phase, t, t, count))
+        del i
+    if out:
+        last = out[-1]
+        out[-1] = Band(last.phase, last.start, max(end, last.start), last.recover_count)
+    return out
+
+
+def _fault_markers(records: Iterable[Mapping[str, Any]], pods: Sequence[str]) -> list[Marker]:
+    classifier = FaultClassifier()
+    out = []
+    for r in sorted(records, key=lambda r: float(r.get("time", 0))):
+        pod, message = str(r.get("pod", "")), str(r.get("message", ""))
+        kind = classifier.classify(pod, message, str(r.get("phase", "")))
+        if pods and pod not in pods:
+            continue
+        when, node = float(r.get("time", 0)), str(r.get("node", ""))
+        out.append(Marker(pod, when, kind.kind, kind.level, node, message))
+    return out
+
+
+_STEP_KINDS = {
+    "reschedule": ("reschedule", "3"),
+    "agentHang": ("hang", None),
+    "hangWithQuit": ("hang_quit", None),
+    "evictSlow": ("evicted", "evict"),
+    "envPodRestart": ("pod_lost", None),
+}
+
+
+def _step_marker(ev: Any, t: float, pods: Sequence[str]) -> list[Marker]:
+    """A marker from a step (used when there is no fault log)."""
+    choices = dict(ev.choices)
+    if ev.action == "receive":
+        m = choices.get("m")
+        try:
+            mtype, sender = str(m["type"]), str(m["from"])  # type: ignore[index]
+        except (TypeError, KeyError):
+            return []
+        if mtype == "Error":
+            return [Marker(sender, t, "error", "1", "", "Error reported (step log)")]
+        return []
+    if ev.action in _STEP_KINDS and "w" in choices:
+        kind, level = _STEP_KINDS[ev.action]
+        pod = str(choices["w"])
+        if pod in pods:
+            return [Marker(pod, t, kind, level, "", f"{ev.action} (step log)")]
+    return []
+
+
+def summary_line(tl: Timeline, status: Mapping[str, Any]) -> str:
+    """The run's user-facing line (as `aegis run` prints it), rebuilt from the status."""
+    runtime = status.get("runtime") if isinstance(status.get("runtime"), Mapping) else {}
+    assert isinstance(runtime, Mapping)
+    counters = runtime.get("counters") if isinstance(runtime.get("counters"), Mapping) else {}
+    assert isinstance(counters, Mapping)
+    parts = [f"job {tl.job} {tl.phase}"]
+    detail = []
+    if tl.max_retry is not None:
+        detail.append(f"max retries {tl.max_retry}")
+    orders = runtime.get("commandOrders")
+    if isinstance(orders, int):
+        detail.append(f"restarted {max(orders - 1, 0)} times")
+    else:
+        detail.append(f"recoverCount {tl.recover_count}")
+    if "counters" in runtime:
+        detail.append(f"hardware faults rescheduled {int(counters.get('node_faults', 0))}")
+        detail.append(f"slow nodes evicted {int(counters.get('evicted_slow', 0))}")
+    return parts[0] + ": " + ", ".join(detail)
+
+
+def from_cr_status(
+    name: str,
+    namespace: str,
+    status: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    faults: Sequence[Mapping[str, Any]] = (),
+    now: float | None = None,
+) -> Timeline:
+    """A Kubernetes job from its Aegis CR (and, optionally, fault records of its pods)."""
+    import time as _time
+
+    worker_num = int(spec.get("workerNum") or 0)
+    pod_infos = status.get("podInfos") if isinstance(status.get("podInfos"), Mapping) else {}
+    assert isinstance(pod_infos, Mapping)
+    pods = sorted(pod_infos) or [f"{name}-worker-{i}" for i in range(worker_num)]
+    prefix = f"{name}-worker-"
+    records = [r for r in faults if str(r.get("pod", "")).startswith(prefix)]
+    markers = _fault_markers(records, pods)
+    if not records:
+        for pod in pods:
+            info = pod_infos.get(pod) or {}
+            reason = str(info.get("lastFailedReason") or "")
+            ts = float(info.get("updatedTimestamp") or 0)
+            if reason and ts:
+                kind = FaultClassifier().classify(pod, "error: " + reason, "")
+                markers.append(Marker(pod, ts, kind.kind, kind.level, "", reason))
+        for e in status.get("errorNodes") or []:
+            if isinstance(e, Mapping) and e.get("time"):
+                reason = str(e.get("reason", ""))
+                pod = next((p for p in pods if p in reason), pods[0] if pods else "")
+                markers.append(
+                    Marker(pod, float(e["time"]), "reschedule", "3", str(e.get("node", "")), reason)
+                )
+    times = [m.time for m in markers]
+    end = now if now is not None else _time.time()
+    start = min(times) if times else end - 60
+    phase = str(status.get("phase") or "Pending")
+    tl = Timeline(
+        title="",
+        job=name,
+        namespace=namespace,
+        pods=pods,
+        start=start,
+        end=max(end, start + 1e-3),
+        pod_bands={p: [] for p in pods},
+        job_bands=[Band(phase, start, end, int(status.get("recoverCount") or 0))],
+        markers=sorted(markers, key=lambda m: m.time),
+        error_nodes=[dict(e) for e in status.get("errorNodes") or [] if isinstance(e, Mapping)],
+        phase=phase,
+        recover_count=int(status.get("recoverCount") or 0),
+        max_retry=int(spec["maxRetry"]) if isinstance(spec.get("maxRetry"), int) else None,
+    )
+    tl.title = summary_line(tl, status)
+    return tl
