@@ -2,17 +2,21 @@
 
 Both run examples/train_ddp.py with CRASH_ONCE_RANK=1; the script writes timestamps (its
 crash, and each rank's start) to TIMES_FILE.
-Usage: python bench/restart_vs_torchrun.py [N...] [--repeat K]
+Usage: python bench/restart_vs_torchrun.py [N | NxK ...] [--repeat R]
+(NxK: N node agents of K processes; torchrun runs one group of N*K processes and, as a second
+peer, N `--nnodes` agents on loopback.)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 TRAIN = str(Path(__file__).resolve().parents[1] / "examples" / "train_ddp.py")
@@ -34,46 +38,109 @@ def relaunch_seconds(times_file: Path, n: int) -> float:
     return max(second) - crash
 
 
-def run(kind: str, n: int) -> float:
-    """One measured run of `kind` ("aegis" or "torchrun") with n ranks."""
+@dataclass(frozen=True)
+class Layout:
+    """N node agents of K processes each ("2" is 2x1); the crash hits local rank 1 of node 1
+    (of node 0 when there is one node)."""
+
+    nodes: int
+    procs: int
+
+    @classmethod
+    def parse(cls, text: str) -> Layout:
+        nodes, _, procs = text.partition("x")
+        return cls(int(nodes), int(procs or 1))
+
+    @property
+    def world(self) -> int:
+        return self.nodes * self.procs
+
+    @property
+    def crash_rank(self) -> int:
+        return self.procs + 1 if self.nodes > 1 and self.procs > 1 else 1
+
+    def __str__(self) -> str:
+        return f"{self.nodes}x{self.procs}" if self.procs > 1 else str(self.nodes)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run(kind: str, layout: Layout) -> float:
+    """One measured run: "aegis", "torchrun" (one group of N*K processes) or "torchrun-nodes"
+    (N torchrun agents with --nnodes N, K processes each, on loopback)."""
     with tempfile.TemporaryDirectory() as tmp:
         times = Path(tmp) / "times"
-        env = {**os.environ, "CRASH_ONCE_RANK": "1", "CRASH_DIR": tmp, "TIMES_FILE": str(times)}
+        env = {
+            **os.environ,
+            "CRASH_ONCE_RANK": str(layout.crash_rank),
+            "CRASH_DIR": tmp,
+            "TIMES_FILE": str(times),
+        }
+        torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1"]
         if kind == "aegis":
-            argv = [
-                sys.executable,
-                "-m",
-                "aegis.cli",
-                "run",
-                "-n",
-                str(n),
-                "--state-dir",
-                f"{tmp}/state",
-                "--",
-                sys.executable,
-                TRAIN,
+            argv = [sys.executable, "-m", "aegis.cli", "run", "--nnodes", str(layout.nodes),
+                    "--nproc-per-node", str(layout.procs), "--state-dir", f"{tmp}/state",
+                    "--", sys.executable, TRAIN]  # fmt: skip
+            procs = [
+                subprocess.Popen(
+                    argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+                )
+            ]
+        elif kind == "torchrun":
+            argv = [*torchrun, "--nproc-per-node", str(layout.world), TRAIN]
+            procs = [
+                subprocess.Popen(
+                    argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+                )
             ]
         else:
-            argv = [
-                sys.executable,
-                "-m",
-                "torch.distributed.run",
-                "--nproc-per-node",
-                str(n),
-                "--max-restarts",
-                "1",
-                TRAIN,
+            port = free_port()
+            procs = [
+                subprocess.Popen(
+                    [
+                        *torchrun,
+                        "--nnodes",
+                        str(layout.nodes),
+                        "--node-rank",
+                        str(i),
+                        "--nproc-per-node",
+                        str(layout.procs),
+                        "--master-addr",
+                        "127.0.0.1",
+                        "--master-port",
+                        str(port),
+                        TRAIN,
+                    ],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for i in range(layout.nodes)
             ]
-        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{kind} -n {n} exited {proc.returncode}: {proc.stderr[-2000:]}")
-        return relaunch_seconds(times, n)
+        errors = []
+        for proc in procs:
+            try:
+                _, err = proc.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                for q in procs:
+                    q.kill()
+                raise
+            if proc.returncode != 0:
+                errors.append(f"{kind} {layout} exited {proc.returncode}: {err[-2000:]}")
+        if errors:
+            raise RuntimeError(errors[0])
+        return relaunch_seconds(times, layout.world)
 
 
-def measure(kind: str, n: int, times: list[float], failures: list[str]) -> None:
+def measure(kind: str, layout: Layout, times: list[float], failures: list[str]) -> None:
     """One run: its relaunch time into `times`, or why it failed into `failures`."""
     try:
-        times.append(run(kind, n))
+        times.append(run(kind, layout))
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         failures.append(str(exc).splitlines()[0][:200])
 
@@ -88,24 +155,35 @@ def summary(times: list[float], failures: list[str]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("sizes", nargs="*", type=int, default=[2, 4], help="rank counts")
+    parser.add_argument(
+        "sizes",
+        nargs="*",
+        default=["2", "4"],
+        help="layouts: N (N ranks, one per node agent) or NxK (N node agents of K processes)",
+    )
     parser.add_argument("-r", "--repeat", type=int, default=5, help="runs of each (median)")
     args = parser.parse_args(argv)
     print(
-        f"{'ranks':>5} {'aegis s (min-max)':>22} {'torchrun s (min-max)':>24} "
+        f"{'layout':>6} {'aegis s (min-max)':>22} {'torchrun s (min-max)':>24} "
         f"{'aegis/torchrun':>15}   medians of {args.repeat} interleaved runs"
     )
-    for n in args.sizes:
-        a: list[float] = []
-        t: list[float] = []
-        a_fail: list[str] = []
-        t_fail: list[str] = []
+    for layout in (Layout.parse(s) for s in args.sizes):
+        peers = ["torchrun"] + (["torchrun-nodes"] if layout.nodes > 1 else [])
+        results: dict[str, tuple[list[float], list[str]]] = {k: ([], []) for k in ("aegis", *peers)}
         for _ in range(args.repeat):
-            measure("aegis", n, a, a_fail)
-            measure("torchrun", n, t, t_fail)
-        ratio = statistics.median(a) / statistics.median(t) if a and t else float("nan")
-        print(f"{n:>5} {summary(a, a_fail)} {summary(t, t_fail):>24} {ratio:>15.2f}", flush=True)
-        for kind, fails in (("aegis", a_fail), ("torchrun", t_fail)):
+            for kind, (times, fails) in results.items():
+                measure(kind, layout, times, fails)
+        a = results["aegis"][0]
+        for peer in peers:
+            t, t_fail = results[peer]
+            ratio = statistics.median(a) / statistics.median(t) if a and t else float("nan")
+            label = f"{layout}" if peer == "torchrun" else f"  vs {layout.nodes} torchrun agents"
+            print(
+                f"{label:>6} {summary(a, results['aegis'][1])} {summary(t, t_fail):>24} "
+                f"{ratio:>15.2f}",
+                flush=True,
+            )
+        for kind, (_, fails) in results.items():
             for why in fails:
                 print(f"      {kind} run failed: {why}")
     return 0

@@ -129,15 +129,6 @@ class DiagnosisClient:
             ]
         return list(resp.results)
 
-    async def ping(self, timeout_s: float = 5.0) -> int:
-        """Round-trip an empty request; returns the worker's pid."""
-        async with self._lock:
-            await self._ready_for_request()
-            resp = await self._exchange(Request(self._new_id(), "ping"), timeout_s)
-        if isinstance(resp, str):
-            raise WorkerError(resp)
-        return resp.pid
-
     async def kill(self) -> None:
         """SIGKILL the worker and reap it; the next `run` starts a fresh one."""
         proc = self._proc

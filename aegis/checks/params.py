@@ -10,11 +10,11 @@ from typing import Any
 
 from aegis.checks.result import COLLECTIVE_CHECKS, DEFAULT_BUDGETS, CheckType
 from aegis.errors import AegisError
+from aegis.protocol.environment import DEFAULT_HANG_TIMEOUT_S
 
 # Faults a check can be told to simulate, so that every failure path runs on a CPU machine.
 SIMULATIONS = frozenset({"gpu_lost", "slow_allreduce", "io_error", "runtime_error", "rdma_down"})
 SIMULATE_ENV = "AEGIS_SIMULATE"
-DEFAULT_HANG_TIMEOUT_S = 600.0  # seconds without progress that count as a hang
 
 
 class ParamsError(AegisError):

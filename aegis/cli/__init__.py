@@ -11,12 +11,18 @@ from aegis.errors import AegisError
 
 # (group, module): each module has `register(subparsers)` adding its subcommand(s) with a
 # `func(args) -> int` default. Group None = top-level command.
-_SPEC_COMMANDS = ("aegis.cli.spec_check", "aegis.cli.spec_gen", "aegis.cli.spec_conform")
+_SPEC_COMMANDS = (
+    "aegis.cli.spec_check",
+    "aegis.cli.spec_gen",
+    "aegis.cli.spec_conform",
+    "aegis.cli.spec_validate",
+)
 _TOP_COMMANDS: tuple[str, ...] = (
     "aegis.cli.check",
     "aegis.cli.k8s",
     "aegis.cli.run",
     "aegis.cli.ctl",
+    "aegis.cli.timeline",
 )
 
 

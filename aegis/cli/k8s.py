@@ -67,6 +67,12 @@ def _register_controller(sub: argparse._SubParsersAction[argparse.ArgumentParser
         help="directory holding account.jwt and account.seed (the Secret aegis-nats-account)",
     )
     p.add_argument("--resync", type=float, default=30.0, metavar="S", help="full resync period")
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=ac.DEFAULT_METRICS_PORT,
+        help="serve GET /metrics on this port (0: off)",
+    )
     p.set_defaults(func=controller_func)
 
 
@@ -88,7 +94,15 @@ def controller_func(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        ac.serve(api, account, config, stop, grpc_host=args.grpc_host, grpc_port=args.grpc_port)
+        ac.serve(
+            api,
+            account,
+            config,
+            stop,
+            grpc_host=args.grpc_host,
+            grpc_port=args.grpc_port,
+            metrics_port=args.metrics_port,
+        )
         return 0
     finally:
         api.close()

@@ -6,11 +6,14 @@ import argparse
 import asyncio
 import json
 import logging
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
+from aegis.errors import AegisError
+from aegis.protocol.environment import FALLBACKS, parse_nproc
 
 
 def register(sub: Any) -> None:
@@ -18,13 +21,45 @@ def register(sub: Any) -> None:
     run = sub.add_parser(
         "run",
         help="run a training command under Aegis on this machine",
-        usage="aegis run -n N [options] -- CMD...",
+        usage="aegis run --nnodes N [--nproc-per-node K] [options] -- CMD...",
     )
-    run.add_argument("-n", "--workers", type=int, required=True, help="number of ranks (pods)")
+    run.add_argument(
+        "-n",
+        "--nnodes",
+        dest="workers",
+        type=int,
+        required=True,
+        help="number of node agents (pods); -n is its short form",
+    )
+    run.add_argument(
+        "--nproc-per-node",
+        default="1",
+        metavar="K",
+        help="training processes per node agent (world size N x K; 'auto': the visible GPUs, "
+        "else 1; default 1)",
+    )
+    run.add_argument(
+        "--log-dir",
+        default="",
+        metavar="DIR",
+        help="also write each rank's stdout/stderr to DIR/<pod>/attempt_<n>/<local rank>/",
+    )
     run.add_argument("--max-retry", type=int, default=3, help="restarts allowed (default 3)")
     run.add_argument("--job", default="local", help="job name (DNS label)")
     run.add_argument("--namespace", default="default", help="namespace (DNS label)")
     run.add_argument("--state-dir", type=Path, help="status and step log (default: temp dir)")
+    run.add_argument(
+        "--fallback",
+        choices=FALLBACKS,
+        default="fail",
+        help="an agent that cannot reach the controller within --connect-timeout: fail the "
+        "job (default), or run its command alone (the job then ends when every agent has)",
+    )
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="the state dir's job already ended: report its result instead of refusing",
+    )
     run.add_argument(
         "--connect-timeout",
         type=float,
@@ -72,10 +107,15 @@ def register(sub: Any) -> None:
 
     agent = sub.add_parser(
         "agent",
-        usage="aegis agent [--connect-timeout S] [-- CMD...]",
+        usage="aegis agent [--connect-timeout S] [--nproc-per-node K] [-- CMD...]",
         help="an agent process (configured by AEGIS_* variables)",
     )
     agent.add_argument("--connect-timeout", type=float, help="override AEGIS_CONNECT_TIMEOUT")
+    agent.add_argument(
+        "--nproc-per-node",
+        metavar="K",
+        help="training processes this agent supervises (override AEGIS_NPROC_PER_NODE; 'auto')",
+    )
     agent.add_argument(
         "cmd", nargs=argparse.REMAINDER, help="-- the training command (else AEGIS_COMMAND)"
     )
@@ -112,11 +152,21 @@ def _run(args: argparse.Namespace) -> int:
     if not cmd:
         args.parser.error("no command given: aegis run -n N -- CMD...")
     if args.workers < 1 or args.max_retry < 0:
-        args.parser.error("-n must be >= 1 and --max-retry >= 0")
+        args.parser.error("--nnodes (-n) must be >= 1 and --max-retry >= 0")
+    try:
+        nproc = parse_nproc(args.nproc_per_node)
+    except AegisError as exc:
+        args.parser.error(str(exc))
     if not 0 <= args.metrics_port <= 65535:
         args.parser.error(f"--metrics-port {args.metrics_port}: use 1..65535 (0: off)")
-    if not args.hang_timeout >= 0:
-        args.parser.error(f"--hang-timeout {args.hang_timeout}: use a number of seconds >= 0")
+    for flag, value, low in (
+        ("--connect-timeout", args.connect_timeout, None),
+        ("--heartbeat-timeout", args.heartbeat_timeout, 0.0),
+        ("--hang-timeout", args.hang_timeout, 0.0),
+    ):
+        if not math.isfinite(value) or (value <= 0 if low is None else value < low):
+            need = "> 0" if low is None else f">= {low:g}"
+            args.parser.error(f"{flag} {value}: use a finite number of seconds {need}")
     simulate: dict[str, tuple[str, ...]] = {}
     for item in args.simulate:
         node, sep, faults = item.partition("=")
@@ -141,6 +191,10 @@ def _run(args: argparse.Namespace) -> int:
         checkpoint_file=args.checkpoint_file,
         simulate=simulate,
         metrics_port=args.metrics_port,
+        nproc_per_node=nproc,
+        resume=args.resume,
+        fallback=args.fallback,
+        log_dir=str(Path(args.log_dir).resolve()) if args.log_dir else "",
     )
     return asyncio.run(run_local(job))
 
@@ -148,7 +202,8 @@ def _run(args: argparse.Namespace) -> int:
 def _agent(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from aegis.runtime.agent import AgentConfig, agent_main
+    from aegis.protocol.environment import AgentConfig, Var
+    from aegis.runtime.agent import agent_main
     from aegis.runtime.pid1 import become_init
 
     # as PID 1 in a container: a forked parent stays PID 1, reaps zombies, forwards signals
@@ -159,10 +214,12 @@ def _agent(args: argparse.Namespace) -> int:
     if cmd[:1] == ["--"]:
         cmd = cmd[1:]
     if cmd:
-        env["AEGIS_COMMAND"] = json.dumps(cmd)
+        env[Var.COMMAND] = json.dumps(cmd)
     cfg = AgentConfig.from_env(env)
     if args.connect_timeout is not None:
         cfg = replace(cfg, connect_timeout=args.connect_timeout)
+    if args.nproc_per_node is not None:
+        cfg = replace(cfg, nproc_per_node=parse_nproc(args.nproc_per_node))
     return asyncio.run(agent_main(cfg))
 
 

@@ -14,6 +14,12 @@ attempt, and the next attempt, after a capped exponential backoff, rebuilds the 
 CR status (so a restarted controller process resumes every job the same way). A runner ends
 for good when its job terminates (Succeed/Failed) or when it is stopped. API errors in the
 watch or the resync are retried with the same bounded backoff and never stop the process.
+
+Operations: every job's observer shares one `ObserverMetrics`, served on `GET /metrics`
+(`--metrics-port`, default 9400; `MetricsServerThread`). For each job the controller creates
+(create only: it cannot read Secrets) the ctl Secret `<job>-aegis-ctl` (`ctl_secret`): a NATS
+user allowed only the job's ctl subjects, for `aegis ctl --kube`; only the `aegis-operator`
+ClusterRole can read it. A missing Secret is created again at the next resync.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,17 +44,20 @@ from aegis.k8s.api import KubeApi
 from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.errors import ApiError, K8sError
 from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, job_account, load_account
-from aegis.k8s.manifests import DEFAULT_MASTER_PORT
+from aegis.k8s.manifests import DEFAULT_MASTER_PORT, ctl_secret
 from aegis.k8s.model import DEFAULT_MAX_RETRY
-from aegis.k8s.resources import AEGIS, pod_name, service_name
-from aegis.runtime.controller import TERMINAL_EXIT, ControllerCore, JobConfig
-from aegis.runtime.controller_service import STOPPED_EXIT, ControllerService
-from aegis.runtime.errors import InvalidNameError
+from aegis.k8s.pod_identity import pod_expected
+from aegis.k8s.resources import AEGIS, SECRET, pod_name, service_name
+from aegis.protocol.errors import InvalidNameError
+from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, TERMINATED, ControllerExit
+from aegis.protocol.subjects import validate_label
+from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller_service import ControllerService
+from aegis.runtime.observability import JobObserver, MetricsServer, ObserverMetrics
 from aegis.runtime.store import Status
 from aegis.runtime.transport.auth import Account, UserCredentials
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
-from aegis.runtime.transport.subjects import validate_label
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +65,9 @@ JobKey = tuple[str, str]  # (namespace, Aegis CR name == job name)
 DEFAULT_NATS_URL = "nats://aegis-nats.aegis-system.svc:4222"
 DEFAULT_ACCOUNT_DIR = "/etc/aegis/nats"
 DEFAULT_GRPC_PORT = 50051
+DEFAULT_METRICS_PORT = 9400
 RESTART_EXIT = 75  # a runner attempt ended on a failure: rebuild the core from the CR
-REMOVED_EXIT = 143  # the runner was stopped (CR deleted, or the process is shutting down)
+REMOVED_EXIT = TERMINATED  # the runner was stopped (CR deleted, or the process is shutting down)
 MAX_ENGINE_STOPS = 5  # like local mode: an engine that keeps stopping the job is given up
 
 
@@ -208,11 +218,13 @@ class JobRunner:
         api: KubeApi,
         credentials: UserCredentials,
         config: AegisControllerConfig,
+        metrics: ObserverMetrics | None = None,
     ) -> None:
         self.spec = spec
         self.api = api
         self.credentials = credentials
         self.config = config
+        self.metrics = metrics
         self.exit_code: int | None = None  # set when the job terminated or the runner gave up
         self.attempts = 0
         self._stopping = threading.Event()
@@ -261,13 +273,13 @@ class JobRunner:
             except Exception as exc:  # one job's failure never reaches the others
                 code = RESTART_EXIT
                 log.warning("aegis %s: controller attempt %d failed: %s", key, self.attempts, exc)
-            if code in TERMINAL_EXIT.values():
+            if code in CONTROLLER_EXIT_BY_PHASE.values():
                 log.info("aegis %s: job terminated (controller exit %d)", key, code)
                 self.exit_code = code
                 return
             if self._stopping.is_set():
                 return
-            if code == STOPPED_EXIT:
+            if code == ControllerExit.STOPPED:
                 engine_stops += 1
                 if engine_stops >= MAX_ENGINE_STOPS:
                     log.error("aegis %s: the engine keeps stopping the job; giving up", key)
@@ -286,7 +298,8 @@ class JobRunner:
         # per fault
         faults = FaultLogWriter(sys.stdout)
         job = spec.job_config(self.config.master_port)
-        core = ControllerCore(job, store, on_fault=faults.write)
+        observer = JobObserver(spec.worker_num, shared=self.metrics)
+        core = ControllerCore(job, store, on_fault=observer.fault_sink(faults.write))
         bus = await Bus.connect(
             self.config.nats_url,
             self.credentials,
@@ -294,7 +307,7 @@ class JobRunner:
             reconnect_attempts=-1,
         )
         try:
-            service = ControllerService(core, bus)
+            service = ControllerService(core, bus, observer)
 
             def on_failed_save(exc: BaseException) -> None:
                 log.warning("aegis %s/%s: status save failed: %s", *spec.key, exc)
@@ -323,11 +336,14 @@ class AegisController:
         account: Account,
         credentials: CredentialService,
         config: AegisControllerConfig,
+        metrics: ObserverMetrics | None = None,
     ) -> None:
         self.api = api
         self.account = account
         self.credentials = credentials
         self.config = config
+        self.metrics = metrics or ObserverMetrics()
+        self._ctl_checked: dict[JobKey, tuple[str, float]] = {}  # uid, when (monotonic)
         self.controller_credentials = account.new_user("aegis-controller")
         self.runners: dict[JobKey, JobRunner] = {}
         self._rejected: dict[JobKey, str] = {}  # uid of CRs already logged as invalid
@@ -342,6 +358,7 @@ class AegisController:
             return
         runner = self.runners.get(spec.key)
         if runner is not None and runner.spec.uid == spec.uid:
+            self._ensure_ctl_secret(spec)
             if runner.alive or runner.finished:
                 return
             log.warning("aegis %s/%s: its runner died; starting a new one", *spec.key)
@@ -354,16 +371,53 @@ class AegisController:
                 self._rejected[spec.key] = spec.uid
             return
         self.credentials.add_job(
-            job_account(self.account, spec.namespace, spec.name, spec.token_sha256)
+            job_account(self.account, spec.namespace, spec.name, spec.token_sha256),
+            expects=pod_expected(self.api, spec.namespace, spec.name),  # pod name + uid
         )
-        runner = JobRunner(spec, self.api, self.controller_credentials, self.config)
+        runner = JobRunner(spec, self.api, self.controller_credentials, self.config, self.metrics)
         self.runners[spec.key] = runner
         runner.start()
+        self._ensure_ctl_secret(spec)
         log.info("aegis %s/%s: controller started (%d workers)", *spec.key, spec.worker_num)
+
+    def _ensure_ctl_secret(self, spec: AegisSpec) -> None:
+        """Create the job's ctl Secret unless it exists (checked at most once per resync period
+        per job; the controller may create Secrets but never read them, so one that exists is
+        left as it is). Never raises: a failure is retried at the next check."""
+        checked = self._ctl_checked.get(spec.key)
+        now = time.monotonic()
+        if (
+            checked is not None
+            and checked[0] == spec.uid
+            and now - checked[1] < self.config.resync_s
+        ):
+            return
+        self._ctl_checked[spec.key] = (spec.uid, now)
+        creds = job_account(
+            self.account, spec.namespace, spec.name, spec.token_sha256
+        ).ctl_credentials(f"ctl-{spec.namespace}-{spec.name}")
+        body = ctl_secret(
+            spec.namespace,
+            spec.name,
+            spec.uid,
+            spec.job_config(self.config.master_port).pods,
+            self.config.nats_url,
+            creds.user_jwt,
+            creds.seed.decode("ascii"),
+        )
+        try:
+            self.api.create(SECRET, spec.namespace, body)
+        except ApiError as exc:
+            if not exc.conflict:
+                self._ctl_checked.pop(spec.key, None)
+                log.warning("aegis %s/%s: cannot create its ctl Secret: %s", *spec.key, exc)
+            return
+        log.info("aegis %s/%s: ctl Secret %s created", *spec.key, body["metadata"]["name"])
 
     def remove(self, key: JobKey, uid: str = "", wait: float = 0.0) -> None:
         """The CR is gone (or going): revoke its credentials, then stop its runner."""
         self._rejected.pop(key, None)
+        self._ctl_checked.pop(key, None)
         runner = self.runners.get(key)
         if runner is None or (uid and runner.spec.uid and runner.spec.uid != uid):
             return
@@ -470,27 +524,26 @@ def _drain(
         return out
 
 
-class CredentialServerThread:
-    """The gRPC credential server on an event loop of its own (the controller is threaded)."""
+class ServerThread:
+    """An asyncio server (`start()` and `stop()` coroutines) on an event loop and a thread of
+    its own (the controller is threaded)."""
 
-    def __init__(self, service: CredentialService, host: str = "0.0.0.0", port: int = 0) -> None:
-        self.server = CredentialServer(service, host, port)
+    def __init__(
+        self, name: str, start: Callable[[], Awaitable[None]], stop: Callable[[], Awaitable[None]]
+    ) -> None:
+        self.name = name
+        self._start_server, self._stop_server = start, stop
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._main, name="grpc-credentials", daemon=True)
-
-    @property
-    def address(self) -> str:
-        """`host:port` the server listens on."""
-        return self.server.address
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
 
     def start(self, timeout: float = 10.0) -> None:
-        """Bind and serve; raises what binding raised."""
+        """Bind and serve; raises what binding raised (OSError for a taken port)."""
         self._thread.start()
         if not self._ready.wait(timeout):
-            raise K8sError(f"the gRPC credential server did not start within {timeout}s")
+            raise K8sError(f"the {self.name} server did not start within {timeout}s")
         if self._error is not None:
             raise self._error
 
@@ -507,7 +560,7 @@ class CredentialServerThread:
 
     async def _serve(self) -> None:
         try:
-            await self.server.start()
+            await self._start_server()
         except BaseException as exc:
             self._error = exc
             self._ready.set()
@@ -517,7 +570,33 @@ class CredentialServerThread:
         try:
             await self._stop.wait()
         finally:
-            await self.server.stop()
+            await self._stop_server()
+
+
+class CredentialServerThread(ServerThread):
+    """The gRPC credential server on a thread of its own."""
+
+    def __init__(self, service: CredentialService, host: str = "0.0.0.0", port: int = 0) -> None:
+        self.server = CredentialServer(service, host, port)
+        super().__init__("grpc-credentials", self.server.start, self.server.stop)
+
+    @property
+    def address(self) -> str:
+        """`host:port` the server listens on."""
+        return self.server.address
+
+
+class MetricsServerThread(ServerThread):
+    """`GET /metrics` of every job (one shared ObserverMetrics) on a thread of its own."""
+
+    def __init__(self, metrics: ObserverMetrics, host: str = "0.0.0.0", port: int = 0) -> None:
+        self.server = MetricsServer(metrics, host, port)
+        super().__init__("metrics", self.server.start, self.server.close)
+
+    @property
+    def url(self) -> str:
+        """Where the metrics are."""
+        return self.server.url
 
 
 def serve(
@@ -528,13 +607,23 @@ def serve(
     *,
     grpc_host: str = "0.0.0.0",
     grpc_port: int = DEFAULT_GRPC_PORT,
+    metrics_port: int = DEFAULT_METRICS_PORT,
 ) -> None:
-    """`aegis k8s controller`: the credential server and the CR watch, until `stop` is set."""
+    """`aegis k8s controller`: the credential server, `/metrics` (unless `metrics_port` is 0)
+    and the CR watch, until `stop` is set."""
     credentials = CredentialService(config.nats_url)
     grpc_server = CredentialServerThread(credentials, grpc_host, grpc_port)
     grpc_server.start()
     log.info("gRPC credential server on %s; NATS at %s", grpc_server.address, config.nats_url)
+    metrics = ObserverMetrics()
+    metrics_server = None
+    if metrics_port:
+        metrics_server = MetricsServerThread(metrics, grpc_host, metrics_port)
+        metrics_server.start()
+        log.info("metrics at %s", metrics_server.url)
     try:
-        AegisController(api, account, credentials, config).run(stop)
+        AegisController(api, account, credentials, config, metrics).run(stop)
     finally:
+        if metrics_server is not None:
+            metrics_server.stop()
         grpc_server.stop()

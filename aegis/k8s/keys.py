@@ -22,8 +22,8 @@ from nats_jwt.nkeys_ext import create_account_pair, create_operator_pair
 from nats_jwt.v2.account_claims import AccountClaims
 from nats_jwt.v2.operator_claims import OperatorClaims
 
+from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.transport.auth import Account, JobAccount
-from aegis.runtime.transport.subjects import JobSubjects
 
 DEFAULT_NAMESPACE = "aegis-system"
 AUTH_CONFIGMAP = "aegis-nats-auth"

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aegis.errors import AegisError
 from aegis.k8s.model import JobView
 from aegis.k8s.resources import (
     AEGIS,
@@ -27,22 +28,15 @@ from aegis.k8s.resources import (
     secret_name,
     service_name,
 )
-from aegis.runtime.errors import InvalidNameError
-from aegis.runtime.transport.subjects import validate_label
+from aegis.protocol.environment import Var, parse_nproc
+from aegis.protocol.errors import InvalidNameError
+from aegis.protocol.subjects import validate_label
 
 AGENT_COMMAND = ("aegis", "agent")
 TOKEN_KEY = "token"
 DEFAULT_CONTROLLER_ADDRESS = "aegis-controller.aegis-system.svc:50051"
 DEFAULT_MASTER_PORT = 29500
 MAX_JOB_NAME = 40  # leaves room for "-worker-<rank>" within a 63-character hostname
-
-ENV_JOB = "AEGIS_JOB"
-ENV_NAMESPACE = "AEGIS_NAMESPACE"
-ENV_POD = "AEGIS_POD"
-ENV_RANK = "AEGIS_RANK"
-ENV_WORLD_SIZE = "AEGIS_WORLD_SIZE"
-ENV_CONTROLLER = "AEGIS_GRPC"
-ENV_BOOTSTRAP_TOKEN = "AEGIS_BOOTSTRAP_TOKEN"
 
 
 @dataclass(frozen=True)
@@ -80,6 +74,10 @@ def template_problem(job: JobView) -> str | None:
         return f"AegisJob name {job.name!r} is longer than {MAX_JOB_NAME} characters"
     if job.worker_num < 1 or job.max_retry < 0:
         return "spec.workerNum must be >= 1 and spec.maxRetry >= 0"
+    try:
+        parse_nproc(job.nproc_per_node, "spec.nprocPerNode")
+    except AegisError as exc:
+        return str(exc)
     containers = job.template.get("spec", {}).get("containers")
     if not isinstance(containers, list) or not containers or not isinstance(containers[0], dict):
         return "spec.template.spec.containers must list at least one container"
@@ -155,30 +153,34 @@ def exclude_nodes(affinity: Mapping[str, Any] | None, nodes: Sequence[str]) -> d
 def _agent_env(job: JobView, rank: int, settings: PodSettings) -> list[dict[str, Any]]:
     master = f"{pod_name(job.name, 0)}.{service_name(job.name)}.{job.namespace}.svc"
     plain = {
-        ENV_JOB: job.name,
-        ENV_NAMESPACE: job.namespace,
-        ENV_POD: pod_name(job.name, rank),
-        ENV_RANK: str(rank),
-        ENV_WORLD_SIZE: str(job.worker_num),
-        ENV_CONTROLLER: settings.controller_address,
+        Var.JOB: job.name,
+        Var.NAMESPACE: job.namespace,
+        Var.POD: pod_name(job.name, rank),
+        Var.RANK: str(rank),
+        Var.WORLD_SIZE: str(job.worker_num),
+        Var.GRPC: settings.controller_address,
+        Var.NPROC_PER_NODE: job.nproc_per_node,
         "MASTER_ADDR": master,
         "MASTER_PORT": str(settings.master_port),
-        "AEGIS_MASTER_ADDR": master,
-        "AEGIS_MASTER_PORT": str(settings.master_port),
+        Var.MASTER_ADDR: master,
+        Var.MASTER_PORT: str(settings.master_port),
     }
     token_ref = {"secretKeyRef": {"name": secret_name(job.name), "key": TOKEN_KEY}}
     # the node (for ErrorNodes), the pod's uid (the agent's incarnation) and the addresses the
     # fault log records, from the downward API
     downward = {
-        "AEGIS_NODE": "spec.nodeName",
-        "AEGIS_INCARNATION": "metadata.uid",
-        "AEGIS_POD_IP": "status.podIP",
-        "AEGIS_NODE_IP": "status.hostIP",
+        Var.NODE: "spec.nodeName",
+        Var.INCARNATION: "metadata.uid",
+        Var.POD_IP: "status.podIP",
+        Var.NODE_IP: "status.hostIP",
     }
     return [
-        *({"name": k, "value": v} for k, v in plain.items()),
-        {"name": ENV_BOOTSTRAP_TOKEN, "valueFrom": token_ref},
-        *({"name": k, "valueFrom": {"fieldRef": {"fieldPath": f}}} for k, f in downward.items()),
+        *({"name": str(k), "value": v} for k, v in plain.items()),
+        {"name": str(Var.BOOTSTRAP_TOKEN), "valueFrom": token_ref},
+        *(
+            {"name": str(k), "valueFrom": {"fieldRef": {"fieldPath": f}}}
+            for k, f in downward.items()
+        ),
     ]
 
 
@@ -212,7 +214,7 @@ def worker_pod(
         meta["annotations"] = dict(tmeta["annotations"])
     containers = list(spec["containers"])
     env = _agent_env(job, rank, settings)
-    env.append({"name": "AEGIS_CONTAINER_RESTARTS", "value": str(container_restarts)})
+    env.append({"name": str(Var.CONTAINER_RESTARTS), "value": str(container_restarts)})
     containers[0] = _agent_container(containers[0], env)
     spec.update(
         containers=containers,
@@ -224,3 +226,62 @@ def worker_pod(
     if affinity:
         spec["affinity"] = affinity
     return {"apiVersion": POD.api_version, "kind": POD.kind, "metadata": meta, "spec": spec}
+
+
+# ---------------- the job's ctl credential (written by the Aegis Controller) ----------------
+
+CTL_SECRET_KEY = "ctl.json"  # the same fields as `aegis run`'s <state_dir>/ctl.json
+LABEL_CTL = "aegis.dev/ctl"
+CTL_MANAGED_BY = "aegis-controller"
+
+
+def ctl_secret_name(job: str) -> str:
+    """The Secret holding a job's ctl credential (`aegis ctl --kube --job JOB`)."""
+    return f"{job}-aegis-ctl"
+
+
+def ctl_secret(
+    namespace: str,
+    job: str,
+    uid: str,
+    pods: Sequence[str],
+    nats_url: str,
+    jwt: str,
+    seed: str,
+) -> dict[str, Any]:
+    """The job's ctl Secret: a NATS user allowed only the job's ctl subjects (the
+    `JobAccount.ctl_permissions`), owned by the Aegis CR (garbage-collected with it). Only the
+    `aegis-operator` ClusterRole may read it; the Aegis Controller may only create it."""
+    import json
+
+    body = {
+        "natsUrl": nats_url,
+        "jwt": jwt,
+        "seed": seed,
+        "namespace": namespace,
+        "job": job,
+        "pods": list(pods),
+    }
+    return {
+        "apiVersion": SECRET.api_version,
+        "kind": SECRET.kind,
+        "metadata": {
+            "name": ctl_secret_name(job),
+            "namespace": namespace,
+            "labels": {LABEL_JOB: job, LABEL_CTL: "true", LABEL_MANAGED_BY: CTL_MANAGED_BY},
+            "ownerReferences": [
+                {
+                    "apiVersion": AEGIS.api_version,
+                    "kind": AEGIS.kind,
+                    "name": job,
+                    "uid": uid,
+                    "controller": False,
+                    "blockOwnerDeletion": False,
+                }
+            ],
+        },
+        "type": "Opaque",
+        "data": {
+            CTL_SECRET_KEY: base64.b64encode(json.dumps(body).encode("utf-8")).decode("ascii")
+        },
+    }

@@ -10,7 +10,6 @@ from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, LABEL_RANK
 
 # AegisJob phases (the Aegis CR has the controller's phases; these are the job's).
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
-TERMINAL = frozenset({SUCCEEDED, FAILED})
 DEFAULT_MAX_RETRY = 3
 
 
@@ -62,8 +61,9 @@ class JobView:
     aegis_ref: str = ""
     excluded_nodes: tuple[str, ...] = ()
     pod_restarts: int = 0
-    # rank -> Level 2 recreations (the agent exited RESTART_CONTAINER_EXIT), as (rank, n) pairs
+    # rank -> Level 2 recreations (the agent exited AgentExit.RESTART_CONTAINER), as (rank, n) pairs
     container_restarts: tuple[tuple[int, int], ...] = ()
+    nproc_per_node: str = "1"  # ranks per worker pod: a number >= 1 or "auto" (its GPUs)
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> JobView:
@@ -76,6 +76,7 @@ class JobView:
             worker_num=_int(spec.get("workerNum"), 0),
             max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
             template=_map(spec, "template"),
+            nproc_per_node=str(spec.get("nprocPerNode", 1)),
             finalizers=_strs(meta.get("finalizers")),
             deleting=bool(meta.get("deletionTimestamp")),
             resource_version=str(meta.get("resourceVersion") or ""),

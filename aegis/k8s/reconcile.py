@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from aegis.k8s.manifests import template_problem
 from aegis.k8s.model import FAILED, PENDING, RUNNING, SUCCEEDED, JobView, Observed, PodView
 from aegis.k8s.resources import FINALIZER, pod_name
-
-NODE_FAULT_EXIT = 1  # the agent's "this node is broken, reschedule me elsewhere" (design §6)
-CONTAINER_RESTART_EXIT = 76  # Level 2: "restart my container" (aegis.runtime.agent)
+from aegis.protocol.exitcodes import AgentExit
 
 
 @dataclass(frozen=True)
@@ -222,18 +220,18 @@ def _plan_pods(job: JobView, pods: Sequence[PodView]) -> _PodPlan:
         elif pod.phase == "Failed":
             plan.deletes.append(DeletePod(name, _why(pod)))
             plan.restarts += 1
-            if pod.exit_code == NODE_FAULT_EXIT and pod.node:
+            if pod.exit_code == AgentExit.NODE_FAULT and pod.node:
                 plan.faults.add(pod.node)
-            if pod.exit_code == CONTAINER_RESTART_EXIT:
+            if pod.exit_code == AgentExit.RESTART_CONTAINER:
                 plan.level2[wanted[name]] = plan.level2.get(wanted[name], 0) + 1
     plan.deletes.sort(key=lambda a: a.name)
     return plan
 
 
 def _why(pod: PodView) -> str:
-    if pod.exit_code == NODE_FAULT_EXIT:
+    if pod.exit_code == AgentExit.NODE_FAULT:
         return f"node fault on {pod.node or 'an unknown node'}: reschedule elsewhere"
-    if pod.exit_code == CONTAINER_RESTART_EXIT:
+    if pod.exit_code == AgentExit.RESTART_CONTAINER:
         return "runtime or storage broken on a healthy node: recreate (Level 2)"
     if pod.exit_code is not None:
         return f"agent exited with {pod.exit_code}: recreate"

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 GROUP = "aegis.dev"
 VERSION = "v1alpha1"
-API_VERSION = f"{GROUP}/{VERSION}"
 
 LABEL_JOB = f"{GROUP}/job"  # value: the AegisJob name, on every object the controller makes
 LABEL_RANK = f"{GROUP}/rank"

@@ -1,11 +1,11 @@
-"""The agent: joins the job, works on each new order, reports exactly what the spec says.
+"""The agent service: the I/O around `AgentCore` (bus, heartbeats, command, checks, hang watch).
 
-It keeps the last spec state the controller published, overlaid with its own agentSeq and
-agentState, and reports only when the generated `agentWork` is enabled for itself there;
-the report is the message of that successor. No master within `connect_timeout`: the command
-runs as a plain process (RunIndependent) and its exit code is the agent's. An agent the
-controller declared lost (missed heartbeats, e.g. it was frozen) is told so when it comes
-back; it stops its command and exits EVICTED_EXIT, and the launcher replaces it in place.
+`AgentCore` decides (which order to work on, what to report, when to leave) from the spec's
+generated actions on its view; this module connects, runs the checks and the user command,
+and sends what the core returns. No master within `connect_timeout`: the command runs as a
+plain process (RunIndependent) and its exit code is the agent's. An agent the controller
+declared lost (missed heartbeats, e.g. it was frozen) is told so when it comes back; it stops
+its command and exits `AgentExit.EVICTED`, and the launcher replaces it in place.
 
 The slow-node path (spec agentHang / agentCheckpoint / agentEvict): while the command runs, a
 HangWatch polls its progress (progress file, output, CPU time); no progress for
@@ -19,22 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import ipaddress
 import logging
 import os
 import signal
+import socket
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aegis.checks.client import DiagnosisClient
 from aegis.checks.hangwatch import HangWatch
-from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
-from aegis.checks.progress import CHECKPOINT_FILE_ENV, PROGRESS_FILE_ENV
-from aegis.checks.recovery import Action, decide
 from aegis.checks.result import (
     BOOTCHECK_CHECKS,
     COLLECTIVE_CHECKS,
@@ -42,136 +40,131 @@ from aegis.checks.result import (
     CheckResult,
     CheckType,
 )
-from aegis.generated.aegis_phase import State
-from aegis.runtime.codec import decode_state
-from aegis.runtime.control import CTL_CHECKS, handle_agent_request
-from aegis.runtime.controller import EVICTED, ORDER_PHASES
-from aegis.runtime.engine import Engine, runtime_constants
-from aegis.runtime.errors import AegisError, TransportError
-from aegis.runtime.messages import Message, MessagePhase, MessageType
-from aegis.runtime.runner import RankEnv, Runner
+from aegis.ops.podctl import pod_socket_path, serve_pod_control
+from aegis.protocol.control import CTL_CHECKS
+from aegis.protocol.envelope import Message
+from aegis.protocol.environment import AUTO, AgentConfig, Var, user_env
+from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
+from aegis.protocol.payloads import Order, Report, Sender
+from aegis.protocol.subjects import JobSubjects
+from aegis.runtime.agent_core import (
+    RESTART,
+    AgentCore,
+    Evict,
+    Ignore,
+    Leave,
+    RoundOutcome,
+    Work,
+    round_outcome,
+)
+from aegis.runtime.control import handle_agent_request
+from aegis.runtime.errors import RunnerError, TransportError
+from aegis.runtime.lifetime import supervised, watch_parent
+from aegis.runtime.ranks import LocalRanks, Placement
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import request_credentials
-from aegis.runtime.transport.subjects import JobSubjects
-from aegis.values import ModelValue, apply, except_
 
 log = logging.getLogger(__name__)
 
 BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
 TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven checks of design §6
-RESTART = "Restart"  # _perform's outcome for Level 2: no report, the container restarts
 LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
-_SECRET_ENV = ("AEGIS_BOOTSTRAP_TOKEN",)
-EVICTED_EXIT = 75  # declared lost by the controller: replace me (not a node fault: not 1)
-RESTART_CONTAINER_EXIT = 76  # Level 2: restart my container in place (the node's hardware is fine)
-MAX_CONTAINER_RESTARTS = 2  # Level 2 tries per pod and node before it escalates to Level 3
 
 
-@dataclass(frozen=True)
-class AgentConfig:
-    """Everything an agent needs (the launcher or the pod spec sets AEGIS_* variables)."""
+def placement(cfg: AgentConfig, nproc: int, order: Order | None = None) -> Placement:
+    """Where this pod's ranks sit: node `cfg.rank` of `cfg.world_size`, `nproc` ranks each,
+    meeting at the order's rendezvous (the launcher's, running independently)."""
+    return Placement(
+        node_rank=cfg.rank,
+        nnodes=cfg.world_size,
+        nproc=nproc,
+        master_addr=order.master_addr if order else cfg.master_addr,
+        master_port=order.master_port if order else cfg.master_port,
+        run_id=cfg.job,
+        job=cfg.job,
+        pod=cfg.pod,
+        max_restarts=order.max_retry if order else 0,
+    )
 
-    job: str
-    namespace: str
-    pod: str
-    rank: int
-    world_size: int
-    command: tuple[str, ...]
-    grpc_target: str = ""
-    token: str = field(default="", repr=False)
-    incarnation: str = ""
-    node: str = ""
-    connect_timeout: float = 10.0
-    heartbeat_s: float = 5.0
-    master_addr: str = "127.0.0.1"
-    master_port: int = 29500
-    simulate: tuple[str, ...] = ()
-    check_budget_s: float = 60.0
-    hang_timeout: float = DEFAULT_HANG_TIMEOUT_S  # <= 0: no hang detection
-    pod_ip: str = ""
-    node_ip: str = ""
-    progress_dir: str = ""  # where the command's progress file goes (default: tmp)
-    checkpoint_file: str = ""  # a marker file whose change means "checkpoint done"
-    container_restarts: int = 0  # Level 2 restarts of this pod on this node so far
 
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> AgentConfig:
-        """Read the AEGIS_* variables (AegisError naming a missing one)."""
-        try:
-            return cls(
-                job=env["AEGIS_JOB"],
-                namespace=env.get("AEGIS_NAMESPACE", "default"),
-                pod=env["AEGIS_POD"],
-                rank=int(env["AEGIS_RANK"]),
-                world_size=int(env["AEGIS_WORLD_SIZE"]),
-                command=tuple(json.loads(env["AEGIS_COMMAND"])),
-                grpc_target=env.get("AEGIS_GRPC", ""),
-                token=env.get("AEGIS_BOOTSTRAP_TOKEN", ""),
-                incarnation=env.get("AEGIS_INCARNATION") or os.urandom(8).hex(),
-                node=env.get("AEGIS_NODE", ""),
-                connect_timeout=float(env.get("AEGIS_CONNECT_TIMEOUT", "10")),
-                heartbeat_s=float(env.get("AEGIS_HEARTBEAT_S", "5")),
-                master_addr=env.get("AEGIS_MASTER_ADDR", "127.0.0.1"),
-                master_port=int(env.get("AEGIS_MASTER_PORT", "29500")),
-                simulate=tuple(s for s in env.get("AEGIS_SIMULATE", "").split(",") if s),
-                hang_timeout=float(env.get("AEGIS_HANG_TIMEOUT", str(DEFAULT_HANG_TIMEOUT_S))),
-                pod_ip=env.get("AEGIS_POD_IP", ""),
-                node_ip=env.get("AEGIS_NODE_IP", ""),
-                progress_dir=env.get("AEGIS_PROGRESS_DIR", ""),
-                checkpoint_file=env.get(CHECKPOINT_FILE_ENV, ""),
-                container_restarts=int(env.get("AEGIS_CONTAINER_RESTARTS", "0")),
-            )
-        except (KeyError, ValueError) as exc:
-            raise AegisError(f"agent configuration incomplete or invalid: {exc!r}") from None
+def visible_gpus() -> int:
+    """The GPUs this node shows its processes (CUDA_VISIBLE_DEVICES, else /dev/nvidiaN)."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return len([d for d in listed.split(",") if d.strip() and d.strip() != "-1"])
+    try:
+        return sum(1 for d in os.listdir("/dev") if d.startswith("nvidia") and d[6:].isdigit())
+    except OSError:
+        return 0
 
-    def user_env(self) -> dict[str, str]:
-        """The environment of the user command (no bootstrap token)."""
-        return {k: v for k, v in os.environ.items() if k not in _SECRET_ENV}
+
+def local_ranks_of(cfg: AgentConfig) -> int:
+    """K: the configured ranks per node; "auto" is the visible GPUs, else 1."""
+    if cfg.nproc_per_node == AUTO:
+        return max(visible_gpus(), 1)
+    return cfg.nproc_per_node
+
+
+def diagnosis_env(cfg: AgentConfig) -> dict[str, str]:
+    """The diagnosis worker's environment: the agent's, without the spent bootstrap token,
+    its gloo sockets on loopback when the job's rendezvous is (local mode); on Kubernetes
+    gloo binds the pod's own address, the interface of its hostname."""
+    env = {k: v for k, v in os.environ.items() if k != Var.BOOTSTRAP_TOKEN}
+    if ipaddress.ip_address(_resolve(cfg.master_addr)).is_loopback:
+        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    return env
+
+
+def _resolve(host: str) -> str:
+    try:
+        return socket.gethostbyname(host)
+    except OSError:
+        return "0.0.0.0"  # unresolvable: not loopback
 
 
 async def run_independent(cfg: AgentConfig) -> int:
     """RunIndependent: the command as a plain process; its exit code (128+N for signal N)."""
     print(f"aegis: agent {cfg.pod}: no controller, running the command independently", flush=True)
-    env = RankEnv(
-        cfg.rank,
-        cfg.world_size,
-        master_addr=cfg.master_addr,
-        master_port=cfg.master_port,
-        run_id=cfg.job,
-        job=cfg.job,
-        pod=cfg.pod,
-    )
-    runner = Runner(cfg.command, env, env=cfg.user_env())
-    await runner.start()
-    try:
-        code = await runner.wait()
-    finally:
-        if runner.running:
-            await runner.stop(5.0)
-    return code if code >= 0 else 128 - code
+    with tempfile.TemporaryDirectory(prefix="aegis-independent-") as work:
+        ranks = LocalRanks(
+            cfg.command,
+            placement(cfg, local_ranks_of(cfg)),
+            env=user_env(os.environ),
+            work_dir=Path(work),
+            log_dir=Path(cfg.log_dir) / cfg.pod if cfg.log_dir else None,
+        )
+        await ranks.start(retry=0)
+        try:
+            failure = await ranks.wait(5.0)
+        finally:
+            await ranks.stop(5.0)
+    if failure is None:
+        return 0
+    print(f"aegis: agent {cfg.pod}: {failure.describe()}", flush=True)
+    code = failure.exit_code
+    return code if code >= 0 else terminated_by(-code)
 
 
-class Agent:
-    """One agent process's logic; `await Agent(cfg).run()` returns the exit code."""
+class AgentService:
+    """One agent process; `await AgentService(cfg).run()` returns the exit code."""
 
     def __init__(self, cfg: AgentConfig, diag: DiagnosisClient | None = None) -> None:
         self.cfg = cfg
-        self.me = ModelValue(cfg.pod)
+        sender = Sender(cfg.incarnation, cfg.node, cfg.pod_ip, cfg.node_ip)
+        self.core = AgentCore(cfg.job, cfg.namespace, cfg.pod, sender)
         self.subjects = JobSubjects(cfg.namespace, cfg.job)
-        self.diag = diag or DiagnosisClient(simulate=cfg.simulate)
+        self.report_subject = self.subjects.report(cfg.pod)
+        self.diag = diag or DiagnosisClient(env=diagnosis_env(cfg), simulate=cfg.simulate)
         self.orders: asyncio.Queue[Message] = asyncio.Queue()
         self.stopped = asyncio.Event()
         self.exit_code = 0
         self.bus: Bus | None = None
-        self.view: Engine | None = None
-        self.agent_seq = 0
         self.work: asyncio.Task[None] | None = None
-        self.work_seq = -1  # the order `work` is working on
-        self.runner: Runner | None = None
+        self.ranks: LocalRanks | None = None
+        self.nproc = local_ranks_of(cfg)
         self.warm: asyncio.Task[None] | None = None
         self.slow_note = ""  # why this node is slow (its last performance check), if it is
         self.gpu_type = "cpu"  # from the bootcheck's environment check
-        self.mark_reason = ""  # why this agent reported Hang last
 
     async def run(self) -> int:
         """Connect (or fall back), then serve orders until the job ends or we must exit."""
@@ -182,8 +175,16 @@ class Agent:
             except (TransportError, TimeoutError, OSError) as exc:
                 log.warning("agent %s: cannot reach the controller: %s", self.cfg.pod, exc)
                 warm.cancel()
+                if self.cfg.fallback == "fail":
+                    print(
+                        f"aegis: agent {self.cfg.pod}: no controller within "
+                        f"{self.cfg.connect_timeout:g} s ({exc or 'timed out'}); not running the "
+                        f"command alone (fallback fail): exit {AgentExit.NO_CONTROLLER}",
+                        flush=True,
+                    )
+                    return AgentExit.NO_CONTROLLER
                 return await run_independent(self.cfg)
-            beat = asyncio.create_task(self._heartbeat())
+            beat = supervised(self._heartbeat(), "heartbeat", self._background_failed)
             try:
                 await self._serve()
             finally:
@@ -202,6 +203,10 @@ class Agent:
         self.exit_code = code
         self.stopped.set()
 
+    def _background_failed(self, exc: BaseException) -> None:
+        print(f"aegis: agent {self.cfg.pod}: internal failure {exc!r}: exit", flush=True)
+        self.stop(AgentExit.EVICTED)  # replaced in place: not a node fault
+
     async def _connect(self) -> None:
         cfg = self.cfg
         issued = await request_credentials(
@@ -210,27 +215,38 @@ class Agent:
             job=cfg.job,
             pod_name=cfg.pod,
             bootstrap_token=cfg.token,
+            incarnation=cfg.incarnation,
             attempts=1000,
             timeout=2.0,
             backoff=0.1,
         )
+        # the token is spent: gone from this process's environment (a child never saw it)
+        os.environ.pop(Var.BOOTSTRAP_TOKEN, None)
+        # the credential allows this pod's own subjects only: its reports, its heartbeats,
+        # the orders, ctl requests to it and its own reply inbox
         self.bus = await Bus.connect(
-            issued.nats_url, issued.credentials, name=cfg.pod, reconnect_attempts=-1
+            issued.nats_url,
+            issued.credentials,
+            name=cfg.pod,
+            reconnect_attempts=-1,
+            inbox_prefix=self.subjects.inbox_prefix(cfg.pod),
         )
-        await self.bus.subscribe(self.subjects.master, self._on_order)
-        await self._serve_control()
-        ack = self._message(MessageType.ACK, MessagePhase.BOOTCHECK, self.agent_seq, {})
+        await self.bus.subscribe(self.subjects.master, self.orders.put)
+        await self.bus.subscribe(
+            self.subjects.ctl_agent(cfg.pod), lambda m: handle_agent_request(self, m)
+        )
+        # `kubectl exec POD -- aegis ctl hang|check|burn`: the same handler, on a pod-local
+        # socket (aegis.ops.podctl); never a way to stop the job or reach another pod
+        self.pod_ctl = await serve_pod_control(
+            pod_socket_path(cfg.progress_dir, cfg.pod), lambda m: handle_agent_request(self, m)
+        )
         while True:
             try:
-                reply = await self.bus.request(self.subjects.worker, ack, timeout=1.0)
+                reply = await self.bus.request(self.report_subject, self.core.ack(), timeout=1.0)
                 break
             except TransportError:
                 await asyncio.sleep(0.1)
         await self.orders.put(reply)
-
-    async def _on_order(self, msg: Message) -> None:
-        if msg.type is MessageType.ORDER and msg.pod_name in ("master", self.cfg.pod):
-            await self.orders.put(msg)
 
     async def _serve(self) -> None:
         while not self.stopped.is_set():
@@ -244,87 +260,60 @@ class Agent:
             await self._take(get.result())
 
     async def _take(self, msg: Message) -> None:
-        data = msg.data
-        if EVICTED in data:
-            if data[EVICTED] == self.cfg.incarnation:
-                self._evicted()
-            return
-        if data.get("final"):
-            self.stop(0)
-            return
-        if self.view is not None and msg.seq <= self.agent_seq:
-            return
-        if msg.seq < self.work_seq:
-            return  # an older order
-        if msg.seq == self.work_seq and self.work is not None and not self.work.done():
-            # the same order with a newer state (slow marks, an eviction, a checkpoint)
-            self._update_view(data)
-            if self.view is not None and self.view.enabled("agentEvict", w=self.me):
-                await self._evict()
-            return
-        self._update_view(data)
-        assert self.view is not None
-        if not self.view.enabled("agentWork", w=self.me):
-            return
-        await self._stop_work()
-        self.work_seq = msg.seq
-        self.work = asyncio.create_task(self._work(msg.seq, str(data["specPhase"]), data))
-        self.work.add_done_callback(self._work_done)
+        working = self.work is not None and not self.work.done()
+        decision = self.core.on_order(msg, working=working)
+        if isinstance(decision, Ignore):
+            log.debug("agent %s: order %d ignored: %s", self.cfg.pod, msg.seq, decision.why)
+        elif isinstance(decision, Leave):
+            self._leave(decision)
+        elif isinstance(decision, Evict):
+            await self._evict()
+        elif isinstance(decision, Work):
+            await self._stop_work()
+            self.work = supervised(
+                self._work(decision.seq, decision.order), "work", self._background_failed
+            )
 
-    def _update_view(self, data: Mapping[str, Any]) -> None:
-        state = decode_state(data["state"])
-        self.view = Engine(
-            runtime_constants(data["world"], int(data["maxRetry"])),
-            self._overlay(state),
-            check_invariants=False,
-        )
+    def _leave(self, leave: Leave) -> None:
+        if leave.code != AgentExit.LEFT:
+            print(f"aegis: agent {self.cfg.pod}: {leave.why}; exit {leave.code}", flush=True)
+        self.stop(leave.code)
 
-    def _work_done(self, task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
-            log.error("agent %s: work failed", self.cfg.pod, exc_info=task.exception())
-
-    def _overlay(self, s: State) -> State:
-        seq = except_(s.agentSeq, (self.me,), lambda _: self.agent_seq)
-        st = except_(s.agentState, (self.me,), lambda _: "Ready")
-        return State.from_dict({**s.as_dict(), "agentSeq": seq, "agentState": st})
-
-    async def _work(self, seq: int, phase: str, data: Mapping[str, Any]) -> None:
-        extra: dict[str, Any] = {}
+    async def _work(self, seq: int, order: Order) -> None:
+        phase = order.spec_phase
         try:
-            outcome, reason = await self._perform(seq, phase, data, extra)
+            done = await self._perform(seq, order)
         finally:
             await self._stop_runner()
-        if outcome == RESTART:
+        if done.outcome == RESTART:
             print(
-                f"aegis: agent {self.cfg.pod}: {reason}: restart the container (Level 2), "
-                f"exit {RESTART_CONTAINER_EXIT}",
+                f"aegis: agent {self.cfg.pod}: {done.reason}: restart the container (Level 2), "
+                f"exit {AgentExit.RESTART_CONTAINER}",
                 flush=True,
             )
-            self.stop(RESTART_CONTAINER_EXIT)
+            self.stop(AgentExit.RESTART_CONTAINER)
             return
-        assert self.view is not None
-        step = self.view.observe("agentWork", w=self.me, outcome=outcome)
-        if not step.applied:
-            log.warning(
-                "agent %s: agentWork(%s) not enabled in order %d", self.cfg.pod, outcome, seq
-            )
-            return
-        self.agent_seq = int(apply(step.state.agentSeq, self.me))
-        report = self._message(
-            MessageType(outcome), ORDER_PHASES[phase], self.agent_seq, {"reason": reason, **extra}
+        report = Report(
+            self.core.sender,
+            reason=done.reason,
+            checks=tuple(r.to_dict() for r in done.results),
+            round_seconds=done.seconds,
+            gpu_type=self.gpu_type if done.results else None,
         )
-        await self._send_report(report)
-        if apply(step.state.agentState, self.me) == "Exited":
-            print(f"aegis: agent {self.cfg.pod}: {reason}: exit 1 (node fault)", flush=True)
-            self.stop(1)
+        msg = self.core.finish_work(seq, phase, done.outcome, report)
+        if msg is None:
+            return
+        await self._send_report(msg)
+        if self.core.exited:
+            print(f"aegis: agent {self.cfg.pod}: {done.reason}: exit 1 (node fault)", flush=True)
+            self.stop(AgentExit.NODE_FAULT)
 
-    async def _perform(
-        self, seq: int, phase: str, data: Mapping[str, Any], extra: dict[str, Any]
-    ) -> tuple[str, str]:
+    async def _perform(self, seq: int, order: Order) -> _Done:
+        phase = order.spec_phase
         if phase == "RunCommand":
-            return await self._run_command(data)
+            return await self._run_command(order)
         checks: tuple[str, ...] = BOOTCHECK if phase == "BootChecking" else TROUBLESHOOT
-        if self._peers_finished():
+        if self.core.peers_finished():
             # a replacement joining a round its peers have already finished: nobody is left
             # to meet in a collective check, so run only the local ones
             checks = tuple(c for c in checks if c not in COLLECTIVE_CHECKS)
@@ -333,153 +322,132 @@ class Agent:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.warm)
         started = time.monotonic()
-        results = await self.diag.run(checks, f"{self.cfg.job}-{seq}", self._params(data))
-        extra.update(self._round_data(results, time.monotonic() - started))
-        decision = decide(phase, "checks_done", results)
-        log.info("agent %s: %s checks: %s", self.cfg.pod, phase, _failures(results))
-        slow = [r for r in results if r.failed and r.check_type == CheckType.ALLREDUCE_PERFORMANCE]
-        self.slow_note = f"allreduce performance: {slow[0].result}" if slow else ""
-        if decision.action is Action.ISOLATE_NODE:
-            return "Error", f"{phase}: {decision.reason} ({_failures(results)})"
-        if decision.action is Action.RESTART_CONTAINER:
-            if self.cfg.container_restarts < MAX_CONTAINER_RESTARTS:
-                return RESTART, f"{phase}: {decision.reason}"
-            # Level 2 did not help: the node is unusable for this pod after all (Level 3)
-            return "Error", (
-                f"{phase}: {decision.reason}; still failing after "
-                f"{self.cfg.container_restarts} container restarts ({_failures(results)})"
-            )
-        return "Finish", decision.reason
+        results = await self.diag.run(checks, f"{self.cfg.job}-{seq}", self._params(order))
+        seconds = round(time.monotonic() - started, 6)
+        self._note_gpu(results)
+        out = round_outcome(phase, results, self.cfg.container_restarts)
+        self.slow_note = out.slow_note
+        log.info("agent %s: %s checks: %s", self.cfg.pod, phase, out.reason)
+        return _Done(out, tuple(results), seconds)
 
-    def _round_data(self, results: Sequence[CheckResult], seconds: float) -> dict[str, Any]:
-        """What a check round's report carries for the controller's metrics."""
+    def _note_gpu(self, results: Sequence[CheckResult]) -> None:
         for r in results:
             names = r.details.get("device_names") if r.check_type == CheckType.ENV else None
             if isinstance(names, list):
                 self.gpu_type = str(names[0]) if names else "cpu"
-        return {
-            "checks": [r.to_dict() for r in results],
-            "roundSeconds": round(seconds, 6),
-            "gpuType": self.gpu_type,
-        }
 
-    def _peers_finished(self) -> bool:
-        """Whether another worker already finished the current order (order's state)."""
-        if self.view is None:
-            return False
-        s = self.view.state
-        return any(bool(apply(s.finished, w)) for w in self.view.constants.Workers if w != self.me)
-
-    async def _run_command(self, data: Mapping[str, Any]) -> tuple[str, str]:
-        env = RankEnv(
-            self.cfg.rank,
-            self.cfg.world_size,
-            master_addr=str(data["masterAddr"]),
-            master_port=int(data["masterPort"]),
-            run_id=self.cfg.job,
-            job=self.cfg.job,
-            pod=self.cfg.pod,
-            max_restarts=int(data["maxRetry"]),
-        )
-        progress = self._progress_file()
-        with contextlib.suppress(OSError):
-            progress.unlink()
-        user_env = {**self.cfg.user_env(), PROGRESS_FILE_ENV: str(progress)}
-        if self.cfg.checkpoint_file:
-            user_env[CHECKPOINT_FILE_ENV] = self.cfg.checkpoint_file
-        runner = self.runner = Runner(self.cfg.command, env, env=user_env)
-        runner.restart_count = int(data["retry"])
-        await runner.start(retry=int(data["retry"]))
-        watch = HangWatch(
-            self.cfg.hang_timeout if self.cfg.hang_timeout > 0 else float("inf"),
-            progress_file=str(progress),
-            pgid=runner.pid,
-            last_output=lambda: runner.last_output,
-            checkpoint_file=self.cfg.checkpoint_file or None,
-        )
-        watcher = asyncio.create_task(self._watch(watch))
+    async def _run_command(self, order: Order) -> _Done:
+        ranks = self.ranks = self._local_ranks(order)
         try:
-            code = await runner.wait()
+            await ranks.start(retry=order.retry)
+        except RunnerError as exc:  # e.g. a typo in the command: an Error, not a hang
+            return _Done(RoundOutcome("Error", f"the command cannot start: {exc}"))
+        watches = [
+            HangWatch(
+                self.cfg.hang_timeout if self.cfg.hang_timeout > 0 else float("inf"),
+                progress_file=str(self._progress_file(lr)),
+                pgid=runner.pid,
+                last_output=lambda runner=runner: runner.last_output,  # type: ignore[misc]
+                # the marker file is one per pod: watched once
+                checkpoint_file=(self.cfg.checkpoint_file or None) if lr == 0 else None,
+            )
+            for lr, runner in enumerate(ranks.runners)
+        ]
+        watcher = supervised(self._watch(watches), "hang watch", self._background_failed)
+        try:
+            failure = await ranks.wait()
         finally:
             watcher.cancel()
-        return ("Finish", "exit 0") if code == 0 else ("Error", f"command exited {code}")
+        if failure is None:
+            return _Done(RoundOutcome("Finish", "exit 0"))
+        return _Done(RoundOutcome("Error", failure.describe()))
 
-    def _progress_file(self) -> Path:
+    def _local_ranks(self, order: Order) -> LocalRanks:
+        """The pod's K local ranks for `order`, each with its progress and error files."""
+        cfg = self.cfg
+        work = self._work_dir()
+        rank_env: dict[int, dict[str, str]] = {}
+        for lr in range(self.nproc):
+            progress = self._progress_file(lr)
+            with contextlib.suppress(OSError):
+                progress.unlink()
+            rank_env[lr] = {Var.PROGRESS_FILE: str(progress)}
+        env = user_env(os.environ)
+        if cfg.checkpoint_file:
+            env[Var.CHECKPOINT_FILE] = cfg.checkpoint_file
+        log_dir = Path(cfg.log_dir) / cfg.pod if cfg.log_dir else None
+        return LocalRanks(
+            cfg.command,
+            placement(cfg, self.nproc, order),
+            env=env,
+            work_dir=work,
+            log_dir=log_dir,
+            rank_env=rank_env,
+        )
+
+    def _work_dir(self) -> Path:
         base = Path(self.cfg.progress_dir or tempfile.gettempdir())
-        return base / f"aegis-progress-{self.cfg.job}-{self.cfg.pod}-{self.cfg.incarnation}.json"
+        path = base / f"aegis-{self.cfg.job}-{self.cfg.pod}-{self.cfg.incarnation}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
 
-    async def _watch(self, watch: HangWatch) -> None:
-        """While the command runs: report a known slowness, hangs and completed checkpoints."""
+    def _progress_file(self, local_rank: int) -> Path:
+        return self._work_dir() / f"progress-{local_rank}.json"
+
+    async def _watch(self, watches: Sequence[HangWatch]) -> None:
+        """While the command runs: report a known slowness, hangs and completed checkpoints
+        (of any local rank: the pod is one worker of the spec)."""
         timeout = self.cfg.hang_timeout
-        period = watch.poll_interval_s  # min(1 s, timeout / 4): a stall is seen in timeout + 1 s
+        # min(1 s, timeout / 4): a stall is seen within timeout + 1 s
+        period = min(w.poll_interval_s for w in watches)
         if self.slow_note:
             await self.report_hang(self.slow_note)
         while True:
             await asyncio.sleep(period)
-            step = watch.new_checkpoint()
-            if step is not None:
-                await self._report_checkpoint(step)
-            verdict = watch.poll() if timeout > 0 else None
-            if verdict is not None:
-                await self.report_hang(
-                    f"hang: no progress for {verdict.age_s:.1f} s ({verdict.detail})"
-                )
+            for lr, watch in enumerate(watches):
+                step = watch.new_checkpoint()
+                if step is not None:
+                    msg = self.core.checkpoint(step)
+                    if msg is not None:
+                        await self._send_report(msg)
+                verdict = watch.poll() if timeout > 0 else None
+                if verdict is not None:
+                    where = f"local rank {lr}: " if len(watches) > 1 else ""
+                    await self.report_hang(
+                        f"hang: {where}no progress for {verdict.age_s:.1f} s ({verdict.detail})"
+                    )
 
     async def report_hang(self, reason: str) -> bool:
         """Report Hang (agentHang) for the running command; False when the spec says no."""
-        view = self.view
-        if view is None or not view.enabled("agentHang", w=self.me):
-            log.info(
-                "agent %s: not reporting hang (%s): agentHang not enabled", self.cfg.pod, reason
-            )
+        msg = self.core.hang(reason)
+        if msg is None:
+            log.info("agent %s: not reporting hang (%s): not enabled", self.cfg.pod, reason)
             return False
-        view.observe("agentHang", w=self.me)
         print(f"aegis: agent {self.cfg.pod}: {reason}: marked slow, not killed", flush=True)
-        self.mark_reason = reason
-        seq = int(view.state.masterSeq)
-        await self._send_report(
-            self._message(MessageType.HANG, MessagePhase.COMMAND, seq, {"reason": reason})
-        )
+        await self._send_report(msg)
         return True
 
-    async def _report_checkpoint(self, step: int) -> None:
-        view = self.view
-        if view is None or not view.enabled("agentCheckpoint", w=self.me):
-            log.debug("agent %s: checkpoint %d, no eviction waits for it", self.cfg.pod, step)
-            return
-        view.observe("agentCheckpoint", w=self.me)
-        seq = int(view.state.masterSeq)
-        await self._send_report(
-            self._message(MessageType.CHECKPOINT, MessagePhase.COMMAND, seq, {"step": step})
-        )
-
     async def _evict(self) -> None:
-        """agentEvict: the checkpoint is safe; stop the command, report, exit 1 (replace me)."""
-        assert self.view is not None
-        step = self.view.observe("agentEvict", w=self.me)
-        if not step.applied:
+        """agentEvict: the checkpoint is safe; report, stop the command, exit 1 (replace me)."""
+        msg = self.core.evict()
+        if msg is None:
             return
-        seq = int(self.view.state.masterSeq)
-        reason = self.mark_reason or "marked slow"
-        self.agent_seq = seq
         # report first: once the controller has applied the eviction (phase Restarting), the
         # peers' errors caused by this rank leaving are not counted as new failures
-        await self._send_report(
-            self._message(MessageType.EVICTED, MessagePhase.COMMAND, seq, {"reason": reason})
-        )
+        await self._send_report(msg)
         await self._stop_work()
         print(
             f"aegis: agent {self.cfg.pod}: slow node evicted at the checkpoint: exit 1",
             flush=True,
         )
-        self.stop(1)
+        self.stop(AgentExit.NODE_FAULT)
 
-    def _params(self, data: Mapping[str, Any]) -> dict[str, Any]:
+    def _params(self, order: Order) -> dict[str, Any]:
         b = self.cfg.check_budget_s
         return {
             "rendezvous": {
-                "host": str(data["masterAddr"]),
-                "port": int(data["checkPort"]),
+                "host": order.master_addr,
+                "port": order.check_port,
                 "rank": self.cfg.rank,
                 "world_size": self.cfg.world_size,
                 "backend": "gloo",
@@ -498,34 +466,20 @@ class Agent:
         assert self.bus is not None
         while not self.stopped.is_set():
             try:
-                reply = await self.bus.request(self.subjects.worker, report, timeout=2.0)
+                reply = await self.bus.request(self.report_subject, report, timeout=2.0)
             except TransportError:
                 await asyncio.sleep(0.2)
                 continue
-            if reply.data.get("result") == EVICTED:
-                self._evicted()
+            leave = self.core.on_receipt(reply)
+            if leave is not None:
+                self._leave(leave)
             return
-
-    def _evicted(self) -> None:
-        print(
-            f"aegis: agent {self.cfg.pod}: the controller declared this incarnation lost "
-            f"(missed heartbeats); exit {EVICTED_EXIT} to be replaced",
-            flush=True,
-        )
-        self.stop(EVICTED_EXIT)
 
     # ---------------- operator control (`aegis ctl`) ----------------
 
-    async def _serve_control(self) -> None:
-        """Answer `aegis ctl` requests addressed to this pod (hang, check, burn)."""
-        assert self.bus is not None
-        await self.bus.subscribe(
-            self.subjects.ctl_agent(self.cfg.pod), lambda m: handle_agent_request(self, m)
-        )
-
     async def ctl_hang(self, reason: str) -> dict[str, Any]:
         """`aegis ctl hang`: mark this pod slow/hung (report Hang); nothing is killed."""
-        running = self.runner is not None and self.runner.running
+        running = self.ranks is not None and self.ranks.running
         if not running:
             return {"marked": False, "detail": "no training command is running"}
         marked = await self.report_hang(f"operator: {reason}" if reason else "operator")
@@ -552,31 +506,10 @@ class Agent:
         while True:
             await asyncio.sleep(self.cfg.heartbeat_s)
             if self.bus is not None and self.bus.connected:
-                beat = self._message(
-                    MessageType.HEARTBEAT, MessagePhase.BOOTCHECK, self.agent_seq, {}
-                )
                 with contextlib.suppress(TransportError):
-                    await self.bus.publish(self.subjects.worker, beat)
-
-    def _message(
-        self, kind: MessageType, phase: MessagePhase, seq: int, data: Mapping[str, Any]
-    ) -> Message:
-        return Message(
-            self.cfg.job,
-            self.cfg.namespace,
-            self.cfg.pod,
-            kind,
-            phase,
-            {
-                **data,
-                "incarnation": self.cfg.incarnation,
-                "node": self.cfg.node,
-                "podIP": self.cfg.pod_ip,
-                "nodeIP": self.cfg.node_ip,
-            },
-            time.time(),
-            seq,
-        )
+                    await self.bus.publish(
+                        self.subjects.heartbeat(self.cfg.pod), self.core.heartbeat()
+                    )
 
     async def _stop_work(self) -> None:
         task, self.work = self.work, None
@@ -587,33 +520,37 @@ class Agent:
         await self._stop_runner()
 
     async def _stop_runner(self) -> None:
-        runner, self.runner = self.runner, None
-        if runner is not None and runner.pid is not None:
-            await runner.stop(5.0)
+        ranks, self.ranks = self.ranks, None
+        if ranks is not None:
+            await ranks.stop(5.0)
 
 
-def _failures(results: list[CheckResult]) -> str:
-    bad = [f"{r.check_type}: {r.result}" for r in results if r.failed]
-    return "; ".join(bad) or "no failed check"
+@dataclass(frozen=True)
+class _Done:
+    """What a piece of work ended with: the round's outcome and, for checks, its results."""
 
+    out: RoundOutcome
+    results: tuple[CheckResult, ...] = ()
+    seconds: float | None = None
 
-async def watch_parent(on_gone: Callable[[], None], period: float = 0.5) -> None:
-    """Call `on_gone` once the launcher (AEGIS_LAUNCHER_PID) is gone: no orphans left."""
-    pid = int(os.environ.get("AEGIS_LAUNCHER_PID", "0"))
-    while pid:
-        await asyncio.sleep(period)
-        if os.getppid() != pid:
-            on_gone()
-            return
+    @property
+    def outcome(self) -> str:
+        """ "Finish", "Error" or RESTART."""
+        return self.out.outcome
+
+    @property
+    def reason(self) -> str:
+        """Why (the first failed checks, or the command's exit)."""
+        return self.out.reason
 
 
 async def agent_main(cfg: AgentConfig) -> int:
     """The `aegis agent` process body: signals stop the agent and its command."""
-    agent = Agent(cfg)
+    agent = AgentService(cfg)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, agent.stop, 128 + sig)
-    orphan = asyncio.create_task(watch_parent(lambda: agent.stop(143)))
+        loop.add_signal_handler(sig, agent.stop, terminated_by(sig))
+    orphan = asyncio.create_task(watch_parent(lambda: agent.stop(TERMINATED)))
     try:
         return await agent.run()
     finally:

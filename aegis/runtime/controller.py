@@ -14,42 +14,68 @@ next heartbeat or report is answered with an eviction, and it exits so that it i
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from aegis.checks.faultlog import FaultRecord
-from aegis.generated.aegis_phase import Constants, State
-from aegis.runtime.codec import decode_state, encode_state
+from aegis.errors import AegisError
+from aegis.generated.aegis_phase import Constants, Label, State, violated_invariants
+from aegis.protocol.envelope import Message, MessageType
+from aegis.protocol.errors import MalformedMessage
+from aegis.protocol.payloads import Eviction, Order, Receipt, ReceiptResult, Report, Sender
+from aegis.protocol.state_codec import CodecError, decode_state, encode_state
 from aegis.runtime.engine import Engine, StepResult, runtime_constants
-from aegis.runtime.messages import Message, MessagePhase, MessageType
+from aegis.runtime.errors import CorruptStatusError
+from aegis.runtime.phases import message_phase, terminal
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import ErrorNode, PodInfo, Status, StatusStore
 from aegis.values import Fn, ModelValue, apply
 
 log = logging.getLogger(__name__)
 
-ORDER_PHASES: Mapping[str, MessagePhase] = {
-    "BootChecking": MessagePhase.BOOTCHECK,
-    "RunCommand": MessagePhase.COMMAND,
-    "Troubleshooting": MessagePhase.TROUBLESHOOT,
-}
-TERMINAL_EXIT = {"Succeed": 0, "Failed": 3}  # controller exit codes; anything else = crash
-EVICTED = "evicted"  # receipt result / order flag: this incarnation was declared lost
 DEFAULT_HEARTBEAT_TIMEOUT_S = 10.0
 SLOW_EVICTED = "slow node evicted at a checkpoint"
 # report type -> the agent's spec action it is the end of (Finish/Error: agentWork(outcome))
-REPORT_ACTIONS: Mapping[str, str] = {
-    "Finish": "agentWork",
-    "Error": "agentWork",
-    "Hang": "agentHang",
-    "Checkpoint": "agentCheckpoint",
-    "Evicted": "agentEvict",
+REPORT_ACTIONS: Mapping[MessageType, Label] = {
+    MessageType.FINISH: Label.agentWork,
+    MessageType.ERROR: Label.agentWork,
+    MessageType.HANG: Label.agentHang,
+    MessageType.CHECKPOINT: Label.agentCheckpoint,
+    MessageType.EVICTED: Label.agentEvict,
 }
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class PersistenceError(AegisError):
+    """The status could not be saved: the event was rolled back (memory equals disk)."""
+
+
+def transaction(method: Callable[P, R]) -> Callable[P, R]:
+    """Handle one event as a transaction: if it fails (e.g. the status cannot be saved), the
+    controller's memory is rolled back to what it was before, so it never runs ahead of disk."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        core = args[0]
+        assert isinstance(core, ControllerCore)
+        saved = core.checkpoint_memory()
+        try:
+            return method(*args, **kwargs)
+        except BaseException:
+            core.restore_memory(saved)
+            raise
+
+    return wrapper
+
+
 _PORT_SLOTS = 500
 
 
@@ -142,6 +168,8 @@ class ControllerCore:
         self.status = loaded or Status()
         self.addresses: dict[str, tuple[str, str, str]] = {}  # pod -> (pod IP, node, node IP)
         self._published_marks: tuple[object, ...] | None = None
+        self._unlogged: list[StepResult] = []  # steps of this event, logged once it is saved
+        self._impersonators: set[str] = set()  # pods already logged for claiming another
         self.extras = Extras()
         state = self._restore()
         now = time.monotonic()  # a restarted controller gives every known agent a full timeout
@@ -149,11 +177,14 @@ class ControllerCore:
         self.engine = Engine(self.constants, state, seq_no=self.extras.step_no, on_step=self._log)
         if state is None:
             if steplog is not None:
-                steplog.write_initial({"init": encode_state(self.state)})
+                steplog.write_initial(self.constants, self.state)
             self._save()
+        elif steplog is not None:  # resumed: the log goes on from the restored state
+            steplog.write_resume(self.engine.seq_no, self.state)
 
     # ---------------- events ----------------
 
+    @transaction
     def on_ack(self, msg: Message) -> Outcome:
         """An agent's ACK request: (re)join it, reply with the current order."""
         pod, inc = self._authentic(msg, need_known=False)
@@ -169,10 +200,11 @@ class ControllerCore:
             self.engine.settle()
         self.extras.incarnations[pod] = inc
         self.last_seen[pod] = time.monotonic()
-        self.engine.observe("agentJoin", w=w)
+        self.engine.observe(Label.agentJoin, w=w)
         out = self._finish(None)  # the reply carries the order after the decisions
         return Outcome(self.order_for(pod), out.publish)
 
+    @transaction
     def on_report(self, msg: Message) -> Outcome:
         """An agent's report: the end of its spec action (its seq must be the successor's
         message), then `receive` of that message.
@@ -183,24 +215,32 @@ class ControllerCore:
         pod, inc = self._authentic(msg, need_known=True)
         if pod is None:
             evicted = bool(inc) and self.extras.evicted.get(msg.pod_name) == inc
-            return Outcome(self._receipt(msg, EVICTED if evicted else "forged"))
+            return Outcome(
+                self._receipt(msg, ReceiptResult.EVICTED if evicted else ReceiptResult.FORGED)
+            )
+        try:
+            body = Report.from_data(msg.data)
+        except MalformedMessage as exc:
+            self.extras.counters["malformed"] += 1
+            log.warning("report from %s dropped: %s", pod, exc)
+            return Outcome(self._receipt(msg, ReceiptResult.FORGED))
         self.last_seen[pod] = time.monotonic()
-        self._remember_address(pod, msg)
+        self._remember_address(pod, body.sender)
         w, kind = ModelValue(pod), msg.type.value
-        label = REPORT_ACTIONS.get(kind)
+        label = REPORT_ACTIONS.get(msg.type)
         if label is None:
             self.extras.counters["unexpected_type"] += 1
-            return Outcome(self._receipt(msg, "unexpected type"))
+            return Outcome(self._receipt(msg, ReceiptResult.UNEXPECTED_TYPE))
         choices: dict[str, Any] = {"w": w}
-        if label == "agentWork":
+        if label is Label.agentWork:
             choices["outcome"] = kind
         found = self.engine.find(label, **choices)
         if found is None:
             self.extras.counters["not_enabled"] += 1
             self.engine.reject(label, **choices)  # logged as rejected
-            return self._finish(self._receipt(msg, "not enabled"))
+            return self._finish(self._receipt(msg, ReceiptResult.NOT_ENABLED))
         report = Fn({"from": w, "type": kind, "seq": msg.seq})
-        if label != "agentEvict" and report not in found[1].state.msgs - self.state.msgs:
+        if label is not Label.agentEvict and report not in found[1].state.msgs - self.state.msgs:
             self.extras.counters["stale"] += 1
             log.info(
                 "stale %s from %s (seq %d, order %d): dropped",
@@ -209,16 +249,16 @@ class ControllerCore:
                 msg.seq,
                 self.state.masterSeq,
             )
-            return Outcome(self._receipt(msg, "stale"))
-        if label == "agentEvict" and msg.seq != self.state.masterSeq:
+            return Outcome(self._receipt(msg, ReceiptResult.STALE))
+        if label is Label.agentEvict and msg.seq != self.state.masterSeq:
             self.extras.counters["stale"] += 1
-            return Outcome(self._receipt(msg, "stale"))
+            return Outcome(self._receipt(msg, ReceiptResult.STALE))
         self.engine.take(label, found)
-        reason = str(msg.data.get("reason", ""))[:500]
-        if label != "agentEvict":
+        reason = body.reason
+        if label is not Label.agentEvict:
             self.engine.settle()
             was_slow = bool(apply(self.state.slow, w))
-            self.engine.observe("receive", m=report)
+            self.engine.observe(Label.receive, m=report)
             if kind == "Hang" and not was_slow and apply(self.state.slow, w):
                 self.extras.counters["hang_marked"] += 1
                 self._fault(pod, f"hang: {reason or 'no progress'} (marked, not killed)")
@@ -230,8 +270,9 @@ class ControllerCore:
             why = f"{SLOW_EVICTED}: {reason or 'marked slow'}"
             self._set_reason(pod, why)
             self._fault(pod, why)
-        return self._finish(self._receipt(msg, "applied"))
+        return self._finish(self._receipt(msg, ReceiptResult.APPLIED))
 
+    @transaction
     def on_pod_lost(self, pod: str, incarnation: str, exit_code: int, node: str) -> Outcome:
         """The launcher saw agent `pod` exit: reschedule (exit 1, node blacklisted) or restart.
 
@@ -267,6 +308,31 @@ class ControllerCore:
             self.extras.counters["old_heartbeat"] += 1
         return Outcome()
 
+    def sender_matches(self, pod: str | None, msg: Message) -> bool:
+        """Whether `msg` names the pod it was sent by (`pod`, from its subject); a mismatch is
+        counted and logged once per sending pod, and the message is dropped."""
+        if pod is not None and msg.pod_name == pod:
+            return True
+        self.extras.counters["impersonation"] += 1
+        key = pod or "?"
+        if key not in self._impersonators:
+            self._impersonators.add(key)
+            log.warning(
+                "message from %s claims to be from %s: dropped (further ones are only counted)",
+                key,
+                msg.pod_name,
+            )
+        return False
+
+    def refusal(self, msg: Message) -> Message:
+        """The receipt of a message dropped as forged (its sender is not who it claims)."""
+        return self._receipt(msg, ReceiptResult.FORGED)
+
+    def refresh_all(self, now: float | None = None) -> None:
+        """Count every joined agent as seen now (after the controller's own outage)."""
+        now = time.monotonic() if now is None else now
+        self.last_seen = dict.fromkeys(self.last_seen, now)
+
     def silent_pods(self, now: float | None = None) -> list[str]:
         """Joined agents (not leaving by themselves) silent for longer than the timeout."""
         timeout = self.job.heartbeat_timeout
@@ -282,6 +348,7 @@ class ControllerCore:
             and self._agent_state(ModelValue(pod)) != "Exited"
         ]
 
+    @transaction
     def on_heartbeat_lost(self, pod: str) -> Outcome:
         """Agent `pod` missed its heartbeats: the pod is lost (observation envPodRestart)."""
         inc = self.extras.incarnations.get(pod)
@@ -289,7 +356,7 @@ class ControllerCore:
         if pod not in self.job.pods or inc is None:
             self.extras.counters["lost_unknown"] += 1
             return Outcome()
-        step = self.engine.observe("envPodRestart", w=ModelValue(pod))
+        step = self.engine.observe(Label.envPodRestart, w=ModelValue(pod))
         if step.applied:
             self.extras.counters["heartbeat_lost"] += 1
             self._fault(pod, f"missed heartbeats for {self.job.heartbeat_timeout:g} s: pod lost")
@@ -303,13 +370,15 @@ class ControllerCore:
 
     def eviction(self, pod: str, incarnation: str) -> Message:
         """The order telling a lost incarnation of `pod` to exit (it is replaced)."""
-        return self._order(pod, {EVICTED: incarnation})
+        return self._order(pod, Eviction(incarnation).to_data())
 
+    @transaction
     def on_quit(self) -> Outcome:
         """The operator asked the job to stop (ShouldQuit)."""
-        self.engine.observe("envQuit")
+        self.engine.observe(Label.envQuit)
         return self._finish(None)
 
+    @transaction
     def taint(self, node: str, reason: str, *, save: bool = True) -> bool:
         """Blacklist `node` (ErrorNodes); False when it is already there."""
         if not node or any(e.node == node for e in self.status.error_nodes):
@@ -322,6 +391,7 @@ class ControllerCore:
             self._save()
         return True
 
+    @transaction
     def untaint(self, node: str) -> bool:
         """Take `node` off the blacklist; False when it was not on it."""
         kept = tuple(e for e in self.status.error_nodes if e.node != node)
@@ -337,6 +407,10 @@ class ControllerCore:
         """The job as `aegis ctl status` shows it (JSON-able)."""
         s = self.state
         pods = {}
+
+        def _last_fault(r: FaultRecord | None) -> dict[str, Any] | None:
+            return None if r is None else {"message": r.message, "time": r.time, "node": r.node}
+
         for pod in self.job.pods:
             w = ModelValue(pod)
             _, node, _ = self.addresses.get(pod, ("", "", ""))
@@ -350,6 +424,7 @@ class ControllerCore:
                 "node": node,
                 "incarnation": self.extras.incarnations.get(pod),
                 "lastFailedReason": self.status.pod_infos.get(pod, PodInfo()).last_failed_reason,
+                "lastFault": _last_fault(self.__dict__.get("last_faults", {}).get(pod)),
             }
         return {
             "job": self.job.name,
@@ -376,30 +451,25 @@ class ControllerCore:
 
     @property
     def terminal(self) -> str | None:
-        """ "Succeed" or "Failed" once the job has terminated (spec's Terminated)."""
-        s = self.state
-        if s.phase == "Succeed":
-            return "Succeed"
-        if s.phase == "Failed" and s.shouldQuit and s.recoverCount == self.job.max_retry + 1:
-            return "Failed"
-        return None
+        """ "Succeed" or "Failed" once the job has terminated (the spec's Terminated)."""
+        return terminal(self.constants, self.state)
 
     def order_for(self, pod: str = "master") -> Message:
         """The current order (broadcast, or the reply to one agent's ACK)."""
         s = self.state
         master_port, check_port = self.job.ports(s.masterSeq)
-        data = {
-            "specPhase": s.phase,
-            "final": self.terminal,
-            "state": encode_state(s),
-            "retry": s.recoverCount,
-            "maxRetry": self.job.max_retry,
-            "masterAddr": self.job.rdzv_host,
-            "masterPort": master_port,
-            "checkPort": check_port,
-            "world": list(self.job.pods),
-        }
-        return self._order(pod, data)
+        order = Order(
+            spec_phase=str(s.phase),
+            final=self.terminal,
+            state=encode_state(s),
+            retry=int(s.recoverCount),
+            max_retry=self.job.max_retry,
+            master_addr=self.job.rdzv_host,
+            master_port=master_port,
+            check_port=check_port,
+            world=self.job.pods,
+        )
+        return self._order(pod, order.to_data())
 
     def _order(self, pod: str, data: Mapping[str, Any]) -> Message:
         """An order message to `pod` ("master": every worker) in the current phase and seq."""
@@ -409,7 +479,7 @@ class ControllerCore:
             self.job.namespace,
             pod,
             MessageType.ORDER,
-            ORDER_PHASES.get(s.phase, MessagePhase.BOOTCHECK),
+            message_phase(s.phase),
             data,
             time.time(),
             s.masterSeq,
@@ -444,10 +514,23 @@ class ControllerCore:
         s = self.state
         return (s.slow, s.evict, s.checkpointed)
 
+    # ---------------- transactions ----------------
+
+    def checkpoint_memory(self) -> tuple[Any, ...]:
+        """What an event may change in memory (spec state, bookkeeping, status)."""
+        e = self.engine
+        return (e.state, e.seq_no, e.rejected, copy.deepcopy(self.extras), self.status, [])
+
+    def restore_memory(self, saved: tuple[Any, ...]) -> None:
+        """Undo a failed event: memory goes back to `checkpoint_memory`'s (= the disk's)."""
+        e = self.engine
+        e.state, e.seq_no, e.rejected, self.extras, self.status, self._unlogged = saved
+
     # ---------------- internals ----------------
 
     def _authentic(self, msg: Message, *, need_known: bool) -> tuple[str | None, str]:
-        inc = str(msg.data.get("incarnation", ""))
+        inc = msg.data.get("incarnation", "")
+        inc = inc if isinstance(inc, str) else ""
         if msg.aegis_name != self.job.name or msg.aegis_namespace != self.job.namespace:
             return self._forged("other job", msg), inc
         if msg.pod_name not in self.job.pods or not inc:
@@ -471,23 +554,17 @@ class ControllerCore:
 
     def _lost(self, pod: str, *, replaced: bool) -> None:
         w = ModelValue(pod)
-        label = "reschedule" if self._agent_state(w) == "Exited" else "envPodRestart"
+        label = Label.reschedule if self._agent_state(w) == "Exited" else Label.envPodRestart
         self.engine.observe(label, w=w)
         if replaced:
             self.extras.counters["inferred_restart"] += 1
 
-    def _remember_address(self, pod: str, msg: Message) -> None:
-        d = msg.data
-        self.addresses[pod] = (
-            str(d.get("podIP", ""))[:64],
-            str(d.get("node", ""))[:253],
-            str(d.get("nodeIP", ""))[:64],
-        )
+    def _remember_address(self, pod: str, sender: Sender) -> None:
+        self.addresses[pod] = (sender.pod_ip, sender.node, sender.node_ip)
 
     def _fault(self, pod: str, message: str, *, node: str | None = None) -> None:
-        """One record of the structured fault log (never raises into the caller)."""
-        if self.on_fault is None:
-            return
+        """One record of the structured fault log (never raises into the caller); the last
+        one of each pod is kept in memory for `status_view` (`aegis ctl status`)."""
         pod_ip, known_node, node_ip = self.addresses.get(pod, ("", "", ""))
         record = FaultRecord(
             pod=pod,
@@ -497,6 +574,9 @@ class ControllerCore:
             phase=str(self.state.phase),
             message=message,
         )
+        self.__dict__.setdefault("last_faults", {})[pod] = record
+        if self.on_fault is None:
+            return
         try:
             self.on_fault(record)
         except Exception:  # the fault log must never stop the controller
@@ -505,14 +585,14 @@ class ControllerCore:
     def _agent_state(self, w: ModelValue) -> str:
         return str(apply(self.state.agentState, w))
 
-    def _receipt(self, msg: Message, result: str) -> Message:
+    def _receipt(self, msg: Message, result: ReceiptResult) -> Message:
         return Message(
             self.job.name,
             self.job.namespace,
             msg.pod_name,
             MessageType.ACK,
             msg.phase,
-            {"result": result},
+            Receipt(result).to_data(),
             time.time(),
             self.state.masterSeq,
         )
@@ -529,22 +609,45 @@ class ControllerCore:
         return Outcome(reply, self.needs_publish)
 
     def _log(self, step: StepResult) -> None:
-        if step.applied and step.action == "advance" and step.state.phase == "RunCommand":
+        if step.applied and step.action == Label.advance and step.state.phase == "RunCommand":
             self.extras.command_orders += 1
-        if step.applied and step.action == "hangWithQuit":
+        if step.applied and step.action == Label.hangWithQuit:
             pod = str(dict(step.choices).get("w", ""))
             self.extras.counters["hang_with_quit"] += 1
             self._fault(pod, "hangWithQuit: evict at the next checkpoint")
-        if self.steplog is not None:
-            self.steplog.write(step)
+        self._unlogged.append(step)
 
     def _restore(self) -> State | None:
         saved = self.status.spec_state
         if not saved:
             return None
-        # older status files kept the bookkeeping inside specState
-        self.extras = Extras.from_json(self.status.runtime or saved.get("runtime", {}))
-        return decode_state(saved["variables"])
+        fix = "move the status file away to start the job afresh"
+        try:
+            # older status files kept the bookkeeping inside specState
+            self.extras = Extras.from_json(self.status.runtime or saved.get("runtime", {}))
+            state = decode_state(saved["variables"])
+        except (CodecError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            why = f"saved specState is not a state of the spec ({exc}); {fix}"
+            raise CorruptStatusError(why) from None
+        saved_pods = (
+            sorted(str(w) for w in state.innerPhase) if isinstance(state.innerPhase, Fn) else []
+        )
+        if saved_pods != sorted(self.job.pods):
+            raise CorruptStatusError(
+                f"the saved job has pods {saved_pods[:4]}{'...' if len(saved_pods) > 4 else ''} "
+                f"({len(saved_pods)}); this job has {len(self.job.pods)} ({self.job.pods[0]}...): "
+                f"another job's state; {fix}"
+            )
+        try:
+            bad = violated_invariants(self.constants, state)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise CorruptStatusError(f"saved specState is malformed ({exc!r}); {fix}") from None
+        if bad:
+            raise CorruptStatusError(
+                f"saved specState breaks the spec's invariant(s) {', '.join(bad)} "
+                f"(phase {state.phase!r}, recoverCount {state.recoverCount!r}); {fix}"
+            )
+        return state
 
     def _save(self) -> None:
         s = self.state
@@ -575,5 +678,30 @@ class ControllerCore:
         snap = (status.phase, tuple(infos[p].retries for p in sorted(infos)), status.recover_count)
         if last is None or (last.phase, last.retries, last.recover_count) != snap:
             status = status.with_snapshot()
-        self.store.save(status)
+        try:
+            self.store.save(status)
+        except (OSError, AegisError) as exc:
+            self.extras.counters["save_failed"] += 1
+            raise PersistenceError(
+                f"cannot save the job's status ({exc}); the event was rolled back and nothing "
+                "was published: it is handled again when it comes back"
+            ) from exc
         self.status = status
+        self._write_steplog()
+
+    def _write_steplog(self) -> None:
+        """Log the steps of the event just saved (after the save: a rolled-back step is never
+        logged); a failed write is reported loudly, the saved state stays as it is."""
+        steps, self._unlogged = self._unlogged, []
+        if self.steplog is None:
+            return
+        try:
+            for step in steps:
+                self.steplog.write(step)
+        except OSError as exc:
+            self.extras.counters["steplog_failed"] += 1
+            log.error(
+                "step log write failed (%s): the log misses steps from %d on",
+                exc,
+                steps[0].seq_no if steps else -1,
+            )

@@ -19,19 +19,27 @@ import sys
 from pathlib import Path
 
 from aegis.checks.faultlog import FaultLogWriter
+from aegis.protocol.envelope import Message, MessageType
+from aegis.protocol.exitcodes import (
+    CONTROLLER_EXIT_BY_PHASE,
+    TERMINATED,
+    ControllerExit,
+    terminated_by,
+)
+from aegis.protocol.payloads import Receipt, ReceiptResult
+from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
-from aegis.runtime.controller import TERMINAL_EXIT, ControllerCore, JobConfig, Outcome
+from aegis.runtime.controller import ControllerCore, JobConfig, Outcome, PersistenceError
 from aegis.runtime.engine import EngineError
-from aegis.runtime.messages import Message, MessageType
+from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.observability import JobObserver, MetricsServer, write_textfile
+from aegis.runtime.phases import order_phases
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.transport.subjects import JobSubjects
 
 log = logging.getLogger(__name__)
-STOPPED_EXIT = 4  # the engine stopped the job (invariant violation or open choice)
 MAX_SCAN_PERIOD_S = 1.0
 REPORT_TYPES = frozenset(
     {
@@ -61,13 +69,16 @@ class ControllerService:
         """Subscribe, re-publish the current order, handle events until the job ends."""
         if self.observer is not None:
             self.observer.job_started(self.core.fresh)
-        await self.bus.subscribe(self.subjects.worker, self._on_message)
+        await self.bus.subscribe_each(self.subjects.reports, self._on_message)
+        await self.bus.subscribe_each(self.subjects.heartbeats, self._on_message)
         await self.bus.subscribe(self.subjects.ctl_controller, self._on_control)
         async with self.lock:
             await self._publish()
-        tasks = [asyncio.create_task(self._watch_heartbeats())]
+        tasks = [supervised(self._watch_heartbeats(), "heartbeat watch", self._task_failed)]
         if events is not None:
-            tasks.append(asyncio.create_task(self._read_events(events)))
+            tasks.append(
+                supervised(self._read_events(events), "launcher events", self._task_failed)
+            )
         await self.done.wait()
         for task in tasks:
             task.cancel()
@@ -76,7 +87,7 @@ class ControllerService:
         if self.observer is not None:
             self.observer.job_ended(self.core.terminal)
         print(self.core.summary(), file=sys.stderr, flush=True)
-        return self.exit_code if self.exit_code is not None else STOPPED_EXIT
+        return self.exit_code if self.exit_code is not None else ControllerExit.STOPPED
 
     def stop(self, code: int) -> None:
         """End `run()` with `code` (a signal, or a fatal engine error)."""
@@ -84,7 +95,17 @@ class ControllerService:
             self.exit_code = code
         self.done.set()
 
-    async def _on_message(self, msg: Message) -> Message | None:
+    def _task_failed(self, exc: BaseException) -> None:
+        """A supervision task ended by an exception: stop rather than run unsupervised (the
+        launcher restarts a controller that exits with a crash code; state is on disk)."""
+        print(f"aegis: controller task failed: {exc!r}; exiting", file=sys.stderr, flush=True)
+        self.stop(1)
+
+    async def _on_message(self, subject: str, msg: Message) -> Message | None:
+        # the sender is the pod whose subject it came in on (only its credential may publish
+        # there), never the payload's PodName: a message that claims another pod is dropped
+        if not self.core.sender_matches(self.subjects.sender(subject), msg):
+            return None if msg.type is MessageType.HEARTBEAT else self.core.refusal(msg)
         async with self.lock:
             if msg.type is MessageType.HEARTBEAT:
                 eviction = self.core.on_heartbeat(msg).reply
@@ -96,7 +117,10 @@ class ControllerService:
                 return await self._apply(lambda: self.core.on_ack(msg))
             if msg.type in REPORT_TYPES:
                 reply = await self._apply(lambda: self.core.on_report(msg))
-                applied = reply is not None and reply.data.get("result") == "applied"
+                applied = (
+                    reply is not None
+                    and Receipt.from_data(reply.data).result is ReceiptResult.APPLIED
+                )
                 if applied and self.observer is not None:
                     self.observer.on_report(msg)
                 return reply
@@ -110,10 +134,14 @@ class ControllerService:
     async def _apply(self, handle: object) -> Message | None:
         try:
             out: Outcome = handle()  # type: ignore[operator]
+        except PersistenceError as exc:
+            # memory was rolled back to what is on disk; the agent retries its report
+            log.error("%s", exc)
+            return None
         except EngineError as exc:
             log.error("%s", exc)
             print(f"aegis: controller stopped the job: {exc}", file=sys.stderr, flush=True)
-            self.stop(STOPPED_EXIT)
+            self.stop(ControllerExit.STOPPED)
             return None
         if out.publish:
             await self._publish()
@@ -121,21 +149,32 @@ class ControllerService:
 
     async def _publish(self) -> None:
         core = self.core
-        if core.state.phase in ("Pending", "Restarting") and core.terminal is None:
-            return
+        if str(core.state.phase) not in order_phases(core.constants) and core.terminal is None:
+            return  # no order in this phase (Pending, Restarting)
         await self.bus.publish(self.subjects.master, core.order_for())
         await self.bus.flush()
         core.mark_published()
         if core.terminal is not None:
-            self.stop(TERMINAL_EXIT[core.terminal])
+            self.stop(CONTROLLER_EXIT_BY_PHASE[core.terminal])
 
     async def _watch_heartbeats(self) -> None:
         timeout = self.core.job.heartbeat_timeout
         if timeout <= 0:
             return
         period = min(timeout / 4, MAX_SCAN_PERIOD_S)
+        was_connected = True
         while not self.done.is_set():
             await asyncio.sleep(period)
+            connected = self.bus.connected
+            if not connected:
+                # our own bus is down: the agents' silence is ours, not theirs (a bus outage
+                # is not a pod loss); once it is back every agent gets a full timeout
+                was_connected = False
+                continue
+            if not was_connected:
+                self.core.refresh_all()
+                was_connected = True
+                continue
             async with self.lock:
                 for pod in self.core.silent_pods():
                     await self._apply(lambda pod=pod: self.core.on_heartbeat_lost(pod))
@@ -184,19 +223,20 @@ async def serve(
     state_dir.mkdir(parents=True, exist_ok=True)
     steplog = StepLog(state_dir / "steps.jsonl")
     faults = FaultLogWriter(state_dir / "faults.jsonl")
-    core = ControllerCore(
-        job, FileStatusStore(state_dir / "status.json"), steplog, on_fault=faults.write
-    )
     observer = JobObserver(len(job.pods))
+    core = ControllerCore(
+        job,
+        FileStatusStore(state_dir / "status.json"),
+        steplog,
+        on_fault=observer.fault_sink(faults.write),
+    )
     bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
     service = ControllerService(core, bus, observer)
     metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, service.stop, 128 + sig)
-    from aegis.runtime.agent import watch_parent
-
-    orphan = asyncio.create_task(watch_parent(lambda: service.stop(143)))
+        loop.add_signal_handler(sig, service.stop, terminated_by(sig))
+    orphan = asyncio.create_task(watch_parent(lambda: service.stop(TERMINATED)))
     try:
         return await service.run(await _stdin_reader() if events else None)
     finally:

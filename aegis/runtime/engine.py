@@ -17,6 +17,7 @@ from aegis.errors import AegisError
 from aegis.generated.aegis_phase import (
     ACTIONS,
     Constants,
+    Label,
     State,
     Successor,
     initial_states,
@@ -26,30 +27,30 @@ from aegis.values import ModelValue, Value
 
 # Wrap-up and quit first (they end the job), then failure handling, restarts, and last the
 # normal advance; alignRetries before advance so that a new order carries aligned retries.
-DECISION_ORDER: tuple[str, ...] = (
-    "failedWrapUp",
-    "quitRequested",
-    "retriesExhausted",
-    "restartInRun",
-    "evictSlow",
-    "restartOutsideRun",
-    "restartDone",
-    "alignRetries",
-    "hangWithQuit",
-    "advance",
+DECISION_ORDER: tuple[Label, ...] = (
+    Label.failedWrapUp,
+    Label.quitRequested,
+    Label.retriesExhausted,
+    Label.restartInRun,
+    Label.evictSlow,
+    Label.restartOutsideRun,
+    Label.restartDone,
+    Label.alignRetries,
+    Label.hangWithQuit,
+    Label.advance,
 )
-OBSERVATIONS: tuple[str, ...] = (
-    "receive",
-    "agentJoin",
-    "agentWork",
-    "agentHang",
-    "agentCheckpoint",
-    "agentEvict",
-    "envPodRestart",
-    "envDuplicate",
-    "envQuit",
-    "reschedule",
-    "jobDone",
+OBSERVATIONS: tuple[Label, ...] = (
+    Label.receive,
+    Label.agentJoin,
+    Label.agentWork,
+    Label.agentHang,
+    Label.agentCheckpoint,
+    Label.agentEvict,
+    Label.envPodRestart,
+    Label.envDuplicate,
+    Label.envQuit,
+    Label.reschedule,
+    Label.jobDone,
 )
 RUNTIME_BUDGET = 10**9  # FaultBudget at run time: faults are not limited
 MAX_SETTLE_STEPS = 1000
@@ -211,10 +212,15 @@ class Engine:
             bad = violated_invariants(self.constants, succ.state)
             if bad:
                 raise InvariantViolation(label, bad)
+        before = (self.seq_no, self.state)
         self.seq_no += 1
         self.state = succ.state
         step = StepResult(self.seq_no, label, pid, succ.choices, succ.state)
-        self._emit(step)
+        try:
+            self._emit(step)
+        except BaseException:
+            self.seq_no, self.state = before  # a failed hook leaves the state unchanged
+            raise
         return step
 
     def _emit(self, step: StepResult) -> None:

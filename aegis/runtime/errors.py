@@ -1,20 +1,8 @@
-"""Errors raised by the runtime building blocks (messages, store, transport, runner)."""
+"""Errors raised by the runtime building blocks (store, transport, runner)."""
 
 from __future__ import annotations
 
 from aegis.errors import AegisError
-
-
-class InvalidNameError(AegisError, ValueError):
-    """A namespace, job or pod name cannot be used in a NATS subject or a JWT."""
-
-
-class MalformedMessage(AegisError, ValueError):
-    """A bus payload does not follow the message schema; `reason` says what is wrong."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"malformed message: {reason}")
-        self.reason = reason
 
 
 class CorruptStatusError(AegisError):

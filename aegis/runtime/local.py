@@ -3,7 +3,7 @@
 The controller runs as a subprocess (`aegis controller`) and is restarted if it dies; the
 launcher tells it on stdin when an agent process exits. An agent that exits 1 (node fault)
 gets its node blacklisted and is replaced on a fresh node slot; any other exit restarts it in
-place (RESTART_CONTAINER_EXIT is Level 2: the launcher counts it per pod and node and tells the
+place (AgentExit.RESTART_CONTAINER is Level 2: the launcher counts it per pod and node and tells the
 new agent, which escalates to Level 3 after MAX_CONTAINER_RESTARTS). Every child has its own
 process group, so Ctrl-C leaves nothing running.
 
@@ -21,28 +21,41 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import fcntl
 import json
 import logging
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
-from aegis.runtime.agent import MAX_CONTAINER_RESTARTS, RESTART_CONTAINER_EXIT
-from aegis.runtime.controller import DEFAULT_HEARTBEAT_TIMEOUT_S, TERMINAL_EXIT
+from aegis.errors import AegisError
+from aegis.protocol.environment import AgentConfig, Var
+from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
+from aegis.runtime.agent_core import MAX_CONTAINER_RESTARTS
+from aegis.runtime.controller import DEFAULT_HEARTBEAT_TIMEOUT_S
+from aegis.runtime.errors import NatsServerError
+from aegis.runtime.lifetime import dies_with_parent, supervised
+from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import Operator, UserCredentials
 from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
 from aegis.runtime.transport.nats_server import NatsServer
 
 log = logging.getLogger(__name__)
 MAX_CONTROLLER_RESTARTS = 5
+NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
 CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
+LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
+STATUS_FILE = "status.json"
 _GRACE_S = 10.0
 
 
@@ -64,6 +77,10 @@ class LocalJob:
     extra_env: dict[str, str] = field(default_factory=dict)
     simulate: dict[str, tuple[str, ...]] = field(default_factory=dict)  # node -> faults
     metrics_port: int = 0  # > 0: the controller serves GET /metrics on 127.0.0.1:port
+    nproc_per_node: int = 1  # ranks per node agent (AUTO: its visible GPUs, else 1)
+    log_dir: str = ""  # per-rank stdout/stderr files under it
+    resume: bool = False  # a state dir whose job already ended: report it, run nothing
+    fallback: str = "fail"  # an agent without a controller: "fail" the job, or "independent"
 
     @property
     def heartbeat_interval(self) -> float:
@@ -102,6 +119,50 @@ def write_private_json(path: Path, obj: object) -> None:
         json.dump(obj, f)
 
 
+class LaunchError(AegisError):
+    """The job cannot be launched as asked (state directory in use, finished, not a dir)."""
+
+
+@contextlib.contextmanager
+def claim_state_dir(state_dir: Path) -> Iterator[None]:
+    """Make `state_dir` and hold its lock while the job runs: one launcher per state dir (the
+    kernel drops the lock with the process, so a killed launcher leaves none behind)."""
+    if state_dir.exists() and not state_dir.is_dir():
+        raise LaunchError(f"--state-dir {state_dir} exists and is not a directory")
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(state_dir / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole job
+    except OSError as exc:
+        raise LaunchError(f"cannot use --state-dir {state_dir}: {exc}") from None
+    try:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise LaunchError(
+                f"{state_dir} is in use by another aegis run (pid {holder}); one state "
+                "directory holds one job"
+            ) from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(str(os.getpid()))
+        lock.flush()
+        yield
+    finally:
+        lock.close()
+
+
+def finished_phase(state_dir: Path) -> str | None:
+    """The terminal phase of the job saved in `state_dir`, None if none ended there."""
+    status = FileStatusStore(state_dir / STATUS_FILE).load()
+    if status is None:
+        return None
+    if status.phase == "Succeed" or (status.phase == "Failed" and status.should_quit):
+        return status.phase
+    return None
+
+
 def _python_aegis() -> list[str]:
     return [sys.executable, "-m", "aegis.cli"]
 
@@ -112,10 +173,14 @@ class Launcher:
     def __init__(self, job: LocalJob) -> None:
         self.job = job
         self.state_dir = job.state_dir or Path(tempfile.mkdtemp(prefix="aegis-run-"))
+        # progress files live apart from the state dir: a path the training command is told
+        # never leads to ctl.json or the controller's credentials
+        self.progress_dir = Path(tempfile.mkdtemp(prefix="aegis-progress-"))
+        self.expected: dict[str, str] = {}  # pod -> the incarnation it runs as now
+        self._alone: dict[str, int] = {}  # pod -> exit code of a command it ran alone
         self.agents: dict[str, _AgentProc] = {}
         self.controller: asyncio.subprocess.Process | None = None
         self.node_count = 0
-        self.blacklist: set[str] = set()
         self.container_restarts: dict[tuple[str, str], int] = {}  # (pod, node) -> Level 2 count
         self.done = asyncio.Event()
         self.exit_code = 1
@@ -123,11 +188,26 @@ class Launcher:
 
     async def run(self) -> int:
         """Run the job to its end; the exit code (0 Succeed, non-zero otherwise)."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with claim_state_dir(self.state_dir):
+            ended = finished_phase(self.state_dir)
+            if ended is not None:
+                if not self.job.resume:
+                    raise LaunchError(
+                        f"{self.state_dir} holds a job that already ended {ended}: nothing would "
+                        "run. Use another --state-dir, or --resume to report that result again"
+                    )
+                print(f"aegis: job already ended {ended}; nothing was run", file=sys.stderr)
+                return 0 if ended == "Succeed" else 1
+            return await self._run()
+
+    async def _run(self) -> int:
         op = Operator()
         account = op.create_job_account(self.job.namespace, self.job.job)
         async with NatsServer(op, [account]) as nats:
-            service = CredentialService(nats.url, [account])
+            # one credential per incarnation this launcher started: a bootstrap token alone
+            # cannot buy another pod's identity
+            service = CredentialService(nats.url)
+            service.add_job(account, expects=lambda pod, inc: self.expected.get(pod) == inc)
             async with CredentialServer(service) as grpc_server:
                 creds = account.controller_credentials()
                 creds_path = self.state_dir / "controller.creds.json"
@@ -157,24 +237,27 @@ class Launcher:
                     str(self.job.metrics_port),
                     "--events",
                 ]
-                self._agent_env = {
-                    "AEGIS_JOB": self.job.job,
-                    "AEGIS_NAMESPACE": self.job.namespace,
-                    "AEGIS_WORLD_SIZE": str(self.job.workers),
-                    "AEGIS_COMMAND": json.dumps(self.job.command),
-                    "AEGIS_GRPC": grpc_server.address,
-                    "AEGIS_BOOTSTRAP_TOKEN": account.bootstrap_token,
-                    "AEGIS_CONNECT_TIMEOUT": str(self.job.connect_timeout),
-                    "AEGIS_HEARTBEAT_S": str(self.job.heartbeat_interval),
-                    "AEGIS_HANG_TIMEOUT": str(self.job.hang_timeout),
-                    "AEGIS_CHECKPOINT_FILE": self.job.checkpoint_file,
-                    "AEGIS_PROGRESS_DIR": str(self.state_dir),
-                    "AEGIS_POD_IP": "127.0.0.1",
-                    "AEGIS_NODE_IP": "127.0.0.1",
-                    "AEGIS_LAUNCHER_PID": str(os.getpid()),
-                    **self.job.extra_env,
-                }
-                return await self._supervise()
+                self._agent_base = AgentConfig(
+                    job=self.job.job,
+                    namespace=self.job.namespace,
+                    pod="",
+                    rank=0,
+                    world_size=self.job.workers,
+                    command=tuple(self.job.command),
+                    grpc_target=grpc_server.address,
+                    token=account.bootstrap_token,
+                    connect_timeout=self.job.connect_timeout,
+                    heartbeat_s=self.job.heartbeat_interval,
+                    hang_timeout=self.job.hang_timeout,
+                    checkpoint_file=self.job.checkpoint_file,
+                    progress_dir=str(self.progress_dir),
+                    pod_ip="127.0.0.1",
+                    node_ip="127.0.0.1",
+                    nproc_per_node=self.job.nproc_per_node,
+                    fallback=self.job.fallback,
+                    log_dir=self.job.log_dir,
+                )
+                return await self._supervise(nats)
 
     def _write_ctl(self, nats_url: str, creds: UserCredentials) -> None:
         path = self.state_dir / CTL_FILE
@@ -197,8 +280,34 @@ class Launcher:
             flush=True,
         )
 
-    async def _supervise(self) -> int:
-        tasks = [asyncio.create_task(self._controller_loop())]
+    async def _supervise_bus(self, nats: NatsServer) -> None:
+        """Restart nats-server on its port when it dies (controller and agents reconnect; a
+        bus outage is not a pod loss); after NATS_RESTARTS failed tries in a row the job
+        ends, clearly, instead of waiting for a bus that does not come back."""
+        while not self.done.is_set():
+            code = await nats.wait_exit()
+            if self.done.is_set():
+                return
+            print(f"aegis: nats-server exited {code}; restarting it", file=sys.stderr, flush=True)
+            for attempt in range(NATS_RESTARTS):
+                try:
+                    await nats.restart()
+                    break
+                except (NatsServerError, OSError) as exc:
+                    log.warning("nats-server restart %d failed: %s", attempt + 1, exc)
+                    await asyncio.sleep(min(0.5 * 2**attempt, 5.0))
+            else:
+                print(
+                    f"aegis: nats-server did not come back ({NATS_RESTARTS} tries): the job fails",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.interrupt(1)
+                return
+
+    async def _supervise(self, nats: NatsServer) -> int:
+        bus = supervised(self._supervise_bus(nats), "nats-server", lambda _: self.interrupt(1))
+        tasks = [asyncio.create_task(self._controller_loop()), bus]
         for rank, pod in enumerate(self.job.pods):
             await self._start_agent(pod, rank, self._new_node())
         try:
@@ -217,14 +326,13 @@ class Launcher:
     async def _controller_loop(self) -> None:
         for attempt in range(MAX_CONTROLLER_RESTARTS + 1):
             self.controller = await asyncio.create_subprocess_exec(
-                *_python_aegis(),
-                *self._ctl_args,
+                *dies_with_parent([*_python_aegis(), *self._ctl_args]),
                 stdin=asyncio.subprocess.PIPE,
                 start_new_session=True,
-                env={**os.environ, "AEGIS_LAUNCHER_PID": str(os.getpid())},
+                env={**os.environ, Var.LAUNCHER_PID: str(os.getpid())},
             )
             code = await self.controller.wait()
-            if code in TERMINAL_EXIT.values():
+            if code in CONTROLLER_EXIT_BY_PHASE.values():
                 self.exit_code = 0 if code == 0 else 1
                 self.done.set()
                 return
@@ -244,19 +352,24 @@ class Launcher:
 
     async def _start_agent(self, pod: str, rank: int, node: str) -> None:
         inc = secrets.token_hex(8)
+        self.expected[pod] = inc
+        cfg = dataclasses.replace(
+            self._agent_base,
+            pod=pod,
+            rank=rank,
+            node=node,
+            incarnation=inc,
+            container_restarts=self.container_restarts.get((pod, node), 0),
+            simulate=self.job.simulate.get(node, ()),
+        )
         env = {
             **os.environ,
-            **self._agent_env,
-            "AEGIS_POD": pod,
-            "AEGIS_RANK": str(rank),
-            "AEGIS_NODE": node,
-            "AEGIS_INCARNATION": inc,
-            "AEGIS_CONTAINER_RESTARTS": str(self.container_restarts.get((pod, node), 0)),
+            **cfg.to_env(),
+            Var.LAUNCHER_PID: str(os.getpid()),
+            **self.job.extra_env,
         }
-        if node in self.job.simulate:
-            env["AEGIS_SIMULATE"] = ",".join(self.job.simulate[node])
         proc = await asyncio.create_subprocess_exec(
-            *_python_aegis(), "agent", env=env, start_new_session=True
+            *dies_with_parent([*_python_aegis(), "agent"]), env=env, start_new_session=True
         )
         agent = _AgentProc(pod, rank, node, inc, proc)
         self.agents[pod] = agent
@@ -268,7 +381,28 @@ class Launcher:
         code = await agent.proc.wait()
         if self.done.is_set() or self.agents.get(agent.pod) is not agent:
             return
-        if code == 0:  # left after the final order
+        if code == AgentExit.NO_CONTROLLER:
+            print(
+                f"aegis: {agent.pod} could not reach the controller within "
+                f"{self.job.connect_timeout:g} s and --fallback is fail: the job fails",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.interrupt(1)
+            return
+        if self.job.fallback == "independent" and self._never_joined():
+            self._alone[agent.pod] = code  # it ran the command alone: not restarted
+            if len(self._alone) == len(self.job.pods):
+                ok = all(c == 0 for c in self._alone.values())
+                print(
+                    f"aegis: every agent ran its command alone (no controller); exit codes "
+                    f"{self._alone}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.interrupt(0 if ok else 1)
+            return
+        if code == AgentExit.LEFT:  # left after the final order
             return
         self._tell_controller(
             {
@@ -280,7 +414,7 @@ class Launcher:
             }
         )
         node = agent.node
-        if code == RESTART_CONTAINER_EXIT:
+        if code == AgentExit.RESTART_CONTAINER:
             key = (agent.pod, node)
             self.container_restarts[key] = self.container_restarts.get(key, 0) + 1
             print(
@@ -289,8 +423,7 @@ class Launcher:
                 file=sys.stderr,
                 flush=True,
             )
-        if code == 1:
-            self.blacklist.add(node)
+        if code == AgentExit.NODE_FAULT:
             node = self._new_node()
             print(
                 f"aegis: {agent.pod} left {agent.node} (node fault); rescheduled to {node}",
@@ -298,6 +431,15 @@ class Launcher:
                 flush=True,
             )
         await self._start_agent(agent.pod, agent.rank, node)
+
+    def _never_joined(self) -> bool:
+        """Whether no agent ever joined the controller (its saved status is still Pending
+        with no order): an agent that exits then has run its command alone."""
+        try:
+            status = FileStatusStore(self.state_dir / STATUS_FILE).load()
+        except AegisError:
+            return False
+        return status is None or (status.phase == "Pending" and status.master_seq == 0)
 
     def _tell_controller(self, event: dict[str, object]) -> None:
         ctl = self.controller
@@ -311,6 +453,7 @@ class Launcher:
         if self.controller is not None:
             procs.append(self.controller)
         await asyncio.gather(*(_terminate(p) for p in procs))
+        shutil.rmtree(self.progress_dir, ignore_errors=True)
 
 
 async def _terminate(proc: asyncio.subprocess.Process) -> None:
@@ -332,5 +475,9 @@ async def run_local(job: LocalJob) -> int:
     launcher = Launcher(job)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, launcher.interrupt, 128 + sig)
-    return await launcher.run()
+        loop.add_signal_handler(sig, launcher.interrupt, terminated_by(sig))
+    code = await launcher.run()
+    from aegis.timeline import write_run_timeline  # the run's picture: <state_dir>/timeline.html
+
+    await asyncio.to_thread(write_run_timeline, launcher.state_dir)
+    return code

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
 import time
@@ -22,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from aegis.protocol.environment import Var
 from aegis.runtime.errors import RunnerError
+from aegis.runtime.lifetime import dies_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +57,11 @@ class RankEnv:
         if not 0 <= self.local_rank < self.local_world_size:
             raise RunnerError(f"local rank {self.local_rank} not in 0..{self.local_world_size - 1}")
 
-    def environ(self, restart_count: int, retry: int) -> dict[str, str]:
-        """The variables torchrun sets for a worker, plus AEGIS_JOB/POD/RETRY."""
+    def environ(self, restart_count: int, retry: int, error_file: str = "") -> dict[str, str]:
+        """The variables torchrun sets for a worker, plus AEGIS_JOB/POD/RETRY.
+
+        TORCHELASTIC_USE_AGENT_STORE is False: rank 0 hosts the rendezvous store (torchrun's
+        agent hosts it itself); `error_file` is where `@record` writes a rank's exception."""
         group_rank = self.group_rank
         if group_rank is None:
             group_rank = self.rank // self.local_world_size
@@ -74,11 +80,30 @@ class RankEnv:
             "TORCHELASTIC_RESTART_COUNT": restart_count,
             "TORCHELASTIC_MAX_RESTARTS": self.max_restarts,
             "TORCHELASTIC_RUN_ID": self.run_id,
-            "AEGIS_JOB": self.job,
-            "AEGIS_POD": self.pod,
-            "AEGIS_RETRY": retry,
+            "TORCHELASTIC_USE_AGENT_STORE": False,
+            "TORCHELASTIC_SIGNALS_TO_HANDLE": "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+            Var.JOB: self.job,
+            Var.POD: self.pod,
+            Var.RETRY: retry,
         }
-        return {k: str(v) for k, v in values.items()}
+        if error_file:
+            values["TORCHELASTIC_ERROR_FILE"] = error_file
+        return {str(k): str(v) for k, v in values.items()}
+
+    def defaults(self) -> dict[str, str]:
+        """What torchrun sets only when the user did not: one OpenMP thread per process when
+        a node runs several, NCCL's asynchronous error handling."""
+        out = {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "PYTHONUNBUFFERED": "1"}
+        if self.local_world_size > 1:
+            out["OMP_NUM_THREADS"] = "1"
+        return out
+
+
+def _executable(program: str, env: Mapping[str, str]) -> bool:
+    """Whether `program` can be exec'd (a path, or a name on the command's PATH)."""
+    if os.sep in program:
+        return os.access(program, os.X_OK) and not os.path.isdir(program)
+    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
 
 
 def group_alive(pgid: int) -> bool:
@@ -119,7 +144,12 @@ class Runner:
         cwd: str | os.PathLike[str] | None = None,
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
+        error_file: str = "",
+        log_dir: Path | None = None,
     ) -> None:
+        """`error_file`: TORCHELASTIC_ERROR_FILE of the command; `log_dir`: its output also
+        goes to `log_dir/attempt_<restart>/<local rank>/{stdout,stderr}.log` (torchrun's
+        `--log-dir` layout), unprefixed."""
         if not argv:
             raise RunnerError("no command to run")
         self.argv = list(argv)
@@ -128,6 +158,9 @@ class Runner:
         self._cwd = cwd
         self._out = stdout
         self._err = stderr
+        self.error_file = error_file
+        self._log_dir = log_dir
+        self._logs: list[TextIO] = []
         self._proc: asyncio.subprocess.Process | None = None
         self._pumps: list[asyncio.Task[None]] = []
         self.restart_count = 0
@@ -160,11 +193,19 @@ class Runner:
             raise RunnerError(f"{self.argv[0]} is already running (pid {self.pid})")
         if retry is not None:
             self.retry = retry
-        env = {**self._env, **self.rank.environ(self.restart_count, self.retry)}
-        env.setdefault("PYTHONUNBUFFERED", "1")  # line-by-line output feeds hang detection
+        env = {**self.rank.defaults(), **self._env}  # PYTHONUNBUFFERED feeds hang detection
+        env.update(self.rank.environ(self.restart_count, self.retry, self.error_file))
+        if self.error_file:
+            with contextlib.suppress(OSError):
+                os.unlink(self.error_file)  # an old attempt's exception is not this one's
+            Path(self.error_file).parent.mkdir(parents=True, exist_ok=True)
+        logs = self._open_logs()
+        if not _executable(self.argv[0], env):
+            self._close_logs()
+            raise RunnerError(f"cannot start {self.argv[0]!r}: no such executable")
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *dies_with_parent(self.argv),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -173,13 +214,14 @@ class Runner:
                 start_new_session=True,
             )
         except OSError as exc:
+            self._close_logs()
             raise RunnerError(f"cannot start {self.argv[0]!r}: {exc}") from None
         self._proc = proc
         self.last_output = time.monotonic()
         assert proc.stdout is not None and proc.stderr is not None
         self._pumps = [
-            asyncio.create_task(self._pump(proc.stdout, self._out or sys.stdout)),
-            asyncio.create_task(self._pump(proc.stderr, self._err or sys.stderr)),
+            asyncio.create_task(self._pump(proc.stdout, self._out or sys.stdout, logs[0])),
+            asyncio.create_task(self._pump(proc.stderr, self._err or sys.stderr, logs[1])),
         ]
         log.info("started %s as pid %d (restart %d)", self.argv, proc.pid, self.restart_count)
 
@@ -188,6 +230,7 @@ class Runner:
         proc = self._require()
         code = await proc.wait()
         await self._drain(_DRAIN_S)
+        self._close_logs()
         return code
 
     def send_signal(self, sig: int) -> None:
@@ -211,6 +254,7 @@ class Runner:
         await self._drain(_DRAIN_S)
         for task in self._pumps:
             task.cancel()
+        self._close_logs()
         return code
 
     async def restart(self, grace: float = 10.0, *, retry: int | None = None) -> None:
@@ -239,7 +283,7 @@ class Runner:
         if self._pumps:
             await asyncio.wait(self._pumps, timeout=timeout)
 
-    async def _pump(self, reader: asyncio.StreamReader, dst: TextIO) -> None:
+    async def _pump(self, reader: asyncio.StreamReader, dst: TextIO, log: TextIO | None) -> None:
         pending = b""
         while chunk := await reader.read(_CHUNK):
             self.last_output = time.monotonic()
@@ -247,17 +291,41 @@ class Runner:
             if len(pending) >= _CHUNK:  # a very long line: forward what we have
                 lines.append(pending)
                 pending = b""
-            self._write(dst, lines)
+            self._write(dst, lines, log)
         if pending:
-            self._write(dst, [pending])
+            self._write(dst, [pending], log)
 
-    def _write(self, dst: TextIO, lines: list[bytes]) -> None:
+    def _write(self, dst: TextIO, lines: list[bytes], log: TextIO | None) -> None:
         if not lines:
             return
+        texts = [line.decode(errors="replace") for line in lines]
         prefix = self.prefix
-        text = "".join(f"{prefix}{line.decode(errors='replace')}\n" for line in lines)
-        try:
-            dst.write(text)
-            dst.flush()
-        except (OSError, ValueError):  # closed or broken sink: keep draining the pipe
-            pass
+        for sink, text in (
+            (dst, "".join(f"{prefix}{line}\n" for line in texts)),
+            (log, "".join(f"{line}\n" for line in texts)),
+        ):
+            if sink is None:
+                continue
+            try:
+                sink.write(text)
+                sink.flush()
+            except (OSError, ValueError):  # closed or broken sink: keep draining the pipe
+                pass
+
+    def _open_logs(self) -> tuple[TextIO | None, TextIO | None]:
+        self._close_logs()
+        if self._log_dir is None:
+            return None, None
+        where = self._log_dir / f"attempt_{self.restart_count}" / str(self.rank.local_rank)
+        where.mkdir(parents=True, exist_ok=True)
+        # closed by stop()/wait() once the command's output is drained
+        out = open(where / "stdout.log", "a", encoding="utf-8")  # noqa: SIM115
+        err = open(where / "stderr.log", "a", encoding="utf-8")  # noqa: SIM115
+        self._logs = [out, err]
+        return out, err
+
+    def _close_logs(self) -> None:
+        for f in self._logs:
+            with contextlib.suppress(OSError):
+                f.close()
+        self._logs = []

@@ -1,124 +1,141 @@
-"""decide(): the design's decision table (§5) and graded recovery levels (§6), row by row."""
+"""classify(): every round the runtime can produce gets design §6's recovery level."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from aegis.checks.recovery import Action, Event, EventKind, Phase, decide
-from aegis.checks.result import TROUBLESHOOT_CHECKS, CheckResult, CheckType
-
-A, P, E = Action, Phase, EventKind
-ALL = [c.value for c in CheckType]
-
-
-def results(*failing: str, not_applicable: Sequence[str] = ()) -> list[CheckResult]:
-    """One result per check; `failing` ones failed, `not_applicable` ones did not apply."""
-    return [CheckResult(c, c not in failing, "x", 0.0, 0.0, c not in not_applicable) for c in ALL]
-
-
-EXIT_1 = Event.process_exited(1)
-TABLE = [
-    # (phase, event, failing checks, action, error_node) -- §5 decision table
-    (P.BOOT_CHECKING, E.GPU_LOST, (), A.ISOLATE_NODE, True),
-    (P.BOOT_CHECKING, E.CHECKS_DONE, ("gpu",), A.ISOLATE_NODE, True),
-    (P.BOOT_CHECKING, E.COMMAND_ERROR, (), A.CONTINUE, False),
-    (P.RUN_COMMAND, E.GPU_LOST, (), A.TROUBLESHOOT, False),
-    (P.RUN_COMMAND, E.POD_DELETED, (), A.RESTART_CONTAINER, False),
-    (P.TROUBLESHOOTING, E.GPU_LOST, (), A.ISOLATE_NODE, True),
-    (P.TROUBLESHOOTING, E.COMMAND_ERROR, (), A.RESTART_PROCESS, False),
-    (P.TROUBLESHOOTING, E.NETWORK_CUT, ("gpu",), A.ISOLATE_NODE, True),
-    (P.TROUBLESHOOTING, E.NETWORK_CUT, (), A.RESTART_PROCESS, False),
-    (P.PENDING, E.NETWORK_CUT, (), A.RUN_INDEPENDENT, False),
-    # §6 graded recovery after a crash
-    (P.TROUBLESHOOTING, EXIT_1, (), A.RESTART_PROCESS, False),
-    (P.TROUBLESHOOTING, EXIT_1, ("runtime",), A.RESTART_CONTAINER, False),
-    (P.TROUBLESHOOTING, EXIT_1, ("env",), A.RESTART_CONTAINER, False),
-    (P.TROUBLESHOOTING, E.CHECKS_DONE, ("rdma",), A.ISOLATE_NODE, True),
-    (P.TROUBLESHOOTING, E.CHECKS_DONE, ("gpu", "runtime"), A.ISOLATE_NODE, True),
-    (P.TROUBLESHOOTING, E.CHECKS_DONE, ("io",), A.RESTART_CONTAINER, False),
-    (P.TROUBLESHOOTING, E.CHECKS_DONE, ("allreduce_connection",), A.RESTART_CONTAINER, False),
-    (P.TROUBLESHOOTING, E.CHECKS_DONE, ("allreduce_performance",), A.MARK_SLOW, False),
-    (P.TROUBLESHOOTING, EXIT_1, ("hang",), A.MARK_SLOW, False),
-    (P.TROUBLESHOOTING, E.POD_DELETED, (), A.RESTART_CONTAINER, False),
-    (P.RESTARTING, EXIT_1, (), A.RESTART_PROCESS, False),
-    # slow-node path: mark, evict only at a checkpoint once the master says hangWithQuit
-    (P.RUN_COMMAND, E.HANG, (), A.MARK_SLOW, False),
-    (P.RUN_COMMAND, E.SLOW, (), A.MARK_SLOW, False),
-    (P.RUN_COMMAND, Event(E.CHECKPOINT_DONE), (), A.CONTINUE, False),
-    (P.RUN_COMMAND, Event(E.CHECKPOINT_DONE, should_quit=True), (), A.ISOLATE_NODE, True),
-    # the command itself
-    (P.RUN_COMMAND, Event.process_exited(0), (), A.FINISH, False),
-    (P.RUN_COMMAND, Event.process_exited(137), (), A.TROUBLESHOOT, False),
-    (P.RUN_COMMAND, E.NETWORK_CUT, (), A.CONTINUE, False),
-    (P.BOOT_CHECKING, E.CHECKS_DONE, (), A.CONTINUE, False),
-    (P.BOOT_CHECKING, E.CHECKS_DONE, ("collective",), A.ISOLATE_NODE, False),
-    (P.FAILED, EXIT_1, (), A.FAIL, False),
-    (P.SUCCEED, EXIT_1, (), A.CONTINUE, False),
-]
-
-
-@pytest.mark.parametrize(("phase", "event", "failing", "action", "error_node"), TABLE)
-def test_decision_table(
-    phase: Phase,
-    event: Event | EventKind,
-    failing: tuple[str, ...],
-    action: Action,
-    error_node: bool,
-) -> None:
-    d = decide(phase, event, results(*failing))
-    assert (d.action, d.error_node) == (action, error_node), d.reason
-    assert d.reason
-    assert d.exit_code == (1 if action is A.ISOLATE_NODE else None)
-
-
-def test_levels_and_counting() -> None:
-    assert decide(P.TROUBLESHOOTING, EXIT_1, results()).level == 1
-    assert decide(P.TROUBLESHOOTING, EXIT_1, results("runtime")).level == 2
-    assert decide(P.TROUBLESHOOTING, EXIT_1, results("gpu")).level == 3
-    # only failures while RunCommand count a retry (no double penalty during recovery)
-    assert decide(P.RUN_COMMAND, E.POD_DELETED).count_retry
-    assert decide(P.RUN_COMMAND, E.HANG).count_retry
-    assert not decide(P.TROUBLESHOOTING, E.POD_DELETED).count_retry
-    assert not decide(P.RUN_COMMAND, Event.process_exited(0)).count_retry
-
-
-def test_cut_off_decisions_are_not_reported() -> None:
-    assert not decide(P.TROUBLESHOOTING, E.NETWORK_CUT, results()).report
-    assert not decide(P.RUN_COMMAND, E.NETWORK_CUT).report
-    assert decide(P.RUN_COMMAND, E.GPU_LOST).report
-
-
-def test_checks_that_do_not_apply_are_healthy() -> None:
-    r = results(not_applicable=("gpu", "rdma", "hang"))
-    assert decide(P.TROUBLESHOOTING, EXIT_1, r).action is A.RESTART_PROCESS
-
-
-def test_level_one_that_did_not_help_escalates() -> None:
-    d = decide(P.TROUBLESHOOTING, EXIT_1, results(), previous=A.RESTART_PROCESS)
-    assert d.action is A.RESTART_CONTAINER and d.level == 2
-    assert decide("Troubleshooting", "command_error", results()).action is A.RESTART_PROCESS
-
-
-@given(
-    st.sampled_from(list(Phase)),
-    st.sampled_from(list(EventKind)),
-    st.sets(st.sampled_from([c.value for c in TROUBLESHOOT_CHECKS])),
-    st.one_of(st.none(), st.sampled_from(list(Action))),
+from aegis.checks.recovery import FAILURE_LEVEL, Level, classify
+from aegis.checks.result import (
+    BOOTCHECK_CHECKS,
+    OPERATOR_CHECKS,
+    TROUBLESHOOT_CHECKS,
+    CheckResult,
+    CheckType,
 )
-def test_decide_is_total_and_consistent(
-    phase: Phase, kind: EventKind, failing: set[str], previous: Action | None
+from aegis.runtime.agent_core import MAX_CONTAINER_RESTARTS, RESTART, round_outcome
+
+# Every outcome a CheckResult can carry, plus "the check did not run" (a replacement whose
+# peers finished the round runs only the local checks): (applicable, passed) or None.
+OUTCOMES: tuple[tuple[bool, bool] | None, ...] = (
+    None,
+    (True, True),  # pass
+    (True, False),  # fail
+    (False, True),  # not applicable (checks.result.not_applicable)
+    (False, False),  # not applicable, passed unset: still not a failure
+)
+
+
+def rounds(checks: Sequence[CheckType]) -> Iterator[tuple[list[CheckResult], set[str]]]:
+    """Every combination of outcomes of `checks`, with the set of checks that failed."""
+    for combo in itertools.product(OUTCOMES, repeat=len(checks)):
+        results = [
+            CheckResult(str(c), passed, "x", 0.0, 0.0, applicable)
+            for c, o in zip(checks, combo, strict=True)
+            if o is not None
+            for applicable, passed in [o]
+        ]
+        yield results, {str(c) for c, o in zip(checks, combo, strict=True) if o == (True, False)}
+
+
+def expected(round_: str, failing: set[str]) -> Level:
+    """Design §6, stated per round: a slow or hung node is only marked (no recovery level);
+    any other failed bootcheck excludes the node; in troubleshooting a GPU or RDMA fault
+    isolates the node and any other failure restarts the container."""
+    if not failing - {"allreduce_performance", "hang"}:
+        return Level.PROCESS
+    if round_ == "bootcheck" or failing & {"gpu", "rdma"}:
+        return Level.NODE
+    return Level.CONTAINER
+
+
+@pytest.mark.parametrize(
+    ("round_", "checks"), [("bootcheck", BOOTCHECK_CHECKS), ("troubleshoot", TROUBLESHOOT_CHECKS)]
+)
+def test_every_round_gets_the_designs_level(round_: str, checks: Sequence[CheckType]) -> None:
+    seen = set()
+    for results, failing in rounds(checks):
+        verdict = classify(results)
+        assert verdict.level is expected(round_, failing), (failing, verdict)
+        deciding = {c for c in failing if FAILURE_LEVEL[CheckType(c)] is verdict.level}
+        assert all(c in verdict.reason for c in deciding), verdict
+        assert classify(results[::-1]) == verdict  # the order of results does not matter
+        seen.add(verdict.level)
+    assert seen == ({Level.PROCESS, Level.NODE} if round_ == "bootcheck" else set(Level))
+
+
+@pytest.mark.parametrize(
+    ("round_", "checks"), [("bootcheck", BOOTCHECK_CHECKS), ("troubleshoot", TROUBLESHOOT_CHECKS)]
+)
+def test_every_round_leads_to_the_agents_report_or_restart(
+    round_: str, checks: Sequence[CheckType]
 ) -> None:
-    d = decide(phase, Event(kind, exit_code=1), results(*failing), previous=previous)
-    assert d.reason and "{" not in d.reason
-    assert not d.count_retry or phase is P.RUN_COMMAND
-    hardware = bool({"gpu", "rdma"} & failing) or kind is E.GPU_LOST
-    if (
-        hardware
-        and phase in (P.BOOT_CHECKING, P.TROUBLESHOOTING, P.RESTARTING)
-        and kind is not E.CHECKPOINT_DONE
-    ):
-        assert d.action is A.ISOLATE_NODE and d.error_node
+    # what the controller sees: Finish, Error (the agent exits 1), or a container restart
+    # (no report) that escalates to Error after MAX_CONTAINER_RESTARTS
+    phase = "BootChecking" if round_ == "bootcheck" else "Troubleshooting"
+    for results, failing in rounds(checks):
+        level = expected(round_, failing)
+        for restarts in (0, MAX_CONTAINER_RESTARTS - 1, MAX_CONTAINER_RESTARTS):
+            outcome = round_outcome(phase, results, restarts).outcome
+            if level is Level.CONTAINER and restarts < MAX_CONTAINER_RESTARTS:
+                assert outcome == RESTART, failing
+            else:
+                assert outcome == ("Finish" if level is Level.PROCESS else "Error"), failing
+
+
+def result(check: str, *, passed: bool = False, applicable: bool = True) -> CheckResult:
+    """One check's result (failed unless said otherwise)."""
+    return CheckResult(check, passed, "x", 0.0, 0.0, applicable)
+
+
+@pytest.mark.parametrize(
+    ("failing", "level"),
+    [
+        ((), Level.PROCESS),
+        (("gpu",), Level.NODE),
+        (("rdma",), Level.NODE),
+        (("gpu", "runtime"), Level.NODE),
+        (("runtime",), Level.CONTAINER),
+        (("io",), Level.CONTAINER),
+        (("allreduce_connection",), Level.CONTAINER),
+        (("io", "hang"), Level.CONTAINER),
+        (("allreduce_performance",), Level.PROCESS),
+        (("hang",), Level.PROCESS),
+        (("env",), Level.NODE),
+        (("collective",), Level.NODE),
+        (("burn",), Level.NODE),
+    ],
+)
+def test_named_rounds(failing: tuple[str, ...], level: Level) -> None:
+    passing = [result(c, passed=True) for c in TROUBLESHOOT_CHECKS if c not in failing]
+    verdict = classify([*passing, *(result(c) for c in failing)])
+    assert verdict.level is level
+    assert verdict.reason
+
+
+def test_a_slow_node_finishes_the_round_and_is_reported_as_hang() -> None:
+    slow = CheckResult("allreduce_performance", False, "3.1 GB/s, peers 12 GB/s", 0.0, 0.0)
+    done = round_outcome("Troubleshooting", [result("gpu", passed=True), slow], 0)
+    assert done.outcome == "Finish"
+    assert done.slow_note == "allreduce performance: 3.1 GB/s, peers 12 GB/s"
+    assert round_outcome("Troubleshooting", [result("gpu", passed=True)], 0).slow_note == ""
+
+
+def test_checks_that_do_not_apply_or_are_unknown_never_decide() -> None:
+    na = [result(c, applicable=False) for c in ("gpu", "rdma", "runtime")]
+    assert classify(na).level is Level.PROCESS
+    assert classify([result("no-such-check")]).level is Level.PROCESS
+    assert classify([]).level is Level.PROCESS
+
+
+def test_the_reason_names_the_checks_that_decided() -> None:
+    verdict = classify([result("gpu"), result("io"), result("rdma"), result("hang")])
+    assert verdict.reason.startswith("gpu, rdma failed: isolate the node")
+    assert "io" not in verdict.reason
+
+
+def test_every_check_type_has_a_level() -> None:
+    assert set(FAILURE_LEVEL) == set(CheckType)
+    assert set(BOOTCHECK_CHECKS) | set(TROUBLESHOOT_CHECKS) | set(OPERATOR_CHECKS) == set(CheckType)

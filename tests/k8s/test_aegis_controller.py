@@ -9,17 +9,12 @@ server are survived.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from aegis.cli import k8s as k8s_cli
 from aegis.k8s.aegis_controller import (
@@ -28,124 +23,58 @@ from aegis.k8s.aegis_controller import (
     AegisController,
     AegisControllerConfig,
     Backoff,
-    CredentialServerThread,
-    load_account_dir,
 )
 from aegis.k8s.api import KubeApi
-from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, token_sha256
 from aegis.k8s.resources import AEGIS
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.errors import BusError, CredentialsRejected
-from aegis.runtime.messages import Message, MessagePhase, MessageType
-from aegis.runtime.transport.auth import Account, Operator
+from aegis.runtime.transport.auth import Operator
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.transport.grpc_credentials import CredentialService, request_credentials
-from aegis.runtime.transport.nats_server import NatsServer
+from aegis.runtime.transport.grpc_credentials import CredentialService
 
+from ..support import first_request, wait_for, wait_for_async
 from .cluster import NAMESPACE, Cluster
-
-TOKEN = "bootstrap-token-of-train"
-PODS = ("train-worker-0", "train-worker-1")
-
-
-@dataclass
-class Nats:
-    url: str
-    account: Account  # plays the shared AEGIS account of `aegis k8s keys`
-
-
-@pytest_asyncio.fixture
-async def nats(tmp_path: Path) -> AsyncIterator[Nats]:
-    """A real nats-server in operator mode; the controller loads its account from files."""
-    operator = Operator()
-    shared = operator.create_job_account("aegis-system", "shared")
-    (tmp_path / ACCOUNT_JWT_KEY).write_text(shared.account.jwt)
-    (tmp_path / ACCOUNT_SEED_KEY).write_bytes(bytes(shared.account.keypair.seed) + b"\n")
-    async with NatsServer(operator, [shared]) as server:
-        yield Nats(server.url, load_account_dir(tmp_path))
-
-
-def aegis_cr(name: str = "train", workers: int = 2, token_hash: str = "") -> dict[str, Any]:
-    """An Aegis CR as the Job Controller creates it."""
-    return {
-        "apiVersion": AEGIS.api_version,
-        "kind": AEGIS.kind,
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "jobName": name,
-            "namespace": NAMESPACE,
-            "workerNum": workers,
-            "maxRetry": 2,
-            "bootstrapTokenSHA256": token_hash or token_sha256(TOKEN),
-        },
-    }
-
-
-@dataclass
-class Running:
-    controller: AegisController
-    grpc: str
-
-
-@contextmanager
-def running(url: str, nats: Nats) -> Iterator[Running]:
-    """The controller process: credential server on loopback, CR watch in a thread."""
-    config = AegisControllerConfig(
-        nats_url=nats.url, resync_s=0.5, backoff_initial_s=0.05, backoff_max_s=0.5
-    )
-    credentials = CredentialService(nats.url)
-    grpc = CredentialServerThread(credentials, "127.0.0.1", 0)
-    grpc.start()
-    api = KubeApi.for_url(url, timeout_s=5.0)
-    controller = AegisController(api, nats.account, credentials, config)
-    stop = threading.Event()
-    thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
-    thread.start()
-    try:
-        yield Running(controller, grpc.address)
-    finally:
-        stop.set()
-        thread.join(15)
-        grpc.stop()
-        api.close()
-    assert not thread.is_alive()
-    assert not any(r.alive for r in controller.runners.values())
-
-
-async def wait_for(cond: Callable[[], object], what: str, timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+from .harness import PODS, SUBJECTS, Nats, aegis_cr, running, worker_bus, worker_pod
 
 
 def status(cluster: Cluster, name: str = "train") -> dict[str, Any]:
     return dict(cluster.aegis(name).get("status") or {})
 
 
-async def worker_bus(grpc: str, pod: str = PODS[0], token: str = TOKEN) -> Bus:
-    """An agent's way in: credentials from gRPC, then NATS with them."""
-    issued = await request_credentials(
-        grpc, namespace=NAMESPACE, job="train", pod_name=pod, bootstrap_token=token, attempts=1
-    )
-    return await Bus.connect(issued.nats_url, issued.credentials, reconnect_attempts=1)
+class Agents:
+    """One bus per pod, each with that pod's own credential, as real agents have."""
+
+    def __init__(self, grpc: str, cluster: Cluster) -> None:
+        self.grpc, self.cluster = grpc, cluster
+        self.buses: dict[str, Bus] = {}
+
+    async def bus(self, pod: str) -> Bus:
+        if pod not in self.buses:
+            self.buses[pod] = await worker_bus(self.grpc, self.cluster, pod)
+        return self.buses[pod]
+
+    async def close(self) -> None:
+        for bus in self.buses.values():
+            await bus.close()
 
 
-async def send(bus: Bus, pod: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
+def report(pod: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
+    """An agent's ACK or report (incarnation i1)."""
+    data = {"incarnation": "i1", **data}
+    return Message("train", NAMESPACE, pod, kind, MessagePhase.BOOTCHECK, data, time.time(), seq)
+
+
+async def send(agents: Agents, pod: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
     """An agent's ACK or report, answered by the job's controller."""
-    msg = Message(
-        "train",
-        NAMESPACE,
-        pod,
-        kind,
-        MessagePhase.BOOTCHECK,
-        {"incarnation": "i1", **data},
-        time.time(),
-        seq,
-    )
-    return await bus.request(f"aegis.{NAMESPACE}.train.worker", msg, timeout=5.0)
+    bus = await agents.bus(pod)
+    return await bus.request(SUBJECTS.report(pod), report(pod, kind, seq, **data), timeout=5.0)
+
+
+async def first_ack(agents: Agents, pod: str) -> Message:
+    """The first ACK to a job's controller that may still be subscribing (its runner, and the
+    job's credentials, exist before it subscribes): answered once it serves the job."""
+    bus = await agents.bus(pod)
+    return await first_request(bus, SUBJECTS.report(pod), report(pod, MessageType.ACK))
 
 
 async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
@@ -159,16 +88,17 @@ async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
     )  # fmt: skip
     with running(cluster.url, nats) as ctl:
         cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
-        st = await wait_for(lambda: status(cluster).get("podInfos"), "the status")
+        st = await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
         assert status(cluster)["phase"] == "Pending" and sorted(st) == list(PODS)
         assert all(info["innerPhase"] == "Pending" for info in st.values())
         with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
-            await worker_bus(ctl.grpc, token="guess")
-        bus = await worker_bus(ctl.grpc)
+            await worker_bus(ctl.grpc, cluster, token="guess")
+        bus = Agents(ctl.grpc, cluster)
         try:
-            for pod in PODS:
-                reply = await send(bus, pod, MessageType.ACK)
-                assert reply.type is MessageType.ORDER and reply.pod_name == pod
+            reply = await first_ack(bus, PODS[0])
+            assert reply.type is MessageType.ORDER and reply.pod_name == PODS[0]
+            reply = await send(bus, PODS[1], MessageType.ACK)
+            assert reply.type is MessageType.ORDER and reply.pod_name == PODS[1]
         finally:
             await bus.close()
         assert status(cluster)["phase"] == "BootChecking"
@@ -177,7 +107,7 @@ async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
         # keeps being retried, and both are still there
         assert "broken" not in {k[1] for k in ctl.controller.runners}
         corrupt = ctl.controller.runners[(NAMESPACE, "corrupt")]
-        await wait_for(lambda: corrupt.attempts >= 2, "the corrupt job to be retried")
+        await wait_for_async(lambda: corrupt.attempts >= 2, 10, "the corrupt job to be retried")
         assert corrupt.alive and not corrupt.finished
 
 
@@ -186,11 +116,11 @@ async def test_a_restarted_controller_resumes_every_job_from_its_cr(
 ) -> None:
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
     with running(cluster.url, nats) as ctl:
-        await wait_for(lambda: status(cluster).get("podInfos"), "the status")
-        bus = await worker_bus(ctl.grpc)
+        await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
+        bus = Agents(ctl.grpc, cluster)
         try:
-            for pod in PODS:
-                await send(bus, pod, MessageType.ACK)
+            await first_ack(bus, PODS[0])
+            await send(bus, PODS[1], MessageType.ACK)
             for pod in PODS:  # bootcheck passed
                 await send(bus, pod, MessageType.FINISH, 1)
             reply = await send(bus, PODS[0], MessageType.ERROR, 2, reason="CUDA error")
@@ -204,10 +134,11 @@ async def test_a_restarted_controller_resumes_every_job_from_its_cr(
     assert [before["podInfos"][p]["retries"] for p in PODS] == [1, 1]
 
     with running(cluster.url, nats) as ctl:  # a new controller process
-        await wait_for(lambda: (NAMESPACE, "train") in ctl.controller.runners, "the runner")
-        bus = await worker_bus(ctl.grpc)
+        # the job's credentials are registered before its runner starts
+        await wait_for_async(lambda: (NAMESPACE, "train") in ctl.controller.runners, 10, "runner")
+        bus = Agents(ctl.grpc, cluster)
         try:
-            order = await send(bus, PODS[1], MessageType.ACK)  # same incarnation: a re-ACK
+            order = await first_ack(bus, PODS[1])  # same incarnation: a re-ACK
         finally:
             await bus.close()
         assert order.type is MessageType.ORDER and order.phase is MessagePhase.COMMAND
@@ -224,20 +155,39 @@ async def test_deleting_the_cr_stops_its_controller_and_revokes_credentials(
 ) -> None:
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
     with running(cluster.url, nats) as ctl:
-        await wait_for(lambda: status(cluster).get("podInfos"), "the status")
+        await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
         runner = ctl.controller.runners[(NAMESPACE, "train")]
-        bus = await worker_bus(ctl.grpc)  # credentials issued while the CR exists
+        bus = Agents(ctl.grpc, cluster)
         try:
-            await send(bus, PODS[0], MessageType.ACK)
+            await first_ack(bus, PODS[0])  # credentials issued while the CR exists
             cluster.api.delete(AEGIS, NAMESPACE, "train")
-            await wait_for(lambda: not runner.alive, "the job's controller to stop")
+            await wait_for_async(lambda: not runner.alive, 10, "the job's controller to stop")
             assert (NAMESPACE, "train") not in ctl.controller.runners
             with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
-                await worker_bus(ctl.grpc)
+                await worker_bus(ctl.grpc, cluster)
             with pytest.raises(BusError, match="nobody is subscribed"):
                 await send(bus, PODS[0], MessageType.ACK)  # it left NATS too
         finally:
             await bus.close()
+
+
+async def test_credentials_only_for_a_pod_of_the_job_with_its_uid(
+    cluster: Cluster, nats: Nats
+) -> None:
+    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
+    with running(cluster.url, nats) as ctl:
+        await wait_for_async(lambda: (NAMESPACE, "train") in ctl.controller.runners, 10, "runner")
+        uid = worker_pod(cluster, PODS[0])
+        refused = [
+            (PODS[0], "not-its-uid"),  # a token holder posing as the pod
+            (PODS[1], "no-such-pod"),  # a pod the API does not have
+            ("stranger", worker_pod(cluster, "stranger", job="another-job")),  # another job's
+        ]
+        for pod, incarnation in refused:
+            with pytest.raises(CredentialsRejected, match="not one this job expects"):
+                await worker_bus(ctl.grpc, cluster, pod=pod, uid=incarnation)
+        bus = await worker_bus(ctl.grpc, cluster, pod=PODS[0], uid=uid)  # the pod itself
+        await bus.close()
 
 
 def test_an_unreachable_api_server_is_retried_not_fatal(tmp_path: Path) -> None:
@@ -257,10 +207,7 @@ def test_an_unreachable_api_server_is_retried_not_fatal(tmp_path: Path) -> None:
     stop = threading.Event()
     thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while lists < 3 and time.monotonic() < deadline:  # several failed lists, retried
-        time.sleep(0.01)
-    assert lists >= 3
+    wait_for(lambda: lists >= 3, 10, "several failed lists, retried", poll_s=0.01)
     assert thread.is_alive() and controller.runners == {}
     stop.set()
     thread.join(5)

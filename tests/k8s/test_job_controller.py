@@ -7,7 +7,6 @@ kubelet and scheduler are played by Cluster.run_pod / finish_pod.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 from aegis.k8s.cr_store import CrStatusStore
@@ -18,6 +17,7 @@ from aegis.k8s.reconcile import CreatePod
 from aegis.k8s.resources import AEGIS, AEGIS_JOB, FINALIZER, POD, SECRET, SERVICE
 from aegis.runtime.store import ErrorNode, PodInfo, Status
 
+from ..support import wait_for
 from .cluster import NAMESPACE, Cluster, aegis_job
 from .schemas import all_errors
 
@@ -180,20 +180,15 @@ def test_run_watches_and_reconciles(cluster: Cluster) -> None:
     thread.start()
     try:
         cluster.api.create(AEGIS_JOB, NAMESPACE, aegis_job(workers=2))
-        _wait(lambda: len(cluster.pods()) == 2)
+        wait_for(lambda: len(cluster.pods()) == 2, 10, "both pods")
         cluster.finish_pod("train-worker-0", exit_code=1, node="bad-9")
-        _wait(lambda: "affinity" in cluster.pods().get("train-worker-0", {}).get("spec", {}))
+        wait_for(
+            lambda: "affinity" in cluster.pods().get("train-worker-0", {}).get("spec", {}),
+            10,
+            "worker 0 recreated with an anti-affinity",
+        )
         assert _node_exclusion(cluster.pods()["train-worker-0"]) == ["bad-9"]
     finally:
         stop.set()
         thread.join(5)
     assert not thread.is_alive()
-
-
-def _wait(cond: object, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():  # type: ignore[operator]
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
+
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.manifests import (
     PodSettings,
@@ -12,6 +14,7 @@ from aegis.k8s.manifests import (
     bootstrap_secret,
     exclude_nodes,
     secret_token,
+    template_problem,
     worker_pod,
     workers_service,
 )
@@ -62,6 +65,7 @@ def test_worker_pod_runs_the_agent_with_the_contract_env() -> None:
         "AEGIS_RANK": "2",
         "AEGIS_WORLD_SIZE": "3",
         "AEGIS_GRPC": "ctl.aegis-system.svc:50051",
+        "AEGIS_NPROC_PER_NODE": "1",
         "MASTER_ADDR": "train-worker-0.train-workers.team.svc",
         "MASTER_PORT": "29500",
         "AEGIS_MASTER_ADDR": "train-worker-0.train-workers.team.svc",
@@ -210,3 +214,20 @@ def test_level2_count_reaches_the_agent_and_round_trips_through_the_status() -> 
     )
     assert view.container_restarts == ((1, 2),) and view.container_restarts_of(1) == 2
     assert view.container_restarts_of(0) == 0
+
+
+@pytest.mark.parametrize(("value", "ok"), [(1, True), (8, True), ("auto", True), ("4", True),
+                                           (0, False), (-2, False), ("many", False)])  # fmt: skip
+def test_nproc_per_node_is_validated_and_told_to_the_agent(value: object, ok: bool) -> None:
+    view = JobView.from_obj(
+        {"metadata": {"name": "train", "namespace": "team"},
+         "spec": {"workerNum": 2, "nprocPerNode": value, "template": {
+             "spec": {"containers": [{"name": "t", "image": "i", "command": ["python"]}]}}}}
+    )  # fmt: skip
+    problem = template_problem(view)
+    if not ok:
+        assert problem is not None and "spec.nprocPerNode" in problem
+        return
+    assert problem is None
+    env = _env(worker_pod(view, 0, (), SETTINGS))
+    assert env["AEGIS_NPROC_PER_NODE"] == str(value)

@@ -1,19 +1,21 @@
-"""Fixtures for the runtime tests: a real nats-server per test module, two jobs in it."""
+"""Fixtures for the runtime tests: a real nats-server per test module, two jobs in it, job A's
+controller, and `aegis run` jobs (tests/support)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
-from aegis.runtime.errors import BusError
-from aegis.runtime.messages import Message
 from aegis.runtime.transport.auth import JobAccount, Operator
-from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 
+from ..support import RunningController, running_controller
+from ..support.launch import aegis_run
+
+__all__ = ["aegis_run"]  # the launcher fixture, for every runtime test
 NAMESPACE = "team"
 
 
@@ -44,29 +46,13 @@ async def nats_server(
         yield server
 
 
-WaitUntil = Callable[..., Awaitable[None]]
+PODS_A = ("train-a-worker-0", "train-a-worker-1")
 
 
-async def _wait_until(cond: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or cond}")
-        await asyncio.sleep(0.01)
-
-
-@pytest.fixture
-def wait_until() -> WaitUntil:
-    """`await wait_until(cond, timeout, what)`: poll a condition, fail after `timeout` s."""
-    return _wait_until
-
-
-async def first_request(bus: Bus, subject: str, m: Message) -> Message:
-    """The first request to a service, retried (bounded) until it has subscribed."""
-    for _ in range(100):
-        try:
-            return await bus.request(subject, m, 0.1)
-        except BusError:
-            continue
-    raise AssertionError("the service never answered")
+@pytest_asyncio.fixture(loop_scope="module")
+async def controller(
+    nats_server: NatsServer, job_a: JobAccount, tmp_path: Path
+) -> AsyncIterator[RunningController]:
+    """Job A's controller (2 pods, MaxRetry 2) serving on the module's nats-server."""
+    async with running_controller(nats_server.url, job_a, tmp_path / "status.json", PODS_A) as c:
+        yield c

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from aegis.runtime.errors import InvalidNameError
+from aegis.protocol.errors import InvalidNameError
+from aegis.protocol.subjects import JobSubjects, validate_label, validate_pod_name
 from aegis.runtime.transport.auth import Operator, is_user_public_key, new_user_keypair
-from aegis.runtime.transport.subjects import JobSubjects, validate_label, validate_pod_name
 
 
 def claims(jwt: str) -> dict[str, Any]:
@@ -22,11 +22,35 @@ def claims(jwt: str) -> dict[str, Any]:
 
 def test_subjects_are_spelled_in_one_place() -> None:
     s = JobSubjects("team", "train-a")
-    assert (s.master, s.worker, s.wildcard) == (
+    assert (s.master, s.report("p-0"), s.heartbeat("p-0"), s.wildcard) == (
         "aegis.team.train-a.master",
-        "aegis.team.train-a.worker",
+        "aegis.team.train-a.report.p-0",
+        "aegis.team.train-a.heartbeat.p-0",
         "aegis.team.train-a.>",
     )
+    assert (s.reports, s.heartbeats) == (
+        "aegis.team.train-a.report.>",
+        "aegis.team.train-a.heartbeat.>",
+    )
+
+
+@pytest.mark.parametrize("pod", ["p-0", "train-a-worker-0.node-1", "a.b.c"])
+def test_the_sender_is_read_back_from_its_own_subjects_only(pod: str) -> None:
+    s = JobSubjects("team", "train-a")
+    assert s.sender(s.report(pod)) == pod and s.sender(s.heartbeat(pod)) == pod
+    other = JobSubjects("team", "train-b")
+    for subject in (s.master, s.ctl_agent(pod), other.report(pod), s.reports, s.report_prefix):
+        assert s.sender(subject) is None
+
+
+def test_inboxes_are_one_per_pod_and_never_a_pods_for_ctl() -> None:
+    s = JobSubjects("team", "train-a")
+    pods = ["a", "a.b", "a-b", "ctl", "b.ctl", "a.b.c", "a-b.c"]
+    inboxes = [s.inbox_prefix(p) for p in pods]
+    assert len(set(inboxes)) == len(pods)  # injective, '.' mapped to '_'
+    assert all("." not in i for i in inboxes)  # one subject token each
+    assert s.ctl_inbox_prefix not in inboxes
+    assert JobSubjects("team", "train-b").inbox_prefix("a") not in inboxes
 
 
 @pytest.mark.parametrize(
@@ -67,10 +91,25 @@ def test_jwt_chain_and_permissions() -> None:
         job.account.public_key,
         "train-a-worker-0",
     )
-    allow = ["aegis.team.train-a.>", "_INBOX.>"]
-    # workers answer `aegis ctl` requests but may not send any
-    assert worker["nats"]["pub"] == {"allow": allow, "deny": ["aegis.team.train-a.ctl.>"]}
-    assert worker["nats"]["sub"] == {"allow": allow}
+    # a worker publishes only its own reports and heartbeats (never orders or ctl requests),
+    # reads orders, ctl requests to itself and its own inbox, and may answer what it received
+    assert worker["nats"]["pub"] == {
+        "allow": [
+            "aegis.team.train-a.report.train-a-worker-0",
+            "aegis.team.train-a.heartbeat.train-a-worker-0",
+        ]
+    }
+    assert worker["nats"]["sub"] == {
+        "allow": [
+            "aegis.team.train-a.master",
+            "aegis.team.train-a.ctl.agent.train-a-worker-0",
+            "_INBOX_team_train-a_train-a-worker-0.>",
+        ]
+    }
+    assert worker["nats"]["resp"] == {"max": 1, "ttl": 0}  # the key nats-server reads
+    ctl = claims(job.ctl_credentials().user_jwt)["nats"]
+    assert ctl["pub"] == {"allow": ["aegis.team.train-a.ctl.>"]}
+    assert ctl["sub"] == {"allow": ["_INBOX_team_train-a__ctl.>"]}
     master = claims(job.controller_credentials().user_jwt)
     assert master["iss"] == job.account.public_key
     assert not master["nats"].get("pub") and not master["nats"].get("sub")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 
 import nats
@@ -10,8 +11,8 @@ import pytest
 import pytest_asyncio
 from nats.aio.client import RawCredentials
 
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.errors import BusError
-from aegis.runtime.messages import Message, MessagePhase, MessageType
 from aegis.runtime.transport.auth import JobAccount, Operator
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import (
@@ -23,6 +24,7 @@ from aegis.runtime.transport.nats_server import NatsServer
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 TIMEOUT = 5.0
+POD = "train-a-worker-0"
 
 
 def msg(job: JobAccount, type_: MessageType, pod: str = "master", seq: int = 1) -> Message:
@@ -45,10 +47,16 @@ async def worker_a(cred_server: CredentialServer, job_a: JobAccount) -> AsyncIte
         cred_server.address,
         namespace="team",
         job="train-a",
-        pod_name="train-a-worker-0",
+        pod_name=POD,
         bootstrap_token=job_a.bootstrap_token,
+        incarnation=os.urandom(4).hex(),
     )
-    bus = await Bus.connect(issued.nats_url, issued.credentials, name="train-a-worker-0")
+    bus = await Bus.connect(
+        issued.nats_url,
+        issued.credentials,
+        name=POD,
+        inbox_prefix=job_a.subjects.inbox_prefix(POD),
+    )
     yield bus
     await bus.close()
 
@@ -80,7 +88,16 @@ async def test_worker_cannot_subscribe_to_another_jobs_subjects(
 
 
 @pytest.mark.parametrize(
-    "subject", ["aegis.team.train-b.worker", "aegis.other.train-a.worker", "x"]
+    "subject",
+    [
+        "aegis.team.train-b.report.train-a-worker-0",  # another job
+        "aegis.other.train-a.report.train-a-worker-0",
+        "x",
+        "aegis.team.train-a.report.train-a-worker-1",  # another pod of its own job
+        "aegis.team.train-a.heartbeat.train-a-worker-1",
+        "aegis.team.train-a.master",  # orders: the controller's only
+        "aegis.team.train-a.ctl.controller",  # ctl requests: the operator's only
+    ],
 )
 async def test_worker_cannot_publish_outside_its_job(
     worker_a: Bus, job_a: JobAccount, subject: str
@@ -95,15 +112,15 @@ async def test_worker_and_master_talk_on_their_job(
 ) -> None:
     reports, on_report = collector()
     orders, on_order = collector()
-    await master_a.subscribe(job_a.subjects.worker, on_report)  # type: ignore[arg-type]
+    await master_a.subscribe(job_a.subjects.reports, on_report)  # type: ignore[arg-type]
     await worker_a.subscribe(job_a.subjects.master, on_order)  # type: ignore[arg-type]
     await master_a.flush()
     await worker_a.flush()
     order = msg(job_a, MessageType.ORDER)
     await master_a.publish(job_a.subjects.master, order)
     assert await asyncio.wait_for(orders.get(), TIMEOUT) == order
-    report = msg(job_a, MessageType.FINISH, pod="train-a-worker-0", seq=2)
-    await worker_a.publish(job_a.subjects.worker, report)
+    report = msg(job_a, MessageType.FINISH, pod=POD, seq=2)
+    await worker_a.publish(job_a.subjects.report(POD), report)
     assert await asyncio.wait_for(reports.get(), TIMEOUT) == report
     await worker_a.flush()
     assert worker_a.stats.permission_errors == 0 and not worker_a.permission_denied.is_set()
@@ -113,11 +130,15 @@ async def test_request_reply_both_ways(worker_a: Bus, master_a: Bus, job_a: JobA
     async def ack(m: Message) -> Message:
         return msg(job_a, MessageType.ACK, pod=m.pod_name, seq=m.seq)
 
-    await master_a.subscribe(job_a.subjects.worker, ack)
+    await master_a.subscribe(job_a.subjects.reports, ack)
     await worker_a.subscribe(job_a.subjects.master, ack)
     await master_a.flush()
     await worker_a.flush()
-    got = await worker_a.request(job_a.subjects.worker, msg(job_a, MessageType.HEARTBEAT, "p", 7))
+    # the worker's reply inbox is its own; the master's request is answered through the
+    # worker's response permission (it may publish nowhere else)
+    got = await worker_a.request(
+        job_a.subjects.report(POD), msg(job_a, MessageType.HEARTBEAT, "p", 7)
+    )
     assert (got.type, got.pod_name, got.seq) == (MessageType.ACK, "p", 7)
     got = await master_a.request(job_a.subjects.master, msg(job_a, MessageType.ORDER, seq=8))
     assert (got.type, got.seq) == (MessageType.ACK, 8)

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aegis.checks.faultlog import FaultRecord
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.messages import Message, MessagePhase, MessageType
 from aegis.runtime.store import FileStatusStore
 from aegis.values import ModelValue, apply
 

@@ -11,20 +11,18 @@ import nats
 import pytest
 from nats.aio.client import RawCredentials
 
-from aegis.runtime.control import make_request, reply_result
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.controller_service import ControllerService
+from aegis.protocol.control import make_request, reply_result
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.errors import BusError
-from aegis.runtime.messages import Message, MessagePhase, MessageType
-from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 
-from .conftest import NAMESPACE, WaitUntil, first_request
+from ..support import RunningController, first_request
+from .conftest import NAMESPACE, PODS_A
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-PODS = ("train-a-worker-0", "train-a-worker-1")
+PODS = PODS_A
 
 
 def ctl_msg(data: dict[str, object], job: str = "train-a") -> Message:
@@ -32,15 +30,12 @@ def ctl_msg(data: dict[str, object], job: str = "train-a") -> Message:
 
 
 async def test_ctl_against_a_controller(
-    nats_server: NatsServer, job_a: JobAccount, tmp_path: Path, wait_until: WaitUntil
+    nats_server: NatsServer, job_a: JobAccount, tmp_path: Path, controller: RunningController
 ) -> None:
-    core = ControllerCore(
-        JobConfig("train-a", NAMESPACE, PODS, 2), FileStatusStore(tmp_path / "status.json")
+    service, task, master = controller.service, controller.task, controller.bus
+    ctl = await Bus.connect(
+        nats_server.url, job_a.ctl_credentials(), inbox_prefix=job_a.subjects.ctl_inbox_prefix
     )
-    master = await Bus.connect(nats_server.url, job_a.controller_credentials())
-    service = ControllerService(core, master)
-    task = asyncio.create_task(service.run())
-    ctl = await Bus.connect(nats_server.url, job_a.ctl_credentials())
     subject = job_a.subjects.ctl_controller
     try:
         status = reply_result(
@@ -74,6 +69,7 @@ async def test_ctl_against_a_controller(
         raw = await nats.connect(
             nats_server.url,
             user_credentials=RawCredentials(job_a.ctl_credentials().creds_text()),
+            inbox_prefix=job_a.subjects.ctl_inbox_prefix,
         )
         try:
             with pytest.raises(nats.errors.TimeoutError):
@@ -99,17 +95,14 @@ async def test_ctl_against_a_controller(
         assert await asyncio.wait_for(task, 10) == 3  # the job ends Failed
         assert json.loads((tmp_path / "status.json").read_text())["phase"] == "Failed"
     finally:
-        service.stop(0)
-        await asyncio.wait_for(task, 10)
         await ctl.close()
-        await master.close()
 
 
 async def test_ctl_user_cannot_touch_orders_or_reports(
     nats_server: NatsServer, job_a: JobAccount
 ) -> None:
     for action, subject in (
-        ("publish", job_a.subjects.worker),
+        ("publish", job_a.subjects.report(PODS[0])),
         ("subscription", job_a.subjects.master),
     ):
         ctl = await Bus.connect(nats_server.url, job_a.ctl_credentials())

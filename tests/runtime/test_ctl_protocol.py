@@ -12,24 +12,23 @@ from typing import Any
 
 import pytest
 
-from aegis.runtime.control import (
+from aegis.protocol.control import (
     AGENT_COMMANDS,
     CONTROLLER_COMMANDS,
     DEFAULT_BURN_S,
     DEFAULT_CTL_CHECKS,
     ControlError,
-    ControllerControl,
-    handle_agent_request,
     make_reply,
     make_request,
     reply_result,
     validate,
 )
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.subjects import JobSubjects
+from aegis.runtime.control import ControllerControl, handle_agent_request
 from aegis.runtime.controller import ControllerCore, JobConfig, Outcome
-from aegis.runtime.messages import Message, MessagePhase, MessageType
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import Operator
-from aegis.runtime.transport.subjects import JobSubjects
 
 PODS = ("j-worker-0", "j-worker-1")
 
@@ -48,8 +47,9 @@ def test_subjects_and_ctl_credentials() -> None:
     job = Operator().create_job_account("ns", "j")
     body = job.ctl_credentials().user_jwt.split(".")[1]
     claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    allow = ["aegis.ns.j.ctl.>", "_INBOX.>"]
-    assert claims["nats"]["pub"] == {"allow": allow} and claims["nats"]["sub"] == {"allow": allow}
+    # requests on the ctl subjects only; replies in ctl's own inbox, which no worker can read
+    assert claims["nats"]["pub"] == {"allow": ["aegis.ns.j.ctl.>"]}
+    assert claims["nats"]["sub"] == {"allow": ["_INBOX_ns_j__ctl.>"]}
     assert claims["name"] == "ctl" and claims["iss"] == job.account.public_key
 
 

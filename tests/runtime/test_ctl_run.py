@@ -9,42 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
-import sys
 import urllib.request
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from aegis.runtime.control import make_request, reply_result
+from aegis.protocol.control import make_request, reply_result
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.local import free_port
-from aegis.runtime.messages import Message, MessagePhase, MessageType
 from aegis.runtime.steplog import read_steplog
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.transport.subjects import JobSubjects
 
-from .test_run_local import AEGIS, TRAIN
+from ..support import AEGIS, Launch, wait_for
 
 PODS = ("local-worker-0", "local-worker-1")
-
-
-def wait_for(cond: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Poll `cond` until it returns something true (its value), at most `timeout` s."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def ctl(state: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -84,10 +67,10 @@ def creds_of(state: Path) -> tuple[dict[str, Any], UserCredentials]:
 
 async def raw_requests(state: Path) -> list[Message]:
     """Bad requests straight to the agent's and the controller's ctl subjects; then the ctl
-    user tries to publish a report on the worker subject (refused by NATS)."""
+    user tries to publish a report on a pod's report subject (refused by NATS)."""
     obj, creds = creds_of(state)
     subjects = JobSubjects(obj["namespace"], obj["job"])
-    bus = await Bus.connect(obj["natsUrl"], creds)
+    bus = await Bus.connect(obj["natsUrl"], creds, inbox_prefix=subjects.ctl_inbox_prefix)
     try:
         replies = []
         plan: list[tuple[str, dict[str, Any]]] = [
@@ -106,10 +89,10 @@ async def raw_requests(state: Path) -> list[Message]:
         forged = Message(
             "local", "default", PODS[0], MessageType.FINISH, MessagePhase.COMMAND, {}, 1.0, 1
         )
-        await bus.publish(subjects.worker, forged)
+        await bus.publish(subjects.report(PODS[0]), forged)
         await bus.flush()
         denied = await bus.wait_permission_denied(5)
-        assert f'publish to "{subjects.worker}"' in denied
+        assert f'publish to "{subjects.report(PODS[0])}"' in denied
         return replies
     finally:
         await bus.close()
@@ -129,55 +112,26 @@ def hang_steps(state: Path, pod: str) -> bool:
     return False
 
 
-@pytest.fixture
-def job(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, Path, int]]:
-    """A running 2-rank job with a metrics port; (process, state dir, hold file, port)."""
-    state, hold, port = tmp_path / "state", tmp_path / "hold", free_port()
+def test_ctl_drives_a_running_job(aegis_run: Launch, tmp_path: Path) -> None:
+    """A running 2-rank job with a metrics port; rank 1 crashes once, then all hold."""
+    port = free_port()
     env = {
-        **os.environ,
-        "HOLD_FILE": str(hold),
+        "HOLD_FILE": str(tmp_path / "hold"),
         "CRASH_ONCE_RANK": "1",
         "CRASH_DIR": str(tmp_path / "crash"),
     }
-    log = (tmp_path / "run.log").open("w")
-    argv = [*AEGIS, "run", "-n", "2", "--state-dir", str(state), "--metrics-port", str(port)]
-    proc = subprocess.Popen(
-        [*argv, "--", sys.executable, TRAIN],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        yield proc, state, hold, port
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        log.close()
+    job = aegis_run(2, "--metrics-port", str(port), env=env)
+    state = job.state
 
-
-def test_ctl_drives_a_running_job(
-    job: tuple[subprocess.Popen[str], Path, Path, int], tmp_path: Path
-) -> None:
-    proc, state, _, port = job
-    out = tmp_path / "run.log"
-
-    def running() -> bool:
-        assert proc.poll() is None, out.read_text()[-3000:]
+    def running_again() -> bool:
         s = read_json(state / "status.json")
         return bool(s and s["phase"] == "RunCommand" and s["recoverCount"] == 1)
 
-    wait_for(running, 240, "the job to run again after rank 1's crash")
+    job.wait_until(running_again, 240, "the job to run again after rank 1's crash")
     ctl_file = state / "ctl.json"
     assert ctl_file.stat().st_mode & 0o777 == 0o600
     assert set(read_json(ctl_file)) >= {"natsUrl", "jwt", "seed", "namespace", "job"}
-    assert f"aegis ctl --state-dir {state} status" in out.read_text()
+    assert f"aegis ctl --state-dir {state} status" in job.output
 
     # the fault log has the crash, with the pod's node
     faults = [json.loads(line) for line in (state / "faults.jsonl").read_text().splitlines()]
@@ -251,14 +205,14 @@ def test_ctl_drives_a_running_job(
     assert r.returncode == 1 and f"pod {PODS[1]} not marked" in r.stderr, r
     code, view = ctl_json(state, "status")
     pods = view["result"]["pods"]
-    assert pods[PODS[1]]["slow"] is True and pods[PODS[0]]["slow"] is False
+    assert pods[PODS[1]]["slow"] is True and pods[PODS[0]]["slow"] is False, view
     assert {p: pods[p]["incarnation"] for p in PODS} == incarnations
     assert view["result"]["phase"] == "RunCommand" and view["result"]["recoverCount"] == 1
 
     # stop: the job ends Failed (the controller exits 3, `aegis run` 1)
     r = ctl(state, "stop")
     assert r.returncode == 0 and "job default/local stop" in r.stdout, r.stderr
-    assert proc.wait(120) == 1
+    assert job.finish(120) == 1
     final = read_json(state / "status.json")
     assert final["phase"] == "Failed" and final["shouldQuit"] is True
     assert 'aegis_jobs_total{event="failed"' in (state / "metrics.prom").read_text()

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aegis.generated.aegis_phase import ACTIONS, next_states
+from aegis.protocol.state_codec import decode, decode_state, encode, encode_state
 from aegis.runtime import engine as eng
-from aegis.runtime.codec import decode, decode_state, encode, encode_state
 from aegis.runtime.engine import DECISION_ORDER, OBSERVATIONS, Engine, runtime_constants
 from aegis.values import Fn, ModelValue
 

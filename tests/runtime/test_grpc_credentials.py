@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import logging
+import os
 import socket
 from collections.abc import AsyncIterator
 
@@ -12,8 +16,10 @@ import pytest_asyncio
 from aegis.runtime.errors import CredentialsRejected, CredentialsUnavailable
 from aegis.runtime.transport.auth import JobAccount, Operator, new_user_keypair
 from aegis.runtime.transport.grpc_credentials import (
+    FIELD_LIMITS,
     CredentialServer,
     CredentialService,
+    Throttle,
     build_request,
     request_credentials,
 )
@@ -28,7 +34,8 @@ class RecordingService(CredentialService):
     """The real service, remembering what arrived and failing on demand."""
 
     def __init__(self, job: JobAccount) -> None:
-        super().__init__(NATS_URL, [job])
+        # limits far above what these tests send; test_throttling checks them on its own
+        super().__init__(NATS_URL, [job], Throttle(refused_burst=10_000))
         self.requests: list[pb.IssueRequest] = []
         self.unavailable_first = 0
         self.explode = False
@@ -70,7 +77,12 @@ def service(server: CredentialServer) -> RecordingService:
 
 
 async def ask(server: CredentialServer, token: str, **kw: object) -> object:
-    args: dict[str, object] = {"namespace": "team", "job": "train-a", "pod_name": "train-a-w0"}
+    args: dict[str, object] = {
+        "namespace": "team",
+        "job": "train-a",
+        "pod_name": "train-a-w0",
+        "incarnation": os.urandom(4).hex(),  # a new agent each time
+    }
     args.update(kw)
     return await request_credentials(
         server.address,
@@ -98,6 +110,7 @@ async def test_issue_sends_only_the_public_key(
         job="train-a",
         pod_name="train-a-w0",
         bootstrap_token=job.bootstrap_token,
+        incarnation="first",
     )
     assert issued.nats_url == NATS_URL
     assert issued.subjects == job.subjects
@@ -112,6 +125,7 @@ async def test_issue_sends_only_the_public_key(
         "pod_name",
         "user_public_nkey",
         "bootstrap_token",
+        "incarnation",
     }
 
 
@@ -141,7 +155,7 @@ async def test_unknown_job_is_permission_denied(server: CredentialServer, job: J
 async def test_malformed_key_is_invalid_argument(
     server: CredentialServer, job: JobAccount, key: str, detail: str
 ) -> None:
-    request = build_request("team", "train-a", "train-a-w0", key, job.bootstrap_token)
+    request = build_request("team", "train-a", "train-a-w0", key, job.bootstrap_token, "i")
     err = await raw_issue(server, request)
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert detail in (err.details() or "")
@@ -155,7 +169,7 @@ async def test_malformed_names_are_invalid_argument(
 ) -> None:
     key = new_user_keypair().public_key.decode()
     err = await raw_issue(
-        server, build_request(namespace, "train-a", pod, key, job.bootstrap_token)
+        server, build_request(namespace, "train-a", pod, key, job.bootstrap_token, "i")
     )
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
 
@@ -189,7 +203,91 @@ async def test_unreachable_server_gives_up_after_the_attempts() -> None:
             job="train-a",
             pod_name="p",
             bootstrap_token="t",
+            incarnation="i",
             attempts=2,
             timeout=0.3,
             backoff=0.01,
         )
+
+
+def jwt_subject(jwt: str) -> str:
+    body = jwt.split(".")[1]
+    return str(json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["sub"])
+
+
+async def issue_raw(server: CredentialServer, request: pb.IssueRequest) -> pb.IssueReply:
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        reply: pb.IssueReply = await pb_grpc.CredentialsStub(channel).Issue(request, timeout=2.0)
+    return reply
+
+
+async def test_one_credential_per_incarnation_for_one_key(
+    server: CredentialServer, job: JobAccount
+) -> None:
+    key = new_user_keypair().public_key.decode()
+    request = build_request("team", "train-a", "train-a-w1", key, job.bootstrap_token, "inc-7")
+    first = await issue_raw(server, request)
+    # the agent's retry (same key) gets its credential again
+    again = await issue_raw(server, request)
+    assert jwt_subject(first.user_jwt) == jwt_subject(again.user_jwt) == key
+    # anyone else holding the token gets nothing for that incarnation
+    thief = new_user_keypair().public_key.decode()
+    stolen = build_request("team", "train-a", "train-a-w1", thief, job.bootstrap_token, "inc-7")
+    err = await raw_issue(server, stolen)
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "already holds a credential" in (err.details() or "")
+    empty = build_request("team", "train-a", "train-a-w1", thief, job.bootstrap_token, "")
+    assert (await raw_issue(server, empty)).code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_only_an_expected_incarnation_of_a_pod_of_the_job_gets_one() -> None:
+    job = Operator().create_job_account("team", "train-e")
+    expected = {"train-e-w0": "good"}
+    service = CredentialService(NATS_URL)
+    service.add_job(job, expects=lambda pod, inc: expected.get(pod) == inc)
+    async with CredentialServer(service) as srv:
+        key = new_user_keypair().public_key.decode()
+        for pod, inc in (("train-e-w0", "forged"), ("train-e-w9", "good"), ("other", "good")):
+            request = build_request("team", "train-e", pod, key, job.bootstrap_token, inc)
+            err = await raw_issue(srv, request)
+            assert err.code() == grpc.StatusCode.PERMISSION_DENIED, pod
+            assert "not one this job expects" in (err.details() or "")
+        good = build_request("team", "train-e", "train-e-w0", key, job.bootstrap_token, "good")
+        reply = await issue_raw(srv, good)
+        assert reply.subjects.worker == job.subjects.report("train-e-w0")
+
+
+@pytest.mark.parametrize("field", sorted(FIELD_LIMITS))
+async def test_an_oversized_field_is_refused_before_it_is_logged(
+    server: CredentialServer, job: JobAccount, field: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    key = new_user_keypair().public_key.decode()
+    request = build_request("team", "train-a", "train-a-w0", key, job.bootstrap_token, "i")
+    setattr(request, field, "x" * 1_000_000)
+    with caplog.at_level(logging.INFO, logger="aegis.runtime.transport.grpc_credentials"):
+        err = await raw_issue(server, request)
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert f"{field} is 1000000 characters long" in (err.details() or "")
+    assert max(len(r.getMessage()) for r in caplog.records) < 2_000
+
+
+async def test_throttling_per_caller() -> None:
+    job = Operator().create_job_account("team", "train-t")
+    service = CredentialService(
+        NATS_URL, [job], Throttle(rate=0.01, burst=6, refused_rate=0.01, refused_burst=2)
+    )
+    async with CredentialServer(service) as srv:
+        key = new_user_keypair().public_key.decode()
+        bad = build_request("team", "train-t", "train-t-w0", key, "wrong", "i")
+        codes = [(await raw_issue(srv, bad)).code() for _ in range(3)]
+        # guessing tokens: refused twice, then the caller is slowed down
+        assert codes == [grpc.StatusCode.PERMISSION_DENIED] * 2 + [
+            grpc.StatusCode.RESOURCE_EXHAUSTED
+        ]
+        good = build_request("team", "train-t", "train-t-w0", key, job.bootstrap_token, "i")
+        assert (await issue_raw(srv, good)).user_jwt  # 4th request of 6
+        await issue_raw(srv, good)  # 5th
+        await issue_raw(srv, good)  # 6th
+        err = await raw_issue(srv, good)  # the 7th exceeds the burst
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "too many requests" in (err.details() or "")

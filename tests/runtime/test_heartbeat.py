@@ -5,21 +5,19 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aegis.runtime.controller import EVICTED, ControllerCore, JobConfig
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.payloads import Eviction, Receipt, ReceiptResult
+from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.engine import runtime_constants
-from aegis.runtime.messages import Message, MessagePhase, MessageType
 from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.trace_check import check_steplog
 from aegis.values import ModelValue, apply
 
-from .test_run_local import AEGIS, TRAIN
+from ..support import Launch, wait_for
 
 PODS = ("hb-worker-0", "hb-worker-1")
 
@@ -58,9 +56,10 @@ def test_silent_agent_is_lost_and_its_incarnation_evicted(tmp_path: Path) -> Non
     # the frozen agent comes back: its heartbeat and its report are answered with an eviction
     eviction = core.on_heartbeat(msg(PODS[1], MessageType.HEARTBEAT, "i1")).reply
     assert eviction is not None and eviction.pod_name == PODS[1]
-    assert eviction.data[EVICTED] == "i1"
+    assert Eviction.from_data(eviction.data) == Eviction("i1")
     receipt = core.on_report(msg(PODS[1], MessageType.FINISH, "i1", s.masterSeq)).reply
-    assert receipt is not None and receipt.data["result"] == EVICTED and core.state == s
+    assert receipt is not None and core.state == s
+    assert Receipt.from_data(receipt.data).result is ReceiptResult.EVICTED
     # the launcher then sees the old process exit: not a second loss
     core.on_pod_lost(PODS[1], "i1", 75, "node-2")
     assert core.state == s and core.extras.counters["lost_unknown"] == 1
@@ -109,16 +108,6 @@ def test_status_without_runtime_field_still_loads(tmp_path: Path) -> None:
 # ---------------- end to end: a frozen agent (SIGSTOP) ----------------
 
 
-def wait_for(cond: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
 def read_status(state: Path) -> dict[str, Any] | None:
     try:
         return json.loads((state / "status.json").read_text())
@@ -165,23 +154,21 @@ def lost_steps(state: Path) -> list[dict[str, Any]]:
     return [r for r in recs if r.get("action") == "envPodRestart" and "rejected" not in r]
 
 
-def test_frozen_agent_is_lost_within_the_timeout_and_replaced(tmp_path: Path) -> None:
+def test_frozen_agent_is_lost_within_the_timeout_and_replaced(
+    tmp_path: Path, aegis_run: Launch
+) -> None:
     timeout = 2.0
-    state, hold = tmp_path / "state", tmp_path / "hold"
-    argv = [*AEGIS, "run", "-n", "2", "--state-dir", str(state)]
-    argv += ["--heartbeat-timeout", str(timeout), "--", sys.executable, TRAIN]
-    env = {**os.environ, "HOLD_FILE": str(hold)}
-    proc = subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    hold = tmp_path / "hold"
+    run = aegis_run(2, "--heartbeat-timeout", str(timeout), env={"HOLD_FILE": str(hold)})
+    state = run.state
     frozen: int | None = None
     try:
         wait_for(lambda: phase_is(state, "RunCommand", 0), 90, "the first RunCommand")
-        frozen = wait_for(lambda: agent_pid(proc.pid, "local-worker-1"), 10, "agent 1's pid")
+        frozen = wait_for(lambda: agent_pid(run.pid, "local-worker-1"), 10, "agent 1's pid")
         assert frozen is not None
         os.kill(frozen, signal.SIGSTOP)  # the launcher sees no exit: only heartbeats tell
         t0 = time.monotonic()
-        (step,) = wait_for(lambda: lost_steps(state), timeout + 1.0, "envPodRestart")
+        (step,) = wait_for(lambda: lost_steps(state), timeout + 1.0, "envPodRestart", poll_s=0.02)
         assert time.monotonic() - t0 <= timeout + 1.0
         assert step["choices"] == [["w", {"mv": "local-worker-1"}]]
         # the step is logged as it is taken; the status is saved after the controller settles
@@ -191,17 +178,14 @@ def test_frozen_agent_is_lost_within_the_timeout_and_replaced(tmp_path: Path) ->
         frozen = None
         wait_for(lambda: phase_is(state, "RunCommand", 1), 90, "the second attempt")
         hold.touch()
-        out, err = proc.communicate(timeout=90)
+        code = run.finish(90)
     finally:
         if frozen is not None:
             os.kill(frozen, signal.SIGCONT)
-        if proc.poll() is None:
-            proc.terminate()
-            proc.communicate(timeout=30)
-    assert proc.returncode == 0, err[-3000:]
-    assert "declared this incarnation lost" in out
+    assert code == 0, run.stderr[-3000:]
+    assert "declared this incarnation lost" in run.stdout
     s = json.loads((state / "status.json").read_text())
     assert s["history"][-1] == {"phase": "Succeed", "retries": [1, 1], "recoverCount": 1}
     assert s["errorNodes"] == []
     pods = ["local-worker-0", "local-worker-1"]
-    assert check_steplog(runtime_constants(pods, 3), state / "steps.jsonl") > 0
+    assert check_steplog(state / "steps.jsonl", runtime_constants(pods, 3)) > 0

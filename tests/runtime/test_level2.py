@@ -1,7 +1,7 @@
 """Level 2 end to end: a broken runtime on a healthy node restarts the agent's container.
 
 Rank 1 crashes once (a troubleshoot round); `--simulate node-2=runtime_error` breaks the
-runtime check of agents on node-2. The agent does not report: it exits RESTART_CONTAINER_EXIT
+runtime check of agents on node-2. The agent does not report: it exits AgentExit.RESTART_CONTAINER
 and the launcher restarts it in place on node-2 (Level 2), the controller seeing a pod restart.
 The fault persists on node-2, so after MAX_CONTAINER_RESTARTS container restarts the agent
 escalates to Level 3 (Error, exit 1): node-2 goes to ErrorNodes and rank 1 finishes on node-3.
@@ -12,17 +12,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from aegis.runtime.agent import MAX_CONTAINER_RESTARTS
+from aegis.runtime.agent_core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.engine import runtime_constants
-from aegis.runtime.trace_check import check_steplog
 
-from .test_run_local import aegis_run, status
+from ..support import Launch
+from ..support.steplog import steplog_ok
 
 
-def test_runtime_error_restarts_the_container_then_isolates_the_node(tmp_path: Path) -> None:
+def test_runtime_error_restarts_the_container_then_isolates_the_node(
+    tmp_path: Path, aegis_run: Launch
+) -> None:
     env = {"CRASH_ONCE_RANK": "1", "CRASH_DIR": str(tmp_path / "crash")}
-    r = aegis_run(tmp_path, 2, "--simulate", "node-2=runtime_error", env=env, timeout=240)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = aegis_run(2, "--simulate", "node-2=runtime_error", env=env)
+    assert r.finish(240) == 0, r.stderr[-3000:]
     for k in range(1, MAX_CONTAINER_RESTARTS + 1):
         assert (
             f"local-worker-1 restarts its container on node-2 (Level 2, {k} of "
@@ -30,7 +32,7 @@ def test_runtime_error_restarts_the_container_then_isolates_the_node(tmp_path: P
         )
     assert "restart the container (Level 2), exit 76" in r.stdout
     assert "local-worker-1 left node-2 (node fault); rescheduled to node-3" in r.stderr
-    s = status(tmp_path)
+    s = r.status()
     assert s["phase"] == "Succeed"
     assert [e["node"] for e in s["errorNodes"]] == ["node-2"]
     reason = s["podInfos"]["local-worker-1"]["lastFailedReason"]
@@ -43,4 +45,4 @@ def test_runtime_error_restarts_the_container_then_isolates_the_node(tmp_path: P
     assert s["recoverCount"] == 1
     assert "rank 1 done (restart 1)" in r.stdout
     pods = ["local-worker-0", "local-worker-1"]
-    assert check_steplog(runtime_constants(pods, 3), tmp_path / "state" / "steps.jsonl") > 0
+    steplog_ok(tmp_path / "state" / "steps.jsonl", runtime_constants(pods, 3))

@@ -13,18 +13,20 @@ import subprocess
 from pathlib import Path
 
 from aegis.runtime.engine import runtime_constants
-from aegis.runtime.trace_check import check_steplog
 
-from .test_run_local import aegis_run, status
+from ..support import AEGIS, Launch
+from ..support.steplog import steplog_ok
 
 
-def test_gpu_lost_in_troubleshooting_reschedules_to_a_fresh_node(tmp_path: Path) -> None:
+def test_gpu_lost_in_troubleshooting_reschedules_to_a_fresh_node(
+    tmp_path: Path, aegis_run: Launch
+) -> None:
     env = {"CRASH_ONCE_RANK": "1", "CRASH_DIR": str(tmp_path / "crash")}
-    r = aegis_run(tmp_path, 2, "--simulate", "node-2=gpu_lost", env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = aegis_run(2, "--simulate", "node-2=gpu_lost", env=env)
+    assert r.finish(150) == 0, r.stderr[-3000:]
     assert "local-worker-1 left node-2 (node fault); rescheduled to node-3" in r.stderr
     assert "hardware faults rescheduled 1" in r.stderr
-    s = status(tmp_path)
+    s = r.status()
     assert s["phase"] == "Succeed"
     assert [e["node"] for e in s["errorNodes"]] == ["node-2"]
     (entry,) = s["errorNodes"]
@@ -36,12 +38,10 @@ def test_gpu_lost_in_troubleshooting_reschedules_to_a_fresh_node(tmp_path: Path)
     applied = [rec["action"] for rec in steps if "action" in rec and "rejected" not in rec]
     assert "reschedule" in applied
     pods = ["local-worker-0", "local-worker-1"]
-    assert check_steplog(runtime_constants(pods, 3), tmp_path / "state" / "steps.jsonl") > 0
+    steplog_ok(tmp_path / "state" / "steps.jsonl", runtime_constants(pods, 3))
 
 
 def test_simulate_flag_is_validated() -> None:
-    from .test_run_local import AEGIS
-
     for bad in ("gpu_lost", "node-2=", "node-2=no_such_fault"):
         r = subprocess.run(
             [*AEGIS, "run", "-n", "1", "--simulate", bad, "--", "true"],

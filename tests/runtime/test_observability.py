@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from aegis.checks.result import passed
-from aegis.runtime.messages import Message, MessagePhase, MessageType
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.observability import (
     JobObserver,
     MetricsServer,

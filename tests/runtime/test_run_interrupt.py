@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
-AEGIS = [sys.executable, "-m", "aegis.cli"]
+from ..support import Launch, wait_for
 
 
 def processes_with(marker: str) -> list[int]:
@@ -33,36 +29,23 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def wait_for(cond: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def test_sigint_stops_launcher_controller_agents_and_commands(tmp_path: Path) -> None:
+def test_sigint_stops_launcher_controller_agents_and_commands(
+    tmp_path: Path, aegis_run: Launch
+) -> None:
     marker = f"AEGIS_TEST_MARKER_{uuid.uuid4().hex}"
     started = tmp_path / "started"
     # each rank's command announces itself, then sleeps far longer than the test
     cmd = f"touch {started}-$RANK; exec sleep 300"
-    env = {**os.environ, marker: "1"}
-    proc = subprocess.Popen(
-        [*AEGIS, "run", "-n", "2", "--state-dir", str(tmp_path / "state"), "--", "sh", "-c", cmd],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    run = aegis_run(2, cmd=["sh", "-c", cmd], env={marker: "1"})
     try:
         wait_for(lambda: all(Path(f"{started}-{r}").exists() for r in (0, 1)), 120, "both ranks")
         assert len(processes_with(marker)) >= 5  # launcher, controller, 2 agents, 2 commands
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
+        run.send_signal(signal.SIGINT)
+        run.proc.wait(timeout=60)
         wait_for(lambda: not processes_with(marker), 15, "every process to exit")
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+        if run.returncode is None:
+            os.killpg(run.pid, signal.SIGKILL)
         for pid in processes_with(marker):
             os.kill(pid, signal.SIGKILL)
-    assert proc.returncode != 0
+    assert run.returncode != 0

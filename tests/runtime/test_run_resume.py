@@ -5,26 +5,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from aegis.runtime.engine import runtime_constants
-from aegis.runtime.trace_check import check_steplog
 
-TRAIN = str(Path(__file__).resolve().parents[2] / "examples" / "train_ddp.py")
-
-
-def wait_for(cond: Callable[[], object], timeout: float, what: str) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+from ..support import Launch, wait_for
+from ..support.steplog import steplog_ok
 
 
 def controller_pid(state: Path) -> int | None:
@@ -47,46 +33,21 @@ def in_second_attempt(state: Path) -> bool:
     return s["phase"] == "RunCommand" and s["recoverCount"] == 1
 
 
-def test_controller_killed_and_resumed(tmp_path: Path) -> None:
-    state, hold = tmp_path / "state", tmp_path / "hold"
-    env = {
-        **os.environ,
-        "CRASH_ONCE_RANK": "1",
-        "CRASH_DIR": str(tmp_path / "c"),
-        "HOLD_FILE": str(hold),
-    }
-    argv = [
-        sys.executable,
-        "-m",
-        "aegis.cli",
-        "run",
-        "-n",
-        "2",
-        "--state-dir",
-        str(state),
-        "--",
-        sys.executable,
-        TRAIN,
-    ]
-    proc = subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        wait_for(lambda: in_second_attempt(state), 90, "the second attempt")
-        first = controller_pid(state)
-        assert first is not None
-        os.kill(first, signal.SIGKILL)
-        wait_for(lambda: controller_pid(state) not in (None, first), 30, "a new controller")
-        hold.touch()
-        _out, err = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.communicate(timeout=30)
-    assert proc.returncode == 0, err[-3000:]
-    assert "restarting it" in err
+def test_controller_killed_and_resumed(tmp_path: Path, aegis_run: Launch) -> None:
+    hold = tmp_path / "hold"
+    env = {"CRASH_ONCE_RANK": "1", "CRASH_DIR": str(tmp_path / "c"), "HOLD_FILE": str(hold)}
+    run = aegis_run(2, env=env)
+    state = run.state
+    wait_for(lambda: in_second_attempt(state), 90, "the second attempt")
+    first = controller_pid(state)
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    wait_for(lambda: controller_pid(state) not in (None, first), 30, "a new controller")
+    hold.touch()
+    assert run.finish(90) == 0, run.stderr[-3000:]
+    assert "restarting it" in run.stderr
     s = json.loads((state / "status.json").read_text())
     assert (s["phase"], s["recoverCount"]) == ("Succeed", 1)
     assert s["history"][-1] == {"phase": "Succeed", "retries": [1, 1], "recoverCount": 1}
     pods = ["local-worker-0", "local-worker-1"]
-    assert check_steplog(runtime_constants(pods, 3), state / "steps.jsonl") > 0
+    steplog_ok(state / "steps.jsonl", runtime_constants(pods, 3))

@@ -7,13 +7,14 @@ import os
 import signal
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from aegis.runtime.errors import RunnerError
 from aegis.runtime.runner import RankEnv, Runner, group_alive
+
+from ..support import wait_for_async
 
 RANK = RankEnv(
     rank=3,
@@ -105,9 +106,7 @@ async def test_death_by_signal_is_a_negative_code() -> None:
     assert await r.wait() == -signal.SIGKILL
 
 
-async def test_stop_kills_the_whole_tree_even_if_a_grandchild_ignores_sigterm(
-    wait_until: Callable[..., Awaitable[None]],
-) -> None:
+async def test_stop_kills_the_whole_tree_even_if_a_grandchild_ignores_sigterm() -> None:
     grandchild = """
         import os, signal, time
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -124,7 +123,7 @@ async def test_stop_kills_the_whole_tree_even_if_a_grandchild_ignores_sigterm(
         """
     )
     await r.start()
-    await wait_until(lambda: any("grandchild" in line for line in out.lines), 10, "grandchild")
+    await wait_for_async(lambda: any("grandchild" in line for line in out.lines), 10, "grandchild")
     gpid = int(next(line for line in out.lines if "grandchild" in line).split()[-1])
     assert os.getpgid(gpid) == r.pid
     code = await r.stop(grace=0.5)

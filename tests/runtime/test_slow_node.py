@@ -11,19 +11,15 @@ job finishes. A second test checks that a silent rank is detected within the han
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from aegis.checks.progress import DEFAULT_PROGRESS_INTERVAL_S
 from aegis.runtime.engine import runtime_constants
-from aegis.runtime.trace_check import check_steplog
 
-from .test_run_local import AEGIS, TRAIN, status
+from ..support import AEGIS, Launch
+from ..support.steplog import steplog_ok
 
 PODS = ["local-worker-0", "local-worker-1"]
 
@@ -55,38 +51,6 @@ def _applied(state: Path, action: str, pod: str | None = None) -> list[dict[str,
     return [r for r in _steps(state) if r["action"] == action and (pod is None or _pod(r) == pod)]
 
 
-def _wait(cond: Callable[[], bool], proc: subprocess.Popen[str], what: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if proc.poll() is not None:
-            raise AssertionError(f"job ended (rc {proc.returncode}) before {what}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
-def _start(tmp: Path, n: int, opts: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    argv = [*AEGIS, "run", "-n", str(n), "--state-dir", str(tmp / "state"), *opts]
-    argv += ["--", sys.executable, TRAIN]
-    out = (tmp / "out.txt").open("w")
-    return subprocess.Popen(
-        argv, stdout=out, stderr=subprocess.STDOUT, text=True, env={**os.environ, **env}
-    )
-
-
-def _kill(proc: subprocess.Popen[str]) -> None:
-    """Stop a launcher the test is leaving early (its agents follow it)."""
-    if proc.poll() is None:
-        proc.kill()
-
-
-def _succeeded(proc: subprocess.Popen[str], tmp: Path) -> str:
-    """The job's output, once it ended with exit 0."""
-    text = (tmp / "out.txt").read_text()
-    assert proc.returncode == 0, text[-3000:]
-    return text
-
-
 def _times(path: Path, kind: str, rank: int) -> list[float]:
     if not path.exists():
         return []
@@ -94,39 +58,36 @@ def _times(path: Path, kind: str, rank: int) -> list[float]:
     return [float(t) for k, r, t in rows if k == kind and int(r) == rank]
 
 
-def test_slow_rank_is_evicted_only_after_the_next_checkpoint(tmp_path: Path) -> None:
-    state, go, times = tmp_path / "state", tmp_path / "checkpoint-go", tmp_path / "times"
+def test_slow_rank_is_evicted_only_after_the_next_checkpoint(
+    tmp_path: Path, aegis_run: Launch
+) -> None:
+    go, times = tmp_path / "checkpoint-go", tmp_path / "times"
     env = {
         "TRAIN_UNTIL_STOPPED": "1",
         "STEP_S": "0.05",
         "CHECKPOINT_WHEN": str(go),
         "TIMES_FILE": str(times),
     }
-    proc = _start(tmp_path, 2, ["--simulate", "node-2=slow_allreduce"], env)
-    try:
-        _wait(
-            lambda: bool(_applied(state, "hangWithQuit", PODS[1])),
-            proc,
-            "hangWithQuit of the slow rank",
-            120,
-        )
-        out = tmp_path / "out.txt"
-        seen = out.read_text().count("rank 1 step")
-        # marked for eviction, the slow rank keeps training: nothing is killed before a
-        # checkpoint (wait for 20 more of its steps)
-        _wait(
-            lambda: out.read_text().count("rank 1 step") >= seen + 20,
-            proc,
-            "rank 1 training on while marked",
-            60,
-        )
-        assert not _applied(state, "agentEvict") and not _applied(state, "evictSlow")
-        assert status(tmp_path)["errorNodes"] == []
-        go.touch()
-        proc.wait(timeout=150)
-    finally:
-        _kill(proc)
-    text = _succeeded(proc, tmp_path)
+    run = aegis_run(2, "--simulate", "node-2=slow_allreduce", env=env)
+    state = run.state
+    run.wait_until(
+        lambda: bool(_applied(state, "hangWithQuit", PODS[1])),
+        120,
+        "hangWithQuit of the slow rank",
+    )
+    seen = run.output.count("rank 1 step")
+    # marked for eviction, the slow rank keeps training: nothing is killed before a
+    # checkpoint (wait for 20 more of its steps)
+    run.wait_until(
+        lambda: run.output.count("rank 1 step") >= seen + 20,
+        60,
+        "rank 1 training on while marked",
+    )
+    assert not _applied(state, "agentEvict") and not _applied(state, "evictSlow")
+    assert run.status()["errorNodes"] == []
+    go.touch()
+    assert run.finish(150) == 0, run.output[-3000:]
+    text = run.output
     steps = _steps(state)
     actions = [(r["action"], _pod(r)) for r in steps]
     hang = actions.index(("agentHang", PODS[1]))
@@ -138,19 +99,19 @@ def test_slow_rank_is_evicted_only_after_the_next_checkpoint(tmp_path: Path) -> 
     # the eviction came after the training process reported its checkpoint
     (ckpt_time,) = _times(times, "checkpoint", 0)
     assert float(steps[evict]["t"]) > ckpt_time
-    s = status(tmp_path)
+    s = run.status()
     assert s["phase"] == "Succeed"
     assert [e["node"] for e in s["errorNodes"]] == ["node-2"]
     assert "slow node evicted" in s["errorNodes"][0]["reason"]
     assert "rank 1 done (restart 1)" in text
     assert "hardware faults rescheduled 0, slow nodes evicted 1" in text
-    assert check_steplog(runtime_constants(PODS, 3), state / "steps.jsonl") > 0
+    steplog_ok(state / "steps.jsonl", runtime_constants(PODS, 3))
 
 
 def test_a_silent_rank_is_detected_within_the_hang_timeout_plus_one_second(
-    tmp_path: Path,
+    tmp_path: Path, aegis_run: Launch
 ) -> None:
-    state, release, times = tmp_path / "state", tmp_path / "release", tmp_path / "times"
+    release, times = tmp_path / "release", tmp_path / "times"
     timeout = 2.0
     env = {
         "STEP_S": "0.05",
@@ -160,32 +121,26 @@ def test_a_silent_rank_is_detected_within_the_hang_timeout_plus_one_second(
         "HANG_RELEASE": str(release),
         "TIMES_FILE": str(times),
     }
-    proc = _start(tmp_path, 2, ["--hang-timeout", str(timeout)], env)
-    try:
-        _wait(
-            lambda: bool(_applied(state, "agentHang", PODS[1])),
-            proc,
-            "the hang report of rank 1",
-            120,
-        )
-        (went_silent,) = _times(times, "hang", 1)
-        (report,) = _applied(state, "agentHang", PODS[1])
-        detected_after = float(report["t"]) - went_silent
-        print(f"silent rank detected after {detected_after:.3f} s (hang timeout {timeout:g} s)")
-        # not early (the progress file is written at most every DEFAULT_PROGRESS_INTERVAL_S,
-        # so its last write may precede the last step by that much), and not late
-        early = timeout - DEFAULT_PROGRESS_INTERVAL_S
-        assert early <= detected_after <= timeout + 1.0, detected_after
-        # marked, not killed: the rank resumes when released and the job completes
-        release.touch()
-        proc.wait(timeout=150)
-    finally:
-        _kill(proc)
-    text = _succeeded(proc, tmp_path)
-    assert "rank 1 done (restart 0)" in text
+    run = aegis_run(2, "--hang-timeout", str(timeout), env=env)
+    state = run.state
+    run.wait_until(
+        lambda: bool(_applied(state, "agentHang", PODS[1])), 120, "the hang report of rank 1"
+    )
+    (went_silent,) = _times(times, "hang", 1)
+    (report,) = _applied(state, "agentHang", PODS[1])
+    detected_after = float(report["t"]) - went_silent
+    print(f"silent rank detected after {detected_after:.3f} s (hang timeout {timeout:g} s)")
+    # not early (the progress file is written at most every DEFAULT_PROGRESS_INTERVAL_S,
+    # so its last write may precede the last step by that much), and not late
+    early = timeout - DEFAULT_PROGRESS_INTERVAL_S
+    assert early <= detected_after <= timeout + 1.0, detected_after
+    # marked, not killed: the rank resumes when released and the job completes
+    release.touch()
+    assert run.finish(150) == 0, run.output[-3000:]
+    assert "rank 1 done (restart 0)" in run.output
     assert not _applied(state, "agentEvict")
-    assert status(tmp_path)["errorNodes"] == []
-    assert check_steplog(runtime_constants(PODS, 3), state / "steps.jsonl") > 0
+    assert run.status()["errorNodes"] == []
+    steplog_ok(state / "steps.jsonl", runtime_constants(PODS, 3))
 
 
 def test_hang_timeout_flag_is_validated() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +25,7 @@ from nats_jwt.v2.account_claims import AccountClaims
 from nats_jwt.v2.operator_claims import OperatorClaims
 from nats_jwt.v2.user_claims import UserClaims
 
-from aegis.runtime.transport.subjects import INBOX_WILDCARD, JobSubjects, validate_pod_name
+from aegis.protocol.subjects import JobSubjects, validate_pod_name
 
 _PUBLIC_KEY_LEN = 56  # base32 of prefix(1) + ed25519 key(32) + crc16(2)
 
@@ -45,6 +44,28 @@ def is_user_public_key(value: object) -> bool:
 def new_user_keypair() -> Any:
     """A fresh user NKey pair (`nkeys.KeyPair`); its seed must never leave this process."""
     return create_user_pair()
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """A user's subjects: what it may publish, subscribe to, and whether it may answer the
+    requests it receives (NATS response permission: one reply each, to the sender's inbox)."""
+
+    pub: tuple[str, ...]
+    sub: tuple[str, ...]
+    respond: bool = False
+
+
+@dataclass
+class _Responses:
+    """NATS's response permission as the server reads it (`{"max": 1}`; nats-jwt's own
+    ResponsePermission writes `max_msgs`, which nats-server ignores)."""
+
+    max: int = 1  # one reply per request received
+    ttl: int = 0  # the server's default window
+
+    def validate(self, vr: Any) -> None:
+        """Nothing to check (the claims' validator calls this)."""
 
 
 @dataclass(frozen=True)
@@ -84,27 +105,20 @@ class Account:
         """The account's public NKey (`A…`), the key of `resolver_preload`."""
         return str(self.keypair.public_key.decode())
 
-    def user_jwt(
-        self,
-        public_key: str,
-        name: str,
-        allow: Sequence[str] | None = None,
-        deny_pub: Sequence[str] = (),
-    ) -> str:
-        """Sign a user JWT for `public_key`; `allow` limits pub and sub (None: no limits),
-        `deny_pub` takes subjects out of what it may publish."""
+    def user_jwt(self, public_key: str, name: str, perms: Permissions | None = None) -> str:
+        """Sign a user JWT for `public_key`, limited by `perms` (None: no limits)."""
         claims = UserClaims(public_key, name)
-        if allow is not None:
-            claims.nats.pub.allow = list(allow)
-            claims.nats.sub.allow = list(allow)
-        if deny_pub:
-            claims.nats.pub.deny = list(deny_pub)
+        if perms is not None:
+            claims.nats.pub.allow = list(perms.pub)
+            claims.nats.sub.allow = list(perms.sub)
+            if perms.respond:
+                claims.nats.resp = _Responses()
         return str(claims.encode(self.keypair))
 
-    def new_user(self, name: str, allow: Sequence[str] | None = None) -> UserCredentials:
+    def new_user(self, name: str, perms: Permissions | None = None) -> UserCredentials:
         """A fresh user key pair with a JWT from this account (for users we run ourselves)."""
         kp = new_user_keypair()
-        return UserCredentials(self.user_jwt(kp.public_key.decode(), name, allow), bytes(kp.seed))
+        return UserCredentials(self.user_jwt(kp.public_key.decode(), name, perms), bytes(kp.seed))
 
 
 def _new_account(operator_kp: Any, name: str) -> Account:
@@ -126,10 +140,16 @@ class JobAccount:
         """(namespace, job): how registries look a job up."""
         return (self.subjects.namespace, self.subjects.job)
 
-    @property
-    def worker_allow(self) -> tuple[str, ...]:
-        """Subjects a worker may publish and subscribe to."""
-        return (self.subjects.wildcard, INBOX_WILDCARD)
+    def worker_permissions(self, pod: str) -> Permissions:
+        """What `pod`'s credential allows: publish only its own reports and heartbeats;
+        receive orders, ctl requests to itself and the replies to its own requests; answer
+        a request it received (`resp`), e.g. an operator's ctl request, and nothing else."""
+        s = self.subjects
+        return Permissions(
+            pub=(s.report(pod), s.heartbeat(pod)),
+            sub=(s.master, s.ctl_agent(pod), f"{s.inbox_prefix(pod)}.>"),
+            respond=True,
+        )
 
     def token_matches(self, token: str) -> bool:
         """Constant-time comparison with the job's bootstrap token."""
@@ -140,20 +160,20 @@ class JobAccount:
         if not is_user_public_key(user_public_key):
             raise ValueError("not a public user NKey (expected 56 characters starting with 'U')")
         validate_pod_name(pod_name)
-        # a worker answers ctl requests (its replies go to _INBOX) but never sends one: a
-        # compromised pod cannot stop the job or taint nodes
-        return self.account.user_jwt(
-            user_public_key, pod_name, self.worker_allow, deny_pub=(self.subjects.ctl_wildcard,)
-        )
+        # a worker speaks only for itself (its own report and heartbeat subjects) and never
+        # sends a ctl request or an order: a compromised pod cannot stop the job, taint
+        # nodes, or report for another pod
+        return self.account.user_jwt(user_public_key, pod_name, self.worker_permissions(pod_name))
 
     @property
-    def ctl_allow(self) -> tuple[str, ...]:
-        """Subjects the operator's ctl user may publish and subscribe to: control only."""
-        return (self.subjects.ctl_wildcard, INBOX_WILDCARD)
+    def ctl_permissions(self) -> Permissions:
+        """What the operator's ctl user may do: send control requests, read their replies."""
+        s = self.subjects
+        return Permissions(pub=(s.ctl_wildcard,), sub=(f"{s.ctl_inbox_prefix}.>",))
 
     def ctl_credentials(self, name: str = "ctl") -> UserCredentials:
         """Credentials for `aegis ctl`: control requests only (never orders or reports)."""
-        return self.account.new_user(name, self.ctl_allow)
+        return self.account.new_user(name, self.ctl_permissions)
 
     def controller_credentials(self, name: str = "master") -> UserCredentials:
         """Credentials for the job's master: everything inside the job's account."""

@@ -18,13 +18,16 @@ import nats
 import nats.errors
 from nats.aio.client import RawCredentials
 
-from aegis.runtime.errors import BusError, MalformedMessage
-from aegis.runtime.messages import Message
+from aegis.protocol.envelope import Message
+from aegis.protocol.errors import MalformedMessage
+from aegis.runtime.errors import BusError
 from aegis.runtime.transport.auth import UserCredentials
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Message], Awaitable[Message | None]]
+# a handler told the subject each message came in on (e.g. a pod's own report subject)
+SubjectHandler = Callable[[str, Message], Awaitable[Message | None]]
 _PERMISSIONS = "permissions violation"
 _KEEP_MESSAGES = 100
 
@@ -78,9 +81,12 @@ class Bus:
         name: str | None = None,
         timeout: float = 10.0,
         reconnect_attempts: int = 60,
+        inbox_prefix: str | None = None,
     ) -> Bus:
         """Connect to `url` with `credentials` (JWT + seed, signed in memory) within
-        `timeout` s; a dropped connection is retried `reconnect_attempts` times (-1: forever)."""
+        `timeout` s; a dropped connection is retried `reconnect_attempts` times (-1: forever).
+        Replies to this connection's requests arrive under `inbox_prefix` (its credential
+        may subscribe to its own inbox only; default `_INBOX`)."""
         if reconnect_attempts == 0:
             raise ValueError("reconnect_attempts must be > 0 or -1 (nats-py reads 0 as forever)")
         bus = cls()
@@ -94,6 +100,7 @@ class Bus:
                     reconnect_time_wait=1,
                     max_reconnect_attempts=reconnect_attempts,
                     error_cb=bus._on_error,
+                    **({"inbox_prefix": inbox_prefix} if inbox_prefix else {}),
                 ),
                 timeout,
             )
@@ -120,8 +127,22 @@ class Bus:
         sent back as the reply when the sender used `request()`."""
 
         async def on_msg(msg: Any) -> None:
+            await self._dispatch(msg, lambda _subject, message: handler(message))
+
+        return await self._subscribe(subject, on_msg)
+
+    async def subscribe_each(self, subject: str, handler: SubjectHandler) -> Subscription:
+        """Like `subscribe`, but `handler(subject, message)` is told the concrete subject
+        each message came in on (the sender's identity, when only it may publish there)."""
+
+        async def on_msg(msg: Any) -> None:
             await self._dispatch(msg, handler)
 
+        return await self._subscribe(subject, on_msg)
+
+    async def _subscribe(
+        self, subject: str, on_msg: Callable[[Any], Awaitable[None]]
+    ) -> Subscription:
         try:
             sub = await self._nc.subscribe(subject, cb=on_msg)
         except nats.errors.Error as exc:
@@ -161,7 +182,7 @@ class Bus:
             raise BusError(f"no permission violation reported within {timeout}s") from None
         return self.stats.permission_messages[0]
 
-    async def _dispatch(self, msg: Any, handler: Handler) -> None:
+    async def _dispatch(self, msg: Any, handler: SubjectHandler) -> None:
         self.stats.received += 1
         try:
             message = Message.decode(msg.data)
@@ -170,7 +191,7 @@ class Bus:
             log.warning("dropped malformed message on %s: %s", msg.subject, exc.reason)
             return
         try:
-            reply = await handler(message)
+            reply = await handler(str(msg.subject), message)
             if reply is not None and msg.reply:
                 await self._nc.publish(msg.reply, reply.encode())
         except Exception:

@@ -10,19 +10,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import grpc
 
-from aegis.runtime.errors import (
-    CredentialsRejected,
-    CredentialsUnavailable,
-    InvalidNameError,
-    TransportError,
-)
+from aegis.protocol.errors import InvalidNameError
+from aegis.protocol.subjects import JobSubjects, validate_label, validate_pod_name
+from aegis.runtime.errors import CredentialsRejected, CredentialsUnavailable, TransportError
 from aegis.runtime.transport.auth import (
     JobAccount,
     UserCredentials,
@@ -31,7 +29,6 @@ from aegis.runtime.transport.auth import (
 )
 from aegis.runtime.transport.proto import credentials_pb2 as pb
 from aegis.runtime.transport.proto import credentials_pb2_grpc as pb_grpc
-from aegis.runtime.transport.subjects import JobSubjects, validate_label, validate_pod_name
 
 log = logging.getLogger(__name__)
 
@@ -57,31 +54,117 @@ def _looks_like_seed(key: str) -> bool:
     return key.startswith("S") and len(key) == 58
 
 
+# the longest value each request field may have (checked before anything is logged)
+FIELD_LIMITS = {
+    "namespace": 63,
+    "job": 63,
+    "pod_name": 253,
+    "user_public_nkey": 64,
+    "bootstrap_token": 256,
+    "incarnation": 128,
+}
+# (pod, incarnation) -> whether the job expects this incarnation of this pod now
+Expects = Callable[[str, str], bool]
+
+
+class TokenBucket:
+    """`rate` events per second, bursts of `burst`; `take()` is False when empty."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens, self.stamp = burst, time.monotonic()
+
+    def take(self) -> bool:
+        """Spend one token if there is one."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """Per-caller limits: all requests, and (much lower) refused ones (token guessing)."""
+
+    rate: float = 500.0
+    burst: float = 5000.0
+    refused_rate: float = 2.0
+    refused_burst: float = 20.0
+
+
+class _JobEntry:
+    """A job the service issues for: its account, which incarnations it expects, and the
+    key each incarnation was issued for (one credential per incarnation)."""
+
+    def __init__(self, account: JobAccount, expects: Expects | None) -> None:
+        self.account = account
+        self.expects = expects
+        self.issued: dict[tuple[str, str], str] = {}  # (pod, incarnation) -> public key
+
+
 class CredentialService(pb_grpc.CredentialsServicer):
-    """Issues worker JWTs for the jobs it knows; refuses everything else, never crashes."""
+    """Issues worker JWTs for the jobs it knows; refuses everything else, never crashes.
 
-    def __init__(self, nats_url: str, jobs: Iterable[JobAccount] = ()) -> None:
+    A credential is bound to one pod incarnation: the job's `expects(pod, incarnation)`
+    must accept it (the local launcher registers each incarnation it starts; on Kubernetes
+    the pod's uid is checked against the API), and once an incarnation got a credential only
+    the same public key gets it again (the agent's retry), never another key."""
+
+    def __init__(
+        self, nats_url: str, jobs: Iterable[JobAccount] = (), throttle: Throttle | None = None
+    ) -> None:
         self.nats_url = nats_url
-        self._jobs: dict[tuple[str, str], JobAccount] = {j.key: j for j in jobs}
+        self.throttle = throttle or Throttle()
+        self._jobs: dict[tuple[str, str], _JobEntry] = {j.key: _JobEntry(j, None) for j in jobs}
+        self._callers: dict[str, tuple[TokenBucket, TokenBucket]] = {}
 
-    def add_job(self, job: JobAccount) -> None:
-        """Start issuing credentials for `job`."""
-        self._jobs[job.key] = job
+    def add_job(self, job: JobAccount, expects: Expects | None = None) -> None:
+        """Start issuing credentials for `job`, for the incarnations `expects` accepts (None:
+        any pod name; still one credential per incarnation)."""
+        self._jobs[job.key] = _JobEntry(job, expects)
 
     def remove_job(self, namespace: str, job: str) -> None:
         """Stop issuing credentials for a job."""
         self._jobs.pop((namespace, job), None)
 
+    def admit(self, caller: str) -> bool:
+        """Whether `caller` (its address, without the port) may make one more request."""
+        return self._buckets(caller)[0].take()
+
+    def refused(self, caller: str) -> bool:
+        """Count a refusal of `caller`; False once it has been refused too often."""
+        return self._buckets(caller)[1].take()
+
+    def _buckets(self, caller: str) -> tuple[TokenBucket, TokenBucket]:
+        if caller not in self._callers:
+            if len(self._callers) > 10_000:  # forget the oldest callers
+                self._callers.pop(next(iter(self._callers)))
+            th = self.throttle
+            self._callers[caller] = (
+                TokenBucket(th.rate, th.burst),
+                TokenBucket(th.refused_rate, th.refused_burst),
+            )
+        return self._callers[caller]
+
     def issue(self, request: pb.IssueRequest) -> pb.IssueReply:
         """Check the request and sign a worker JWT; raises _Refusal with the status code."""
+        for name, limit in FIELD_LIMITS.items():
+            size = len(getattr(request, name))
+            if size > limit:
+                detail = f"{name} is {size} characters long; the limit is {limit}"
+                raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, detail)
         try:
             validate_label("namespace", request.namespace)
             validate_label("job", request.job)
         except InvalidNameError as exc:
             raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
-        job = self._jobs.get((request.namespace, request.job))
-        if job is None or not job.token_matches(request.bootstrap_token):
+        entry = self._jobs.get((request.namespace, request.job))
+        if entry is None or not entry.account.token_matches(request.bootstrap_token):
             raise _Refusal(grpc.StatusCode.PERMISSION_DENIED, _DENIED)
+        job = entry.account
         try:
             validate_pod_name(request.pod_name)
         except InvalidNameError as exc:
@@ -92,21 +175,46 @@ class CredentialService(pb_grpc.CredentialsServicer):
             if _looks_like_seed(key):
                 detail += "; this looks like a private seed: never send it, rotate it"
             raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, detail)
+        self._bind(entry, request.pod_name, request.incarnation, key)
         subjects = job.subjects
         return pb.IssueReply(
             user_jwt=job.worker_jwt(key, request.pod_name),
             nats_url=self.nats_url,
-            subjects=pb.Subjects(master=subjects.master, worker=subjects.worker),
+            subjects=pb.Subjects(master=subjects.master, worker=subjects.report(request.pod_name)),
         )
 
+    def _bind(self, entry: _JobEntry, pod: str, incarnation: str, key: str) -> None:
+        """One credential per pod incarnation the job expects, for one public key."""
+        if not incarnation:
+            raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, "incarnation must not be empty")
+        if entry.expects is not None and not entry.expects(pod, incarnation):
+            raise _Refusal(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"pod {pod} incarnation {incarnation} is not one this job expects",
+            )
+        bound = entry.issued.setdefault((pod, incarnation), key)
+        if bound != key:
+            raise _Refusal(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"incarnation {incarnation} of {pod} already holds a credential",
+            )
+
     async def Issue(self, request: pb.IssueRequest, context: Any) -> pb.IssueReply:
-        """The RPC: `issue`, with refusals and unexpected errors mapped to status codes."""
-        where = f"{request.namespace!r}/{request.job!r} pod {request.pod_name!r}"
+        """The RPC: `issue`, throttled per caller, refusals and errors mapped to codes."""
+        caller = _caller(context)
+        where = f"{request.namespace[:63]!r}/{request.job[:63]!r} pod {request.pod_name[:253]!r}"
         try:
+            if not self.admit(caller):
+                raise _Refusal(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many requests from {caller}"
+                )
             reply = self.issue(request)
         except _Refusal as refusal:
-            log.warning("credentials refused for %s: %s", where, refusal.detail)
             code, detail = refusal.code, refusal.detail
+            if code != grpc.StatusCode.RESOURCE_EXHAUSTED and not self.refused(caller):
+                code = grpc.StatusCode.RESOURCE_EXHAUSTED
+                detail = f"{caller} was refused too often; slow down"
+            log.warning("credentials refused for %s from %s: %s", where, caller, detail)
         except Exception:
             log.exception("credentials: internal error for %s", where)
             code, detail = grpc.StatusCode.INTERNAL, "internal error issuing credentials"
@@ -180,16 +288,28 @@ class IssuedCredentials:
     subjects: JobSubjects
 
 
+def _caller(context: Any) -> str:
+    """The caller's address without its port (`ipv4:127.0.0.1:5123` -> `ipv4:127.0.0.1`)."""
+    peer = str(context.peer() or "unknown") if context is not None else "unknown"
+    return peer.rsplit(":", 1)[0] if peer.count(":") >= 2 else peer
+
+
 def build_request(
-    namespace: str, job: str, pod_name: str, public_key: str, bootstrap_token: str
+    namespace: str,
+    job: str,
+    pod_name: str,
+    public_key: str,
+    bootstrap_token: str,
+    incarnation: str,
 ) -> pb.IssueRequest:
-    """The request an agent sends: names, token and the *public* key only."""
+    """The request an agent sends: names, token, incarnation and the *public* key only."""
     return pb.IssueRequest(
         namespace=namespace,
         job=job,
         pod_name=pod_name,
         user_public_nkey=public_key,
         bootstrap_token=bootstrap_token,
+        incarnation=incarnation,
     )
 
 
@@ -200,6 +320,7 @@ async def request_credentials(
     job: str,
     pod_name: str,
     bootstrap_token: str,
+    incarnation: str,
     attempts: int = 5,
     timeout: float = 5.0,
     backoff: float = 0.2,
@@ -213,11 +334,14 @@ async def request_credentials(
     subjects = JobSubjects(namespace, job)
     validate_pod_name(pod_name)
     kp = new_user_keypair()
-    request = build_request(namespace, job, pod_name, kp.public_key.decode(), bootstrap_token)
+    request = build_request(
+        namespace, job, pod_name, kp.public_key.decode(), bootstrap_token, incarnation
+    )
     reply = await _call_with_retries(
         target, request, attempts, timeout, backoff, channel_credentials
     )
-    if (reply.subjects.master, reply.subjects.worker) != (subjects.master, subjects.worker):
+    expected = (subjects.master, subjects.report(pod_name))
+    if (reply.subjects.master, reply.subjects.worker) != expected:
         raise TransportError(f"credential server sent subjects {reply.subjects} for {subjects}")
     creds = UserCredentials(user_jwt=reply.user_jwt, seed=bytes(kp.seed))
     return IssuedCredentials(credentials=creds, nats_url=reply.nats_url, subjects=subjects)

@@ -27,8 +27,9 @@ import nats
 from nats.aio.client import RawCredentials
 
 from aegis.errors import ToolMissingError
+from aegis.protocol.envelope import MAX_MESSAGE_BYTES
 from aegis.runtime.errors import NatsServerError
-from aegis.runtime.messages import MAX_MESSAGE_BYTES
+from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import Account, JobAccount, Operator, UserCredentials
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,9 @@ class NatsServer:
         self._write_config()
         with open(self._dir / "server.log", "wb") as out:
             self._proc = await asyncio.create_subprocess_exec(
-                binary, "-c", str(self._dir / "server.conf"), stdout=out, stderr=out
+                *dies_with_parent([binary, "-c", str(self._dir / "server.conf")]),
+                stdout=out,
+                stderr=out,
             )
         try:
             await self._wait_ready()
@@ -168,6 +171,20 @@ class NatsServer:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
         self.port = None
+
+    async def wait_exit(self) -> int:
+        """Wait until the server process ends (by itself, or killed); its exit code."""
+        proc = self._proc
+        if proc is None:
+            raise NatsServerError("nats-server is not running")
+        return await proc.wait()
+
+    async def restart(self) -> None:
+        """Start the server again on the same port (its clients reconnect by themselves)."""
+        port = self.port or self._port
+        await self.stop()
+        self._port = port
+        await self.start()
 
     async def add_account(self, job: JobAccount, timeout: float = 5.0) -> None:
         """Trust one more job account (config reload); returns once its users can connect."""

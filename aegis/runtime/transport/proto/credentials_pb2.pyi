@@ -9,18 +9,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class IssueRequest(_message.Message):
-    __slots__ = ("job", "namespace", "pod_name", "user_public_nkey", "bootstrap_token")
+    __slots__ = ("job", "namespace", "pod_name", "user_public_nkey", "bootstrap_token", "incarnation")
     JOB_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     POD_NAME_FIELD_NUMBER: _ClassVar[int]
     USER_PUBLIC_NKEY_FIELD_NUMBER: _ClassVar[int]
     BOOTSTRAP_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
     job: str
     namespace: str
     pod_name: str
     user_public_nkey: str
     bootstrap_token: str
-    def __init__(self, job: _Optional[str] = ..., namespace: _Optional[str] = ..., pod_name: _Optional[str] = ..., user_public_nkey: _Optional[str] = ..., bootstrap_token: _Optional[str] = ...) -> None: ...
+    incarnation: str
+    def __init__(self, job: _Optional[str] = ..., namespace: _Optional[str] = ..., pod_name: _Optional[str] = ..., user_public_nkey: _Optional[str] = ..., bootstrap_token: _Optional[str] = ..., incarnation: _Optional[str] = ...) -> None: ...
 
 class Subjects(_message.Message):
     __slots__ = ("master", "worker")

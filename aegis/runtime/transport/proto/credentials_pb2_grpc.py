@@ -50,7 +50,9 @@ class CredentialsServicer:
 
     def Issue(self, request, context):
         """Issue a NATS user JWT for the caller's public key.
-        PERMISSION_DENIED: bad token or unknown job. INVALID_ARGUMENT: malformed field.
+        PERMISSION_DENIED: bad token, unknown job, a pod or incarnation the job does not
+        expect, or an incarnation that already holds another key's credential.
+        INVALID_ARGUMENT: malformed or oversized field. RESOURCE_EXHAUSTED: too many requests.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -14,8 +14,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from aegis.runtime.errors import InvalidNameError, MalformedMessage
-from aegis.runtime.transport.subjects import BROADCAST_POD, validate_label, validate_pod_name
+from aegis.protocol.errors import InvalidNameError, MalformedMessage
+from aegis.protocol.subjects import BROADCAST_POD, validate_label, validate_pod_name
 
 MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB, also NATS's default max_payload
 MAX_SEQ = (1 << 63) - 1

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aegis.runtime.errors import MalformedMessage
-from aegis.runtime.messages import (
+from aegis.protocol.envelope import (
     MAX_MESSAGE_BYTES,
     Message,
     MessagePhase,
     MessageType,
 )
+from aegis.protocol.errors import MalformedMessage
 
 labels = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?", fullmatch=True)
 pods = st.one_of(

@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aegis.runtime.errors import InvalidNameError
+from aegis.protocol.errors import InvalidNameError
 
 SUBJECT_ROOT = "aegis"
-INBOX_WILDCARD = "_INBOX.>"
+INBOX_ROOT = "_INBOX"
 BROADCAST_POD = "master"  # PodName meaning "every worker" (design §4)
 
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -52,8 +52,9 @@ def validate_pod_name(value: object) -> str:
 
 @dataclass(frozen=True)
 class JobSubjects:
-    """The subjects of one job: orders (master→workers), reports (workers→master) and the
-    operator's control requests (`aegis ctl` → controller or one agent)."""
+    """The subjects of one job: orders (master→workers), each pod's reports and heartbeats
+    (pod→master), the operator's control requests (`aegis ctl` → controller or one agent),
+    and the reply inboxes of each pod and of ctl."""
 
     namespace: str
     job: str
@@ -73,14 +74,63 @@ class JobSubjects:
         return f"{self.prefix}.master"
 
     @property
-    def worker(self) -> str:
-        """Reports from the workers to the master."""
-        return f"{self.prefix}.worker"
+    def wildcard(self) -> str:
+        """`aegis.<ns>.<job>.>`: every subject of the job."""
+        return f"{self.prefix}.>"
 
     @property
-    def wildcard(self) -> str:
-        """`aegis.<ns>.<job>.>`: the one permission that scopes a worker to its job."""
-        return f"{self.prefix}.>"
+    def report_prefix(self) -> str:
+        """`aegis.<ns>.<job>.report.`: a worker's ACKs and reports go to this + its pod name."""
+        return f"{self.prefix}.report."
+
+    def report(self, pod: str) -> str:
+        """ACKs and reports of `pod` (only that pod's credential may publish here)."""
+        return self.report_prefix + validate_pod_name(pod)
+
+    @property
+    def reports(self) -> str:
+        """Every pod's report subject (the controller's subscription)."""
+        return f"{self.prefix}.report.>"
+
+    @property
+    def heartbeat_prefix(self) -> str:
+        """`aegis.<ns>.<job>.heartbeat.`: a worker's heartbeats go to this + its pod name."""
+        return f"{self.prefix}.heartbeat."
+
+    def heartbeat(self, pod: str) -> str:
+        """Heartbeats of `pod` (only that pod's credential may publish here)."""
+        return self.heartbeat_prefix + validate_pod_name(pod)
+
+    @property
+    def heartbeats(self) -> str:
+        """Every pod's heartbeat subject (the controller's subscription)."""
+        return f"{self.prefix}.heartbeat.>"
+
+    def sender(self, subject: str) -> str | None:
+        """The pod a report or heartbeat subject belongs to (None for any other subject).
+
+        The controller takes a message's sender from here, never from its payload: the
+        server lets only that pod's credential publish on it."""
+        for prefix in (self.report_prefix, self.heartbeat_prefix):
+            if subject.startswith(prefix):
+                try:
+                    return validate_pod_name(subject[len(prefix) :])
+                except InvalidNameError:
+                    return None
+        return None
+
+    def inbox_prefix(self, pod: str) -> str:
+        """The reply inbox of `pod`'s requests: `_INBOX_<ns>_<job>_<pod>` ('.' -> '_').
+
+        One token, distinct per pod (namespace and job hold no '_', pod names no '_'
+        before the mapping), so a worker may subscribe to its own inbox only."""
+        token = validate_pod_name(pod).replace(".", "_")
+        return f"{INBOX_ROOT}_{self.namespace}_{self.job}_{token}"
+
+    @property
+    def ctl_inbox_prefix(self) -> str:
+        """The reply inbox of `aegis ctl` (`..__ctl`: no pod's inbox can be named so)."""
+        return f"{INBOX_ROOT}_{self.namespace}_{self.job}__ctl"
 
     @property
     def ctl_wildcard(self) -> str:

@@ -1,0 +1,234 @@
+"""Typed `Data` of the messages between controller and agents (pure code, no I/O).
+
+- `Order`: what the controller broadcasts (or answers an ACK with) for the current masterSeq;
+- `Eviction`: the order telling one lost incarnation of a pod to exit;
+- `Sender`: who an agent's message comes from (every ACK, report and heartbeat carries it);
+- `Report`: an agent's Finish / Error / Hang / Checkpoint / Evicted;
+- `Receipt`: the controller's answer to a report.
+
+Each has `to_data()` and a `from_data()` that accepts only what `to_data()` can produce and
+raises MalformedMessage otherwise, so a handler never reads a payload by key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from aegis.protocol.errors import MalformedMessage
+
+MAX_REASON = 500  # characters of a free-text reason kept by the controller
+
+
+def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    if key not in data:
+        raise MalformedMessage(f"Data lacks {key!r}")
+    value = data[key]
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise MalformedMessage(f"Data[{key!r}] must be {_kind_name(kind)}; got a boolean")
+    if not isinstance(value, kind):
+        raise MalformedMessage(f"Data[{key!r}] must be {_kind_name(kind)}; got {value!r:.60}")
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def _optional(
+    data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], default: Any
+) -> Any:
+    return _field(data, key, kind) if key in data else default
+
+
+def _text(value: str, limit: int) -> str:
+    return value[:limit]
+
+
+@dataclass(frozen=True)
+class Order:
+    """The controller's order for masterSeq: the spec state and where to rendezvous."""
+
+    spec_phase: str
+    final: str | None  # "Succeed" / "Failed" once the job ended: every agent leaves
+    state: Mapping[str, Any] = field(hash=False)  # the spec state (aegis.protocol.state_codec)
+    retry: int
+    max_retry: int
+    master_addr: str
+    master_port: int
+    check_port: int
+    world: tuple[str, ...]
+
+    def to_data(self) -> dict[str, Any]:
+        """The order's `Data` object."""
+        return {
+            "specPhase": self.spec_phase,
+            "final": self.final,
+            "state": dict(self.state),
+            "retry": self.retry,
+            "maxRetry": self.max_retry,
+            "masterAddr": self.master_addr,
+            "masterPort": self.master_port,
+            "checkPort": self.check_port,
+            "world": list(self.world),
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Order:
+        """Parse an order's `Data` (MalformedMessage if it is not one)."""
+        final = data.get("final")
+        if final is not None and not isinstance(final, str):
+            raise MalformedMessage(f"Data['final'] must be a phase name or null; got {final!r}")
+        world = _field(data, "world", list)
+        if not world or not all(isinstance(p, str) for p in world):
+            raise MalformedMessage("Data['world'] must be a non-empty list of pod names")
+        ports = [_field(data, k, int) for k in ("masterPort", "checkPort")]
+        if not all(0 < p < 65536 for p in ports):
+            raise MalformedMessage(f"ports must be in 1..65535; got {ports}")
+        return cls(
+            spec_phase=_field(data, "specPhase", str),
+            final=final,
+            state=_field(data, "state", dict),
+            retry=_field(data, "retry", int),
+            max_retry=_field(data, "maxRetry", int),
+            master_addr=_field(data, "masterAddr", str),
+            master_port=ports[0],
+            check_port=ports[1],
+            world=tuple(world),
+        )
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """The order to the lost `incarnation` of a pod: exit, you are being replaced."""
+
+    incarnation: str
+
+    KEY = "evicted"
+
+    def to_data(self) -> dict[str, Any]:
+        """The eviction's `Data` object."""
+        return {self.KEY: self.incarnation}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Eviction:
+        """Parse an eviction's `Data`."""
+        return cls(_field(data, cls.KEY, str))
+
+
+def parse_order(data: Mapping[str, Any]) -> Order | Eviction:
+    """An order message's payload, whichever of the two kinds it is."""
+    if Eviction.KEY in data:
+        return Eviction.from_data(data)
+    return Order.from_data(data)
+
+
+@dataclass(frozen=True)
+class Sender:
+    """Who sent an agent's message: its incarnation and where it runs (for the fault log)."""
+
+    incarnation: str
+    node: str = ""
+    pod_ip: str = ""
+    node_ip: str = ""
+
+    def to_data(self) -> dict[str, Any]:
+        """The sender's keys of a message's `Data`."""
+        return {
+            "incarnation": self.incarnation,
+            "node": self.node,
+            "podIP": self.pod_ip,
+            "nodeIP": self.node_ip,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Sender:
+        """The sender of a message (MalformedMessage without an incarnation)."""
+        inc = _field(data, "incarnation", str)
+        if not inc:
+            raise MalformedMessage("Data['incarnation'] must not be empty")
+        return cls(
+            incarnation=_text(inc, 128),
+            node=_text(_optional(data, "node", str, ""), 253),
+            pod_ip=_text(_optional(data, "podIP", str, ""), 64),
+            node_ip=_text(_optional(data, "nodeIP", str, ""), 64),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    """The body of an agent's report (Finish, Error, Hang, Checkpoint, Evicted)."""
+
+    sender: Sender
+    reason: str = ""
+    step: int | None = None  # Checkpoint: the training step that was saved
+    checks: tuple[Mapping[str, Any], ...] = ()  # a check round's CheckResult dicts
+    round_seconds: float | None = None
+    gpu_type: str | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        """The report's `Data` object."""
+        data: dict[str, Any] = {**self.sender.to_data(), "reason": self.reason}
+        if self.step is not None:
+            data["step"] = self.step
+        if self.checks:
+            data["checks"] = [dict(c) for c in self.checks]
+        if self.round_seconds is not None:
+            data["roundSeconds"] = self.round_seconds
+        if self.gpu_type is not None:
+            data["gpuType"] = self.gpu_type
+        return data
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Report:
+        """Parse a report's `Data` (MalformedMessage naming the bad field)."""
+        checks = _optional(data, "checks", list, [])
+        if not all(isinstance(c, dict) for c in checks):
+            raise MalformedMessage("Data['checks'] must be a list of objects")
+        seconds = _optional(data, "roundSeconds", (int, float), None)
+        if seconds is not None and not (math.isfinite(seconds) and seconds >= 0):
+            raise MalformedMessage(f"Data['roundSeconds'] must be >= 0; got {seconds!r}")
+        gpu = _optional(data, "gpuType", str, None)
+        return cls(
+            sender=Sender.from_data(data),
+            reason=_text(_optional(data, "reason", str, ""), MAX_REASON),
+            step=_optional(data, "step", int, None),
+            checks=tuple(checks),
+            round_seconds=None if seconds is None else float(seconds),
+            gpu_type=None if gpu is None else _text(gpu, 128),
+        )
+
+
+class ReceiptResult(StrEnum):
+    """What the controller did with a report."""
+
+    APPLIED = "applied"
+    NOT_ENABLED = "not enabled"  # the spec's action is not enabled for it now
+    STALE = "stale"  # sent under an older order
+    FORGED = "forged"  # not from a known incarnation of a pod of this job
+    EVICTED = "evicted"  # this incarnation was declared lost: exit to be replaced
+    UNEXPECTED_TYPE = "unexpected type"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The controller's answer to a report."""
+
+    result: ReceiptResult
+
+    def to_data(self) -> dict[str, Any]:
+        """The receipt's `Data` object."""
+        return {"result": self.result.value}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Receipt:
+        """Parse a receipt's `Data`."""
+        text = _field(data, "result", str)
+        try:
+            return cls(ReceiptResult(text))
+        except ValueError:
+            raise MalformedMessage(f"unknown receipt result {text!r}") from None

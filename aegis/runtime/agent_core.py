@@ -1,0 +1,256 @@
+"""The agent's side of the spec without I/O: which order to work on, what to report, when to go.
+
+The core keeps the last spec state the controller published, overlaid with its own agentSeq
+and agentState (its *view*), and decides only through the generated actions on that view:
+it works on an order when `agentWork` is enabled for itself, reports Hang / Checkpoint only
+when `agentHang` / `agentCheckpoint` are, and leaves at a safe point only when `agentEvict` is.
+Every report is the message of the successor it applied. `AgentService` (agent.py) does the
+I/O: the bus, heartbeats, the command, the checks and the hang watch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aegis.checks.recovery import Level, classify
+from aegis.checks.result import CheckResult, CheckType
+from aegis.generated.aegis_phase import Label, State
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.errors import MalformedMessage
+from aegis.protocol.exitcodes import AgentExit
+from aegis.protocol.payloads import (
+    Eviction,
+    Order,
+    Receipt,
+    ReceiptResult,
+    Report,
+    Sender,
+    parse_order,
+)
+from aegis.protocol.state_codec import CodecError, decode_state
+from aegis.runtime.engine import Engine, runtime_constants
+from aegis.runtime.phases import message_phase
+from aegis.values import ModelValue, apply, except_
+
+log = logging.getLogger(__name__)
+
+MAX_CONTAINER_RESTARTS = 2  # Level 2 tries per pod and node before it escalates to Level 3
+
+
+@dataclass(frozen=True)
+class Ignore:
+    """Nothing to do for this order (older, for another incarnation, or work not enabled)."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Leave:
+    """Stop the command and exit with `code` (final order, or this incarnation was evicted)."""
+
+    code: int
+    why: str
+
+
+@dataclass(frozen=True)
+class Work:
+    """Start working on order `seq` (stop any older work first)."""
+
+    seq: int
+    order: Order
+
+
+@dataclass(frozen=True)
+class Evict:
+    """The re-published order allows `agentEvict`: report Evicted, stop, exit NODE_FAULT."""
+
+
+Decision = Ignore | Leave | Work | Evict
+
+
+@dataclass(frozen=True)
+class RoundOutcome:
+    """What a check round leads to: a report (`Finish`/`Error`) or a container restart."""
+
+    outcome: str  # "Finish", "Error", or RESTART
+    reason: str
+    slow_note: str = ""  # why this node is slow (its last performance check), if it is
+
+
+RESTART = "Restart"  # Level 2: no report, the container restarts in place
+
+
+def round_outcome(
+    phase: str, results: Sequence[CheckResult], container_restarts: int
+) -> RoundOutcome:
+    """The outcome of a check round; Level 2 escalates to Level 3 after MAX_CONTAINER_RESTARTS."""
+    verdict = classify(results)
+    slow = [r for r in results if r.failed and r.check_type == CheckType.ALLREDUCE_PERFORMANCE]
+    note = f"allreduce performance: {slow[0].result}" if slow else ""
+    failures = describe_failures(results)
+    if verdict.level is Level.NODE:
+        return RoundOutcome("Error", f"{phase}: {verdict.reason} ({failures})", note)
+    if verdict.level is Level.CONTAINER:
+        if container_restarts < MAX_CONTAINER_RESTARTS:
+            return RoundOutcome(RESTART, f"{phase}: {verdict.reason}", note)
+        return RoundOutcome(
+            "Error",
+            f"{phase}: {verdict.reason}; still failing after {container_restarts} "
+            f"container restarts ({failures})",
+            note,
+        )
+    return RoundOutcome("Finish", verdict.reason, note)
+
+
+def describe_failures(results: Sequence[CheckResult]) -> str:
+    """The failed checks of a round, one clause each."""
+    bad = [f"{r.check_type}: {r.result}" for r in results if r.failed]
+    return "; ".join(bad) or "no failed check"
+
+
+class AgentCore:
+    """One agent's protocol state: its view of the spec, its seq and the order it works on."""
+
+    def __init__(self, job: str, namespace: str, pod: str, sender: Sender) -> None:
+        self.job = job
+        self.namespace = namespace
+        self.pod = pod
+        self.me = ModelValue(pod)
+        self.sender = sender
+        self.view: Engine | None = None
+        self.agent_seq = 0  # the seq of this agent's last report of agentWork
+        self.work_seq = -1  # the order the agent works on
+        self.mark_reason = ""  # why this agent reported Hang last
+
+    # ---------------- orders ----------------
+
+    def on_order(self, msg: Message, *, working: bool) -> Decision:
+        """What to do with an order message; `working`: is work on `work_seq` running?"""
+        if msg.type is not MessageType.ORDER or msg.pod_name not in ("master", self.pod):
+            return Ignore(f"not an order for {self.pod}")
+        try:
+            payload = parse_order(msg.data)
+        except MalformedMessage as exc:
+            log.warning("agent %s: order %d dropped: %s", self.pod, msg.seq, exc)
+            return Ignore(str(exc))
+        if isinstance(payload, Eviction):
+            if payload.incarnation == self.sender.incarnation:
+                return Leave(AgentExit.EVICTED, "the controller declared this incarnation lost")
+            return Ignore("eviction of another incarnation")
+        if payload.final:
+            return Leave(AgentExit.LEFT, f"the job ended: {payload.final}")
+        if self.view is not None and msg.seq <= self.agent_seq:
+            return Ignore(f"order {msg.seq} is not newer than my last report {self.agent_seq}")
+        if msg.seq < self.work_seq:
+            return Ignore(f"order {msg.seq} is older than the one I work on ({self.work_seq})")
+        if not self._update_view(payload):
+            return Ignore("order state is not a spec state")
+        if msg.seq == self.work_seq and working:
+            # the same order with a newer state (slow marks, an eviction, a checkpoint)
+            return Evict() if self.enabled(Label.agentEvict) else Ignore("same order")
+        if not self.enabled(Label.agentWork):
+            return Ignore(f"agentWork not enabled for {self.pod} in order {msg.seq}")
+        self.work_seq = msg.seq
+        return Work(msg.seq, payload)
+
+    def _update_view(self, order: Order) -> bool:
+        try:
+            state = decode_state(order.state)
+            constants = runtime_constants(order.world, order.max_retry)
+        except (CodecError, ValueError, TypeError) as exc:
+            log.warning("agent %s: order state rejected: %s", self.pod, exc)
+            return False
+        self.view = Engine(constants, self._overlay(state), check_invariants=False)
+        return True
+
+    def _overlay(self, s: State) -> State:
+        seq = except_(s.agentSeq, (self.me,), lambda _: self.agent_seq)
+        st = except_(s.agentState, (self.me,), lambda _: "Ready")
+        return State.from_dict({**s.as_dict(), "agentSeq": seq, "agentState": st})
+
+    def enabled(self, label: Label) -> bool:
+        """Whether the agent's action `label` is enabled for itself on its view."""
+        return self.view is not None and self.view.enabled(label, w=self.me)
+
+    def peers_finished(self) -> bool:
+        """Whether another worker already finished the current order (the order's state)."""
+        if self.view is None:
+            return False
+        s = self.view.state
+        return any(bool(apply(s.finished, w)) for w in self.view.constants.Workers if w != self.me)
+
+    # ---------------- reports ----------------
+
+    def finish_work(self, seq: int, phase: str, outcome: str, report: Report) -> Message | None:
+        """agentWork(outcome) for order `seq`: the report to send, None if not enabled."""
+        if self.view is None:
+            return None
+        step = self.view.observe(Label.agentWork, w=self.me, outcome=outcome)
+        if not step.applied:
+            log.warning("agent %s: agentWork(%s) not enabled in order %d", self.pod, outcome, seq)
+            return None
+        self.agent_seq = int(apply(step.state.agentSeq, self.me))
+        return self.message(MessageType(outcome), message_phase(phase), self.agent_seq, report)
+
+    @property
+    def exited(self) -> bool:
+        """Whether the agent's view says it must exit (an Error outside RunCommand: Level 3)."""
+        return self.view is not None and apply(self.view.state.agentState, self.me) == "Exited"
+
+    def hang(self, reason: str) -> Message | None:
+        """agentHang: the Hang report for the running command, None when the spec says no."""
+        if not self.enabled(Label.agentHang):
+            return None
+        assert self.view is not None
+        self.view.observe(Label.agentHang, w=self.me)
+        self.mark_reason = reason
+        return self._command_report(MessageType.HANG, Report(self.sender, reason=reason))
+
+    def checkpoint(self, step: int) -> Message | None:
+        """agentCheckpoint: the Checkpoint report, None when no eviction waits for it."""
+        if not self.enabled(Label.agentCheckpoint):
+            return None
+        assert self.view is not None
+        self.view.observe(Label.agentCheckpoint, w=self.me)
+        return self._command_report(MessageType.CHECKPOINT, Report(self.sender, step=step))
+
+    def evict(self) -> Message | None:
+        """agentEvict: the Evicted report (sent before the command stops), None if not enabled."""
+        if self.view is None or not self.view.observe(Label.agentEvict, w=self.me).applied:
+            return None
+        self.agent_seq = int(self.view.state.masterSeq)
+        reason = self.mark_reason or "marked slow"
+        return self._command_report(MessageType.EVICTED, Report(self.sender, reason=reason))
+
+    def on_receipt(self, reply: Message) -> Leave | None:
+        """Leave when the controller answers that this incarnation was declared lost."""
+        try:
+            receipt = Receipt.from_data(reply.data)
+        except MalformedMessage as exc:
+            log.warning("agent %s: receipt dropped: %s", self.pod, exc)
+            return None
+        if receipt.result is ReceiptResult.EVICTED:
+            return Leave(AgentExit.EVICTED, "the controller declared this incarnation lost")
+        return None
+
+    def ack(self) -> Message:
+        """The ACK request that (re)joins the job."""
+        return self.message(MessageType.ACK, MessagePhase.BOOTCHECK, self.agent_seq, None)
+
+    def heartbeat(self) -> Message:
+        """A heartbeat (refreshes the controller's last-seen time of this incarnation)."""
+        return self.message(MessageType.HEARTBEAT, MessagePhase.BOOTCHECK, self.agent_seq, None)
+
+    def _command_report(self, kind: MessageType, report: Report) -> Message:
+        assert self.view is not None
+        return self.message(kind, MessagePhase.COMMAND, int(self.view.state.masterSeq), report)
+
+    def message(
+        self, kind: MessageType, phase: MessagePhase, seq: int, report: Report | None
+    ) -> Message:
+        """A message from this agent (every one carries its sender)."""
+        data = (report or Report(self.sender)).to_data() if report else self.sender.to_data()
+        return Message(self.job, self.namespace, self.pod, kind, phase, data, time.time(), seq)

@@ -1,0 +1,53 @@
+"""Lifetimes: no process outlives its launcher, no background task dies silently."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from aegis.protocol.environment import Var
+
+log = logging.getLogger(__name__)
+
+
+def dies_with_parent(argv: Sequence[str]) -> list[str]:
+    """`argv` run so that it gets SIGKILL when the process that starts it dies (Linux's
+    parent-death signal, set by util-linux `setpriv` right before it execs `argv`: same pid,
+    same session). A SIGKILLed agent or launcher thus leaves no command, agent or
+    nats-server behind. Where `setpriv` is missing, `argv` is returned unchanged (the agents
+    and the controller still watch their launcher)."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else list(argv)
+
+
+async def watch_parent(on_gone: Callable[[], None], period: float = 0.5) -> None:
+    """Call `on_gone` once the launcher (AEGIS_LAUNCHER_PID) is gone: no orphans left."""
+    pid = int(os.environ.get(Var.LAUNCHER_PID, "0") or 0)
+    while pid:
+        await asyncio.sleep(period)
+        if os.getppid() != pid:
+            on_gone()
+            return
+
+
+def supervised(
+    coro: Coroutine[Any, Any, None], name: str, on_failure: Callable[[BaseException], None]
+) -> asyncio.Task[None]:
+    """A background task whose unexpected end (an exception) is logged and reported to
+    `on_failure`, instead of silently ending what it supervised; cancelling it is normal."""
+    task = asyncio.create_task(coro, name=name)
+
+    def done(t: asyncio.Task[None]) -> None:
+        if t.cancelled():
+            return
+        exc = t.exception()
+        if exc is not None:
+            log.error("background task %s failed: %r", name, exc, exc_info=exc)
+            on_failure(exc)
+
+    task.add_done_callback(done)
+    return task

@@ -1,0 +1,258 @@
+"""AgentCore without a network: real ControllerCore orders in, the reports the spec allows out.
+
+Every order an AgentCore sees here was made by a real ControllerCore, and every report it
+returns is fed back into that controller, so the two sides of the protocol are tested
+together, event by event, in milliseconds.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aegis.checks.result import CheckType, failed, not_applicable, passed
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.exitcodes import AgentExit
+from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
+from aegis.runtime.agent_core import (
+    MAX_CONTAINER_RESTARTS,
+    RESTART,
+    AgentCore,
+    Evict,
+    Ignore,
+    Leave,
+    Work,
+    round_outcome,
+)
+from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.store import FileStatusStore
+
+PODS = ("job-worker-0", "job-worker-1")
+
+
+class Job:
+    """A ControllerCore and one AgentCore per pod, wired by direct calls."""
+
+    def __init__(self, tmp: Path, max_retry: int = 2) -> None:
+        store = FileStatusStore(tmp / "status.json")
+        self.controller = ControllerCore(JobConfig("job", "default", PODS, max_retry), store)
+        self.agents = {
+            p: AgentCore("job", "default", p, Sender(f"inc-{p}", f"node-{p}")) for p in PODS
+        }
+
+    def join(self) -> dict[str, object]:
+        """Every agent ACKs; each takes the order the controller replies with."""
+        out: dict[str, object] = {}
+        for pod, agent in self.agents.items():
+            reply = self.controller.on_ack(agent.ack()).reply
+            assert reply is not None
+            out[pod] = agent.on_order(reply, working=False)
+        return out
+
+    def broadcast(self, working: bool = False) -> dict[str, object]:
+        order = self.controller.order_for()
+        return {p: a.on_order(order, working=working) for p, a in self.agents.items()}
+
+    def finish(self, pod: str, decision: object, outcome: str = "Finish") -> str:
+        """The agent ends the work `decision` with `outcome`; the controller's receipt."""
+        assert isinstance(decision, Work), decision
+        agent = self.agents[pod]
+        msg = agent.finish_work(
+            decision.seq, decision.order.spec_phase, outcome, Report(agent.sender)
+        )
+        assert msg is not None
+        reply = self.controller.on_report(msg).reply
+        assert reply is not None
+        return Receipt.from_data(reply.data).result
+
+
+def test_a_healthy_job_runs_from_join_to_the_final_order(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    joined = job.join()
+    # the second ACK completes the set: the first agent's reply predates the bootcheck order
+    boot = job.broadcast()
+    for pod in PODS:
+        work = boot[pod]
+        assert isinstance(work, Work) and work.order.spec_phase == "BootChecking", joined
+        assert job.finish(pod, work) is ReceiptResult.APPLIED
+    run = job.broadcast()
+    assert all(isinstance(d, Work) and d.order.spec_phase == "RunCommand" for d in run.values())
+    for pod in PODS:
+        assert job.finish(pod, run[pod]) is ReceiptResult.APPLIED
+    assert job.controller.terminal == "Succeed"
+    final = job.broadcast()
+    assert final == {p: Leave(AgentExit.LEFT, "the job ended: Succeed") for p in PODS}
+
+
+def test_an_order_is_worked_on_once_and_older_orders_are_ignored(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    order = job.controller.order_for()
+    agent = job.agents[PODS[0]]
+    first = agent.on_order(order, working=False)
+    assert isinstance(first, Work)
+    # the same order again while working on it: no second piece of work
+    assert isinstance(agent.on_order(order, working=True), Ignore)
+    job.finish(PODS[0], first)
+    # after the report, that order (and any older one) is ignored even when not working
+    assert isinstance(agent.on_order(order, working=False), Ignore)
+
+
+def test_a_crash_in_run_command_leads_to_a_troubleshoot_order(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    for pod, d in job.broadcast().items():
+        job.finish(pod, d)
+    run = job.broadcast()
+    assert job.finish(PODS[1], run[PODS[1]], "Error") is ReceiptResult.APPLIED
+    trouble = job.broadcast()
+    assert all(isinstance(d, Work) for d in trouble.values())
+    assert {d.order.spec_phase for d in trouble.values() if isinstance(d, Work)} == {
+        "Troubleshooting"
+    }
+    # the worker still running the old command order stops it: the new order is newer
+    assert job.controller.state.recoverCount == 1
+
+
+def test_an_error_outside_run_command_makes_the_agent_exit(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    boot = job.broadcast()
+    agent = job.agents[PODS[0]]
+    assert not agent.exited
+    job.finish(PODS[0], boot[PODS[0]], "Error")
+    assert agent.exited  # Level 3: exit NODE_FAULT, the node is blacklisted
+
+
+def test_evictions_and_receipts(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    agent = job.agents[PODS[0]]
+    mine = job.controller.eviction(PODS[0], agent.sender.incarnation)
+    other = job.controller.eviction(PODS[0], "an-older-incarnation")
+    assert isinstance(agent.on_order(other, working=True), Ignore)
+    assert agent.on_order(mine, working=True).code == AgentExit.EVICTED  # type: ignore[union-attr]
+    evicted = _receipt(agent, ReceiptResult.EVICTED)
+    assert isinstance(agent.on_receipt(evicted), Leave)
+    assert agent.on_receipt(_receipt(agent, ReceiptResult.APPLIED)) is None
+    assert agent.on_receipt(_with_data(evicted, {"result": "bogus"})) is None
+
+
+def test_malformed_and_foreign_orders_are_ignored(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    agent = job.agents[PODS[0]]
+    order = job.controller.order_for()
+    for data in ({}, {"state": {}}, {**order.data, "world": []}, {**order.data, "masterPort": 0}):
+        assert isinstance(agent.on_order(_with_data(order, data), working=False), Ignore)
+    not_a_state = {**order.data, "state": {"phase": "Pending"}}
+    assert isinstance(agent.on_order(_with_data(order, not_a_state), working=False), Ignore)
+    to_other = job.controller.order_for(PODS[1])
+    assert isinstance(agent.on_order(to_other, working=False), Ignore)
+    assert isinstance(agent.on_order(order, working=False), Work)  # the real one still works
+
+
+def test_the_slow_node_path_reports_only_what_the_spec_enables(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    for pod, d in job.broadcast().items():
+        job.finish(pod, d)
+    job.broadcast()
+    slow, peer = (job.agents[p] for p in PODS)
+    assert peer.checkpoint(10) is None  # no eviction waits for a checkpoint yet
+    hang = slow.hang("no progress for 3 s")
+    assert hang is not None and hang.type is MessageType.HANG
+    assert _receipt_of(job, hang) is ReceiptResult.APPLIED
+    # hangWithQuit was decided: the re-published order marks the pod slow and lets a
+    # checkpoint through
+    for a in (slow, peer):
+        assert isinstance(a.on_order(job.controller.order_for(), working=True), Ignore)
+    assert slow.hang("again") is None  # marked: no second Hang within the order
+    ckpt = peer.checkpoint(11)
+    assert ckpt is not None and _receipt_of(job, ckpt) is ReceiptResult.APPLIED
+    assert slow.on_order(job.controller.order_for(), working=True) == Evict()
+    evicted = slow.evict()
+    assert evicted is not None and evicted.type is MessageType.EVICTED
+    assert Report.from_data(evicted.data).reason == "no progress for 3 s"
+    assert _receipt_of(job, evicted) is ReceiptResult.APPLIED
+    assert slow.evict() is None
+
+
+def _receipt_of(job: Job, msg: Message) -> ReceiptResult:
+    reply = job.controller.on_report(msg).reply
+    assert reply is not None
+    return Receipt.from_data(reply.data).result
+
+
+def _receipt(agent: AgentCore, result: ReceiptResult) -> Message:
+    return Message(
+        "job", "default", agent.pod, MessageType.ACK, MessagePhase.COMMAND,
+        Receipt(result).to_data(), time.time(), 0,
+    )  # fmt: skip
+
+
+def _with_data(msg: Message, data: object) -> Message:
+    return Message(
+        msg.aegis_name, msg.aegis_namespace, msg.pod_name, msg.type, msg.phase,
+        data,  # type: ignore[arg-type]
+        msg.timestamp, msg.seq,
+    )  # fmt: skip
+
+
+# ---------------- check rounds: the level and Level 2 -> 3 escalation ----------------
+
+T0 = 0.0
+HEALTHY = [passed(str(c), "ok", T0) for c in (CheckType.IO, CheckType.RUNTIME, CheckType.GPU)]
+
+
+def test_a_healthy_round_finishes() -> None:
+    out = round_outcome("Troubleshooting", HEALTHY, 0)
+    assert out.outcome == "Finish" and out.slow_note == ""
+
+
+def test_a_hardware_fault_is_an_error_report() -> None:
+    results = [*HEALTHY[:2], failed(str(CheckType.GPU), "ECC errors", T0)]
+    out = round_outcome("Troubleshooting", results, 0)
+    assert out.outcome == "Error" and "ECC errors" in out.reason
+
+
+@pytest.mark.parametrize("restarts", range(MAX_CONTAINER_RESTARTS + 2))
+def test_level_2_restarts_the_container_then_escalates(restarts: int) -> None:
+    results = [failed(str(CheckType.RUNTIME), "CUDA runtime unusable", T0), *HEALTHY[::2]]
+    out = round_outcome("Troubleshooting", results, restarts)
+    if restarts < MAX_CONTAINER_RESTARTS:
+        assert out.outcome == RESTART
+    else:
+        assert out.outcome == "Error" and f"after {restarts} container restarts" in out.reason
+
+
+def test_a_slow_node_finishes_and_carries_its_note() -> None:
+    results = [*HEALTHY, failed(str(CheckType.ALLREDUCE_PERFORMANCE), "0.1 GB/s vs 5 GB/s", T0)]
+    out = round_outcome("Troubleshooting", results, 0)
+    assert out.outcome == "Finish" and "0.1 GB/s" in out.slow_note
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(list(CheckType)), st.sampled_from(["pass", "fail", "n/a"])),
+        max_size=9,
+    ),
+    st.integers(min_value=0, max_value=5),
+)
+def test_a_round_outcome_is_always_one_of_three(
+    checks: list[tuple[CheckType, str]], restarts: int
+) -> None:
+    make = {"pass": passed, "fail": failed, "n/a": not_applicable}
+    results = [make[how](str(c), how, T0) for c, how in checks]
+    out = round_outcome("Troubleshooting", results, restarts)
+    assert out.outcome in ("Finish", "Error", RESTART)
+    if out.outcome == "Finish":
+        slow_path = (CheckType.ALLREDUCE_PERFORMANCE, CheckType.HANG)  # marked, no level
+        assert all(not r.failed or r.check_type in slow_path for r in results)
+    if out.outcome == RESTART:
+        assert restarts < MAX_CONTAINER_RESTARTS

@@ -1,0 +1,42 @@
+"""The training code cannot act as its agent (issue 13), in a real `aegis run`.
+
+The training command (tests/runtime/scripts/attacking_train.py) looks for secrets in its
+environment, for ctl.json through every path it is told, and in its agent's initial
+environment (/proc/<ppid>/environ: same OS user in local mode). With what it finds it asks the
+credential service for its own pod's identity and another pod's. Nothing is granted, and the
+job then trains and ends exactly as without the attack.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..support import Launch
+
+SCRIPT = str(Path(__file__).with_name("scripts") / "attacking_train.py")
+
+
+def test_the_training_command_cannot_become_its_agent(tmp_path: Path, aegis_run: Launch) -> None:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    r = aegis_run(2, cmd=[sys.executable, SCRIPT], env={"ATTACK_REPORT_DIR": str(reports)})
+    assert r.finish(240) == 0, r.output[-3000:]
+    assert "rank 0 done (restart 0)" in r.stdout and "rank 1 done (restart 0)" in r.stdout
+    status = r.status()
+    assert (status["phase"], status["recoverCount"]) == ("Succeed", 0)
+    for rank in (0, 1):
+        found = json.loads((reports / f"rank{rank}.json").read_text())
+        # the command is told its names, the retry count and where its markers go; nothing of
+        # the agent's own (token, credential service, paths of the launcher)
+        told = {"AEGIS_JOB", "AEGIS_POD", "AEGIS_RETRY", "AEGIS_PROGRESS_FILE"}
+        assert told <= set(found["aegis_vars"]) <= {*told, "AEGIS_CHECKPOINT_FILE"}
+        assert not found["token_in_env"] and found["ctl_files"] == []
+        # same OS user: the agent's initial environment is readable, and the token with it...
+        assert found["parent_token"]
+        # ...but it buys nothing: every credential request is refused
+        assert len(found["credentials"]) == 3
+        assert all(c.startswith("refused") for c in found["credentials"]), found["credentials"]
+        assert "already holds a credential" in found["credentials"][0]
+        assert all("not one this job expects" in c for c in found["credentials"][1:])

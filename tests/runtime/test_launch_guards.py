@@ -1,0 +1,76 @@
+"""`aegis run` refuses what would hang or report a false success (issue 14), clearly and at once:
+a state dir that already holds a finished job, one in use by another launcher, one that is
+a file; and a command that cannot start ends the job Failed instead of waiting forever."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ..support import AEGIS, Launch
+
+
+def aegis(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*AEGIS, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_finished_jobs_state_dir_is_refused_unless_resumed(
+    tmp_path: Path, aegis_run: Launch
+) -> None:
+    r = aegis_run(1, cmd=["true"])
+    assert r.finish(120) == 0, r.output[-2000:]
+    marker = tmp_path / "ran"
+    again = ["run", "-n", "1", "--state-dir", str(r.state), "--", "touch", str(marker)]
+    refused = aegis(*again)
+    assert refused.returncode == 2
+    assert "already ended Succeed: nothing would run" in refused.stderr
+    resumed = aegis(*again[:-3], "--resume", *again[-3:])
+    assert resumed.returncode == 0 and "already ended Succeed; nothing was run" in resumed.stderr
+    assert not marker.exists()  # no rank ran either time
+
+
+def test_one_state_dir_holds_one_running_job(tmp_path: Path, aegis_run: Launch) -> None:
+    r = aegis_run(1, cmd=[sys.executable, "-c", "import time; time.sleep(120)"])
+    lock = r.state / "launcher.lock"
+    r.wait_until(lambda: lock.exists() and lock.read_text().strip() == str(r.pid), 60, "the lock")
+    second = aegis("run", "-n", "1", "--state-dir", str(r.state), "--", "true")
+    assert second.returncode == 2
+    assert f"in use by another aegis run (pid {r.pid})" in second.stderr
+    assert r.running()  # the first job is untouched
+
+
+def test_a_state_dir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "file"
+    path.write_text("not a directory")
+    out = aegis("run", "-n", "1", "--state-dir", str(path), "--", "true")
+    assert out.returncode == 2 and "exists and is not a directory" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_command_that_cannot_start_fails_the_job(tmp_path: Path, aegis_run: Launch) -> None:
+    r = aegis_run(2, "--max-retry", "1", cmd=["pyhton", "x.py"])
+    assert r.finish(240) == 1, r.output[-2000:]
+    status = r.status()
+    assert status["phase"] == "Failed"
+    reasons = {info["lastFailedReason"] for info in status["podInfos"].values()}
+    assert any("the command cannot start" in why and "pyhton" in why for why in reasons), reasons
+
+
+def test_no_controller_fails_the_job_by_default(tmp_path: Path, aegis_run: Launch) -> None:
+    marker = tmp_path / "ran"
+    r = aegis_run(2, "--connect-timeout", "0.001", cmd=["touch", str(marker)])
+    assert r.finish(120) == 1, r.output[-2000:]
+    assert "could not reach the controller within 0.001 s and --fallback is fail" in r.stderr
+    assert not marker.exists()  # nothing ran alone
+
+
+def test_fallback_independent_runs_alone_and_ends(tmp_path: Path, aegis_run: Launch) -> None:
+    marker = tmp_path / "ran"
+    r = aegis_run(
+        2, "--connect-timeout", "0.001", "--fallback", "independent",
+        cmd=[sys.executable, "-c", f"import os; open('{marker}' + os.environ['RANK'], 'w')"],
+    )  # fmt: skip
+    assert r.finish(120) == 0, r.output[-2000:]
+    assert "every agent ran its command alone" in r.stderr
+    assert (tmp_path / "ran0").exists() and (tmp_path / "ran1").exists()

@@ -1,0 +1,18 @@
+"""Helpers shared by the test packages: one `wait_for`, one `aegis run` launcher, one running
+controller. Test packages import them relatively (`from ..support import wait_for`)."""
+
+from .controller import RunningController, running_controller
+from .launch import AEGIS, TRAIN, AegisRun, Launch
+from .wait import first_request, wait_for, wait_for_async
+
+__all__ = [
+    "AEGIS",
+    "TRAIN",
+    "AegisRun",
+    "Launch",
+    "RunningController",
+    "first_request",
+    "running_controller",
+    "wait_for",
+    "wait_for_async",
+]

@@ -1,0 +1,45 @@
+"""A job's controller (ControllerCore + ControllerService) serving on a real nats-server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller_service import ControllerService
+from aegis.runtime.store import FileStatusStore
+from aegis.runtime.transport.auth import JobAccount
+from aegis.runtime.transport.bus import Bus
+
+
+@dataclass
+class RunningController:
+    """The core (its state and counters), the service, its task (the exit code) and its bus."""
+
+    core: ControllerCore
+    service: ControllerService
+    task: asyncio.Task[int]
+    bus: Bus
+
+
+@asynccontextmanager
+async def running_controller(
+    nats_url: str, job: JobAccount, status: Path, pods: Sequence[str], max_retry: int = 2
+) -> AsyncIterator[RunningController]:
+    """Serve `job` (its status saved at `status`) until the block ends, then stop and close."""
+    core = ControllerCore(
+        JobConfig(job.subjects.job, job.subjects.namespace, tuple(pods), max_retry),
+        FileStatusStore(status),
+    )
+    bus = await Bus.connect(nats_url, job.controller_credentials())
+    service = ControllerService(core, bus)
+    task = asyncio.create_task(service.run())
+    try:
+        yield RunningController(core, service, task, bus)
+    finally:
+        service.stop(0)
+        await asyncio.wait_for(task, 10)
+        await bus.close()
