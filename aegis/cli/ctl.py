@@ -791,6 +791,13 @@ def render_status(cfg: CtlConfig, view: Any, now: float | None = None) -> str:
         out.append(_fitted_table(["NODE", "SINCE", "REASON"], node_rows, 2))
     else:
         out.append("error nodes: none")
+    saves = _dict(v.get("persistence"))
+    if saves.get("failures"):
+        state = "ok again" if saves.get("ok") else "FAILING"
+        when = _when(saves.get("lastFailed"))
+        line = f"status saves: {state}, {saves['failures']} failed, last {when}: "
+        line += str(saves.get("lastError", ""))
+        out.extend(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
     counters = _dict(v.get("counters"))
     if counters:
         line = "counters: " + ", ".join(f"{k}={counters[k]}" for k in sorted(counters))

@@ -50,7 +50,42 @@ REPORT_ACTIONS: Mapping[MessageType, Label] = {
     MessageType.CHECKPOINT: Label.agentCheckpoint,
     MessageType.EVICTED: Label.agentEvict,
 }
+SAVE_BACKOFF_S = (0.05, 0.1, 0.2, 0.4)  # pauses between the tries of one status save
 P = ParamSpec("P")
+
+
+@dataclass
+class SaveHealth:
+    """How the status saves fare: failures so far, the last one, and whether the last save
+    went through (shown by `aegis ctl status`)."""
+
+    failures: int = 0
+    last_error: str = ""
+    last_failed: float = 0.0
+    ok: bool = True
+
+    def failed(self, exc: BaseException) -> None:
+        """One failed save."""
+        self.failures += 1
+        self.last_error, self.last_failed, self.ok = str(exc)[:300], time.time(), False
+        log.error("status save failed (%d so far): %s", self.failures, exc)
+
+    def saved(self) -> None:
+        """A save went through."""
+        if not self.ok:
+            log.warning("status saved again after %d failed saves", self.failures)
+        self.ok = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object in `status_view`."""
+        return {
+            "ok": self.ok,
+            "failures": self.failures,
+            "lastError": self.last_error,
+            "lastFailed": self.last_failed,
+        }
+
+
 R = TypeVar("R")
 
 
@@ -170,6 +205,7 @@ class ControllerCore:
         self._published_marks: tuple[object, ...] | None = None
         self._unlogged: list[StepResult] = []  # steps of this event, logged once it is saved
         self._impersonators: set[str] = set()  # pods already logged for claiming another
+        self.persistence = SaveHealth()  # failed status saves (kept across rollbacks)
         self.extras = Extras()
         state = self._restore()
         now = time.monotonic()  # a restarted controller gives every known agent a full timeout
@@ -442,6 +478,7 @@ class ControllerCore:
                 for e in self.status.error_nodes
             ],
             "counters": dict(self.extras.counters),
+            "persistence": self.persistence.to_json(),
         }
 
     @property
@@ -678,16 +715,30 @@ class ControllerCore:
         snap = (status.phase, tuple(infos[p].retries for p in sorted(infos)), status.recover_count)
         if last is None or (last.phase, last.retries, last.recover_count) != snap:
             status = status.with_snapshot()
-        try:
-            self.store.save(status)
-        except (OSError, AegisError) as exc:
-            self.extras.counters["save_failed"] += 1
-            raise PersistenceError(
-                f"cannot save the job's status ({exc}); the event was rolled back and nothing "
-                "was published: it is handled again when it comes back"
-            ) from exc
+        self._store(status)
         self.status = status
         self._write_steplog()
+
+    def _store(self, status: Status) -> None:
+        """Save `status`, retrying a failed write SAVE_ATTEMPTS times (SAVE_BACKOFF_S apart,
+        < 1 s in all: the controller can do nothing safely until its state is on disk); the
+        failure is kept beside the state (not rolled back): `status_view` and the fault log
+        show it."""
+        for attempt, pause in enumerate((*SAVE_BACKOFF_S, None)):
+            try:
+                self.store.save(status)
+            except (OSError, AegisError) as exc:
+                self.persistence.failed(exc)
+                if pause is None:
+                    self._fault("controller", f"status save failed {attempt + 1} times: {exc}")
+                    raise PersistenceError(
+                        f"cannot save the job's status ({exc}); the event was rolled back and "
+                        "nothing was published: it is handled again when it comes back"
+                    ) from exc
+                time.sleep(pause)
+            else:
+                self.persistence.saved()
+                return
 
     def _write_steplog(self) -> None:
         """Log the steps of the event just saved (after the save: a rolled-back step is never

@@ -71,6 +71,9 @@ class ControllerService:
             self.observer.job_started(self.core.fresh)
         await self.bus.subscribe_each(self.subjects.reports, self._on_message)
         await self.bus.subscribe_each(self.subjects.heartbeats, self._on_message)
+        # a full heartbeat timeout from now, when agents can reach us: a restart that took
+        # long (load, a slow bus) must not count the agents as lost
+        self.core.refresh_all()
         await self.bus.subscribe(self.subjects.ctl_controller, self._on_control)
         async with self.lock:
             await self._publish()

@@ -114,3 +114,27 @@ def test_watch_needs_a_positive_interval(tmp_path: Path) -> None:
     )
     r = ctl(tmp_path, "status", "--watch", "--interval", "0")
     assert r.returncode == 2 and "--interval must be > 0" in r.stderr
+
+
+def test_failing_status_saves_are_shown_and_fit_the_width() -> None:
+    from aegis.cli.ctl import WIDTH, CtlConfig, render_status
+
+    cfg = CtlConfig("nats://x", "jwt", "seed", "default", "local", None)
+    view = {
+        "phase": "Troubleshooting",
+        "recoverCount": 1,
+        "maxRetry": 3,
+        "pods": {},
+        "errorNodes": [],
+        "persistence": {
+            "ok": False,
+            "failures": 5,
+            "lastError": "[Errno 30] Read-only file system: '/job/status.json.tmp' " * 3,
+            "lastFailed": 1_700_000_000.0,
+        },
+    }
+    text = render_status(cfg, view, now=1_700_000_010.0)
+    assert "status saves: FAILING, 5 failed" in text and "Read-only file system" in text
+    assert max(len(line) for line in text.splitlines()) <= WIDTH
+    healthy = render_status(cfg, {**view, "persistence": {"ok": True, "failures": 0}})
+    assert "status saves" not in healthy
