@@ -23,7 +23,6 @@ import ipaddress
 import logging
 import os
 import signal
-import socket
 import tempfile
 import time
 from collections.abc import Sequence
@@ -110,16 +109,20 @@ def diagnosis_env(cfg: AgentConfig) -> dict[str, str]:
     its gloo sockets on loopback when the job's rendezvous is (local mode); on Kubernetes
     gloo binds the pod's own address, the interface of its hostname."""
     env = {k: v for k, v in os.environ.items() if k != Var.BOOTSTRAP_TOKEN}
-    if ipaddress.ip_address(_resolve(cfg.master_addr)).is_loopback:
+    if is_loopback(cfg.master_addr):
         env.setdefault("GLOO_SOCKET_IFNAME", "lo")
     return env
 
 
-def _resolve(host: str) -> str:
+def is_loopback(host: str) -> bool:
+    """Whether `host` is a loopback address or `localhost` (no DNS lookup: on Kubernetes the
+    rendezvous name may not resolve yet when the agent starts)."""
+    if host == "localhost":
+        return True
     try:
-        return socket.gethostbyname(host)
-    except OSError:
-        return "0.0.0.0"  # unresolvable: not loopback
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 async def run_independent(cfg: AgentConfig) -> int:
