@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
 from typing import Any
 
 from aegis.protocol.environment import Var
@@ -51,3 +54,42 @@ def supervised(
 
     task.add_done_callback(done)
     return task
+
+
+OWNER_FILE = "owner.pid"
+
+
+def owned_tempdir(prefix: str) -> Path:
+    """A new temp dir marked with this process's pid, so that a later process can tell it
+    was left behind (its owner was SIGKILLed) and remove it: `sweep_orphaned_tempdirs`."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    (path / OWNER_FILE).write_text(str(os.getpid()))
+    return path
+
+
+def sweep_orphaned_tempdirs(prefix: str) -> list[Path]:
+    """Remove the temp dirs made by `owned_tempdir(prefix)` whose owner is gone; the removed."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+        try:
+            owner = int((path / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue  # not ours, or being made right now
+        if owner == os.getpid() or _alive(owner):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    with contextlib.suppress(OSError):
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    return True

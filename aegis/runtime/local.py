@@ -44,16 +44,22 @@ from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, termin
 from aegis.runtime.agent_core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.controller import DEFAULT_HEARTBEAT_TIMEOUT_S
 from aegis.runtime.errors import NatsServerError
-from aegis.runtime.lifetime import dies_with_parent, supervised
+from aegis.runtime.lifetime import (
+    dies_with_parent,
+    owned_tempdir,
+    supervised,
+    sweep_orphaned_tempdirs,
+)
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import Operator, UserCredentials
 from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
-from aegis.runtime.transport.nats_server import NatsServer
+from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
 
 log = logging.getLogger(__name__)
 MAX_CONTROLLER_RESTARTS = 5
 NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
 CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
+PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
 LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
 STATUS_FILE = "status.json"
 _GRACE_S = 10.0
@@ -175,7 +181,11 @@ class Launcher:
         self.state_dir = job.state_dir or Path(tempfile.mkdtemp(prefix="aegis-run-"))
         # progress files live apart from the state dir: a path the training command is told
         # never leads to ctl.json or the controller's credentials
-        self.progress_dir = Path(tempfile.mkdtemp(prefix="aegis-progress-"))
+        # what an earlier launcher left when it was SIGKILLed (its temp dirs) goes now
+        for prefix in (PROGRESS_DIR_PREFIX, NATS_DIR_PREFIX):
+            for path in sweep_orphaned_tempdirs(prefix):
+                log.info("removed %s, left by a launcher that was killed", path)
+        self.progress_dir = owned_tempdir(PROGRESS_DIR_PREFIX)
         self.expected: dict[str, str] = {}  # pod -> the incarnation it runs as now
         self._alone: dict[str, int] = {}  # pod -> exit code of a command it ran alone
         self.agents: dict[str, _AgentProc] = {}

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
-from ..support import Launch, wait_for
+from ..support import AEGIS, Launch, wait_for
 
 
 def tree() -> dict[int, int]:
@@ -73,6 +74,21 @@ def test_a_killed_launcher_leaves_nothing_behind(tmp_path: Path, aegis_run: Laun
     )
     kinds = {"nats-server", "aegis.cli controller", "aegis.cli agent", "train_ddp.py"}
     assert all(any(k in cmdline(p) for p in job) for k in kinds), [cmdline(p) for p in job]
+    nats_conf = next(cmdline(p).split()[-1] for p in job if "nats-server" in cmdline(p))
+    agent = next(p for p in job if "aegis.cli agent" in cmdline(p))
+    progress = environ(agent)["AEGIS_PROGRESS_DIR"]
+    temp_dirs = [Path(nats_conf).parent, Path(progress)]
     os.kill(r.pid, signal.SIGKILL)
     left = wait_for(lambda: not alive(job), 30, "every process of the job to end")
     assert left, [cmdline(p) for p in alive(job)]
+    # a SIGKILLed launcher cannot remove its temp dirs; the next one does
+    assert all(d.is_dir() for d in temp_dirs), temp_dirs
+    later = [*AEGIS, "run", "-n", "1", "--state-dir", str(tmp_path / "later"), "--", "true"]
+    assert subprocess.run(later, capture_output=True, timeout=180).returncode == 0
+    assert not any(d.exists() for d in temp_dirs), temp_dirs
+
+
+def environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    pairs = (item.decode(errors="replace").split("=", 1) for item in raw if b"=" in item)
+    return {k: v for k, v in pairs}

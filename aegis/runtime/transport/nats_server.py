@@ -17,7 +17,6 @@ import shutil
 import signal
 import sys
 import sysconfig
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -29,10 +28,11 @@ from nats.aio.client import RawCredentials
 from aegis.errors import ToolMissingError
 from aegis.protocol.envelope import MAX_MESSAGE_BYTES
 from aegis.runtime.errors import NatsServerError
-from aegis.runtime.lifetime import dies_with_parent
+from aegis.runtime.lifetime import dies_with_parent, owned_tempdir
 from aegis.runtime.transport.auth import Account, JobAccount, Operator, UserCredentials
 
 log = logging.getLogger(__name__)
+NATS_DIR_PREFIX = "aegis-nats-"  # its config and log, in the temp dir
 
 _BINARY = "nats-server"
 _POLL_S = 0.02
@@ -142,7 +142,7 @@ class NatsServer:
         if self._proc is not None:
             raise NatsServerError("nats-server already started")
         binary = self._binary or find_nats_server()
-        self._dir = Path(tempfile.mkdtemp(prefix="aegis-nats-"))
+        self._dir = owned_tempdir(NATS_DIR_PREFIX)
         self._write_config()
         with open(self._dir / "server.log", "wb") as out:
             self._proc = await asyncio.create_subprocess_exec(
