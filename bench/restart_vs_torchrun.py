@@ -1,41 +1,87 @@
-"""Time from a rank's crash to every rank relaunched: `aegis run` vs `torchrun --max-restarts 1`.
+"""Recovery from one rank's crash: `aegis run` vs `torchrun --max-restarts 1`.
 
-Both run examples/train_ddp.py with CRASH_ONCE_RANK=1; the script writes timestamps (its
-crash, and each rank's start) to TIMES_FILE.
-Usage: python bench/restart_vs_torchrun.py [N | NxK ...] [--repeat R]
+Both run examples/train_ddp.py (or --script) with CRASH_ONCE_RANK: one rank exits 1 on its
+first attempt. The script appends to TIMES_FILE its crash ("crash <rank> <t>"), each rank's
+start ("start <rank> <t>") and when each rank's `init_process_group` returned ("pg <rank> <t>";
+the first attempt never gets there: its crashed rank never joins). Per run:
+  recovered   the command exited 0 and every rank was relaunched once after the crash (one
+              start after the crash and one process group, ready after the crash)
+  relaunch s  crash -> the last rank's start in the second attempt
+  pg-ready s  crash -> the last rank's process group ready again
+  spawn->pg s the slowest rank's start -> its process group ready, in the second attempt
+Usage: python bench/restart_vs_torchrun.py [N | NxK ...] [--rounds R] [--script PATH]
+                                          [--keep-failed DIR] [-v]
 (NxK: N node agents of K processes; torchrun runs one group of N*K processes and, as a second
-peer, N `--nnodes` agents on loopback.)
+peer, N `--nnodes` agents on loopback.) Runs are interleaved; medians over recovered runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import shutil
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 TRAIN = str(Path(__file__).resolve().parents[1] / "examples" / "train_ddp.py")
+RUN_TIMEOUT_S = 300.0
 
 
-def relaunch_seconds(times_file: Path, n: int) -> float:
-    """Seconds from the crash to the last rank's start in the second attempt."""
-    crash = 0.0
+@dataclass(frozen=True)
+class Times:
+    """What one run's TIMES_FILE says about its recovery (seconds from the crash)."""
+
+    relaunch: float  # the last rank's start in the second attempt
+    pg_ready: float  # the last rank's process group ready in the second attempt
+    spawn_to_pg: float  # the slowest rank's start -> process group, second attempt
+
+
+class NotRecovered(RuntimeError):
+    """The run did not recover as expected (the message says how)."""
+
+
+def parse_times(text: str, world: int) -> Times:
+    """The recovery of one run from its TIMES_FILE; NotRecovered unless exactly one rank
+    crashed and every rank of `world` was relaunched after the crash and got its process
+    group once, in that attempt, and never started again."""
+    crashes: list[float] = []
     starts: dict[int, list[float]] = {}
-    for line in times_file.read_text().splitlines():
-        kind, rank, t = line.split()
+    pgs: dict[int, list[float]] = {}
+    for line in text.splitlines():
+        kind, who, t = line.split()
         if kind == "crash":
-            crash = float(t)
-        else:
-            starts.setdefault(int(rank), []).append(float(t))
-    second = [max(ts) for r, ts in starts.items() if any(x > crash for x in ts)]
-    if len(second) != n:
-        raise RuntimeError(f"only {len(second)} of {n} ranks restarted: {starts}")
-    return max(second) - crash
+            crashes.append(float(t))
+        elif kind in ("start", "pg"):
+            (starts if kind == "start" else pgs).setdefault(int(who), []).append(float(t))
+    if len(crashes) != 1:
+        raise NotRecovered(f"{len(crashes)} crashes recorded, expected 1")
+    crash = crashes[0]
+    relaunch: list[float] = []
+    ready: list[float] = []
+    spawn: list[float] = []
+    for rank in range(world):
+        pg = pgs.get(rank, [])
+        if len(pg) != 1 or pg[0] <= crash:
+            raise NotRecovered(f"rank {rank}: process groups at {pg}, expected one after the crash")
+        # the second attempt's start: the last one before its process group (a first attempt
+        # may start just after the crash, or be stopped before it could say so)
+        before = sorted(t for t in starts.get(rank, []) if t <= pg[0])
+        if not before or before[-1] <= crash:
+            raise NotRecovered(f"rank {rank} was not relaunched after the crash")
+        if len(starts[rank]) > len(before):
+            raise NotRecovered(f"rank {rank} started again after its process group was ready")
+        relaunch.append(before[-1] - crash)
+        ready.append(pg[0] - crash)
+        spawn.append(pg[0] - before[-1])
+    return Times(max(relaunch), max(ready), max(spawn))
 
 
 @dataclass(frozen=True)
@@ -49,7 +95,10 @@ class Layout:
     @classmethod
     def parse(cls, text: str) -> Layout:
         nodes, _, procs = text.partition("x")
-        return cls(int(nodes), int(procs or 1))
+        layout = cls(int(nodes), int(procs or 1))
+        if layout.nodes < 1 or layout.procs < 1 or layout.world < 2:
+            raise ValueError(f"{text}: a layout needs at least 2 ranks")
+        return layout
 
     @property
     def world(self) -> int:
@@ -69,123 +118,172 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run(kind: str, layout: Layout) -> float:
-    """One measured run: "aegis", "torchrun" (one group of N*K processes) or "torchrun-nodes"
-    (N torchrun agents with --nnodes N, K processes each, on loopback)."""
+def commands(kind: str, layout: Layout, script: str, tmp: str) -> list[list[str]]:
+    """The processes of one run: "aegis", "torchrun" (one group of N*K processes) or
+    "torchrun-nodes" (N torchrun agents with --nnodes N, K processes each, on loopback)."""
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1"]
+    if kind == "aegis":
+        return [[sys.executable, "-m", "aegis.cli", "run", "--nnodes", str(layout.nodes),
+                 "--nproc-per-node", str(layout.procs), "--state-dir", f"{tmp}/state",
+                 "--", sys.executable, script]]  # fmt: skip
+    if kind == "torchrun":
+        return [[*torchrun, "--nproc-per-node", str(layout.world), script]]
+    port = str(free_port())
+    return [[*torchrun, "--nnodes", str(layout.nodes), "--node-rank", str(i),
+             "--nproc-per-node", str(layout.procs), "--master-addr", "127.0.0.1",
+             "--master-port", port, script] for i in range(layout.nodes)]  # fmt: skip
+
+
+def run(kind: str, layout: Layout, script: str = TRAIN, keep: Path | None = None) -> Times:
+    """One measured run; NotRecovered (or TimeoutExpired) when it did not recover (its
+    directory, with the times, Aegis' state dir and faults, then copied under `keep`)."""
     with tempfile.TemporaryDirectory() as tmp:
-        times = Path(tmp) / "times"
-        env = {
-            **os.environ,
-            "CRASH_ONCE_RANK": str(layout.crash_rank),
-            "CRASH_DIR": tmp,
-            "TIMES_FILE": str(times),
-        }
-        torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1"]
-        if kind == "aegis":
-            argv = [sys.executable, "-m", "aegis.cli", "run", "--nnodes", str(layout.nodes),
-                    "--nproc-per-node", str(layout.procs), "--state-dir", f"{tmp}/state",
-                    "--", sys.executable, TRAIN]  # fmt: skip
-            procs = [
-                subprocess.Popen(
-                    argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-                )
-            ]
-        elif kind == "torchrun":
-            argv = [*torchrun, "--nproc-per-node", str(layout.world), TRAIN]
-            procs = [
-                subprocess.Popen(
-                    argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-                )
-            ]
-        else:
-            port = free_port()
-            procs = [
-                subprocess.Popen(
-                    [
-                        *torchrun,
-                        "--nnodes",
-                        str(layout.nodes),
-                        "--node-rank",
-                        str(i),
-                        "--nproc-per-node",
-                        str(layout.procs),
-                        "--master-addr",
-                        "127.0.0.1",
-                        "--master-port",
-                        str(port),
-                        TRAIN,
-                    ],
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                )
-                for i in range(layout.nodes)
-            ]
-        errors = []
-        for proc in procs:
-            try:
-                _, err = proc.communicate(timeout=300)
-            except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
-                raise
-            if proc.returncode != 0:
-                errors.append(f"{kind} {layout} exited {proc.returncode}: {err[-2000:]}")
-        if errors:
-            raise RuntimeError(errors[0])
-        return relaunch_seconds(times, layout.world)
+        try:
+            return _run(kind, layout, script, tmp)
+        except (NotRecovered, subprocess.TimeoutExpired) as exc:
+            if keep is not None:
+                kept = Path(tempfile.mkdtemp(prefix=f"{kind}-{layout}-", dir=keep))
+                shutil.copytree(tmp, kept, dirs_exist_ok=True)
+                raise NotRecovered(f"{str(exc).splitlines()[0]} (kept in {kept})") from exc
+            raise
 
 
-def measure(kind: str, layout: Layout, times: list[float], failures: list[str]) -> None:
-    """One run: its relaunch time into `times`, or why it failed into `failures`."""
+def _run(kind: str, layout: Layout, script: str, tmp: str) -> Times:
+    times = Path(tmp) / "times"
+    env = {
+        **os.environ,
+        "CRASH_ONCE_RANK": str(layout.crash_rank),
+        "CRASH_DIR": tmp,
+        "TIMES_FILE": str(times),
+    }
+    argvs = commands(kind, layout, script, tmp)
+    with contextlib.ExitStack() as files:
+        outs = [
+            files.enter_context(open(Path(tmp) / f"stdout-{i}.log", "w")) for i in range(len(argvs))
+        ]
+        procs = [
+            subprocess.Popen(
+                argv,
+                env=env,
+                stdout=out,  # kept with a run that did not recover
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,  # a run that hangs is killed with all its processes
+            )
+            for argv, out in zip(argvs, outs, strict=True)
+        ]
+    errors = []
     try:
-        times.append(run(kind, layout))
-    except (RuntimeError, subprocess.TimeoutExpired) as exc:
-        failures.append(str(exc).splitlines()[0][:200])
+        for proc in procs:
+            _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+            if proc.returncode != 0:
+                errors.append(f"exited {proc.returncode}: {err[-2000:]}")
+    finally:
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if errors:
+        raise NotRecovered(errors[0])
+    return parse_times(times.read_text() if times.exists() else "", layout.world)
 
 
-def summary(times: list[float], failures: list[str]) -> str:
-    """median (min-max) and the failed runs, if any."""
-    if not times:
-        return f"{'all failed':>22}"
-    text = f"{statistics.median(times):>8.3f} ({min(times):.3f}-{max(times):.3f})"
-    return text + (f" [{len(failures)} failed]" if failures else "")
+@dataclass
+class Results:
+    """The runs of one kind: the times of those that recovered, why the others did not."""
+
+    times: list[Times] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.times) + len(self.failures)
+
+    def median(self, what: str) -> float:
+        values = [getattr(t, what) for t in self.times]
+        return statistics.median(values) if values else float("nan")
+
+    def cell(self, what: str) -> str:
+        """median (min-max) of one measure over the recovered runs."""
+        values = [getattr(t, what) for t in self.times]
+        if not values:
+            return "-"
+        return f"{statistics.median(values):.3f} ({min(values):.2f}-{max(values):.2f})"
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def measure(
+    kind: str, layout: Layout, results: Results, script: str = TRAIN, keep: Path | None = None
+) -> str:
+    """One run: its times into `results`, or why it did not recover; what happened."""
+    try:
+        times = run(kind, layout, script, keep)
+    except (NotRecovered, subprocess.TimeoutExpired, OSError) as exc:
+        lines = str(exc).splitlines() or [""]
+        results.failures.append(f"{type(exc).__name__}: {lines[0][:200]}")
+        return results.failures[-1]
+    results.times.append(times)
+    return str(times)
+
+
+MEASURES = (("relaunch", "relaunch s"), ("pg_ready", "pg-ready s"), ("spawn_to_pg", "spawn->pg s"))
+
+
+def table(layout: Layout, results: dict[str, Results]) -> list[str]:
+    """The rows of one layout: each kind's recovery count and medians, then the ratios."""
+    label = {"aegis": "aegis", "torchrun": "torchrun", "torchrun-nodes": "torchrun x nodes"}
+    rows = []
+    for kind, res in results.items():
+        cells = "".join(f" {res.cell(m):>22}" for m, _ in MEASURES)
+        recovered = f"{len(res.times)}/{res.rounds}"
+        rows.append(f"{layout!s:>6} {label[kind]:<17} {recovered:>9}{cells}")
+    a = results["aegis"]
+    for kind in (k for k in results if k != "aegis"):
+        t = results[kind]
+        ratios = "".join(f" {a.median(m) / t.median(m):>22.2f}" for m, _ in MEASURES)
+        rows.append(f"{'':>6} {'aegis/' + kind:<27}{ratios}")
+    return rows
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "sizes",
         nargs="*",
         default=["2", "4"],
         help="layouts: N (N ranks, one per node agent) or NxK (N node agents of K processes)",
     )
-    parser.add_argument("-r", "--repeat", type=int, default=5, help="runs of each (median)")
-    args = parser.parse_args(argv)
-    print(
-        f"{'layout':>6} {'aegis s (min-max)':>22} {'torchrun s (min-max)':>24} "
-        f"{'aegis/torchrun':>15}   medians of {args.repeat} interleaved runs"
+    parser.add_argument(
+        "-r",
+        "--rounds",
+        "--repeat",
+        dest="rounds",
+        type=int,
+        default=5,
+        help="interleaved runs of each (aegis, torchrun[, torchrun x nodes]) per layout",
     )
-    for layout in (Layout.parse(s) for s in args.sizes):
+    parser.add_argument("--script", default=TRAIN, help="the crash-once training script")
+    parser.add_argument("--keep-failed", type=Path, help="copy the runs that did not recover here")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every run")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    layouts = [Layout.parse(s) for s in args.sizes]
+    head = "".join(f" {title:>22}" for _, title in MEASURES)
+    print(f"{'layout':>6} {'':<17} {'recovered':>9}{head}", flush=True)
+    print(f"{'':>6} medians (min-max) of the recovered runs of {args.rounds} interleaved rounds")
+    for layout in layouts:
         peers = ["torchrun"] + (["torchrun-nodes"] if layout.nodes > 1 else [])
-        results: dict[str, tuple[list[float], list[str]]] = {k: ([], []) for k in ("aegis", *peers)}
-        for _ in range(args.repeat):
-            for kind, (times, fails) in results.items():
-                measure(kind, layout, times, fails)
-        a = results["aegis"][0]
-        for peer in peers:
-            t, t_fail = results[peer]
-            ratio = statistics.median(a) / statistics.median(t) if a and t else float("nan")
-            label = f"{layout}" if peer == "torchrun" else f"  vs {layout.nodes} torchrun agents"
-            print(
-                f"{label:>6} {summary(a, results['aegis'][1])} {summary(t, t_fail):>24} "
-                f"{ratio:>15.2f}",
-                flush=True,
-            )
-        for kind, (_, fails) in results.items():
-            for why in fails:
-                print(f"      {kind} run failed: {why}")
+        results = {k: Results() for k in ("aegis", *peers)}
+        for i in range(args.rounds):
+            for kind, res in results.items():
+                what = measure(kind, layout, res, args.script, args.keep_failed)
+                if args.verbose:
+                    print(f"  round {i + 1} {layout} {kind}: {what}", flush=True)
+        for row in table(layout, results):
+            print(row, flush=True)
+        for kind, res in results.items():
+            for why in res.failures:
+                print(f"       {kind} did not recover: {why}", flush=True)
     return 0
 
 

@@ -6,7 +6,8 @@ Runs unmodified under torchrun or `aegis run`. Fault injection for tests and the
                      once; the other ranks wait (for a release file in CRASH_DIR that never
                      comes) until they are stopped
   HOLD_FILE=F        every rank waits for F to exist before training
-  TIMES_FILE=F       append "start <rank> <time>" / "crash <rank> <time>" lines to F
+  TIMES_FILE=F       append "start <rank> <time>" / "crash <rank> <time>" lines to F, and
+                     "pg <rank> <time>" once init_process_group has returned
 Slow-node path (first attempt only, i.e. TORCHELASTIC_RESTART_COUNT = 0):
   STEP_S=S           sleep S seconds per step; every rank prints each step and calls
                      aegis.progress(step) when aegis is importable
@@ -102,6 +103,7 @@ def main() -> int:
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     dist.init_process_group("gloo")
+    note("pg", rank)
     torch.manual_seed(0)
     model = DDP(torch.nn.Linear(8, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -18,6 +18,7 @@ from aegis.checks.params import SIMULATE_ENV, CheckParams
 from aegis.checks.protocol import (
     Request,
     Response,
+    StoreSpec,
     encode_request,
     names,
     parse_line,
@@ -28,6 +29,7 @@ from aegis.errors import AegisError
 
 log = logging.getLogger(__name__)
 _LINE_LIMIT = 1 << 20
+STORE_TIMEOUT_S = 10.0  # a worker that cannot open a listening socket in this is restarted
 
 
 class WorkerError(AegisError):
@@ -128,6 +130,19 @@ class DiagnosisClient:
                 failed(c, f"diagnosis worker refused the round: {resp.error}", t0) for c in wanted
             ]
         return list(resp.results)
+
+    async def host_store(self, host: str, port: int, world_size: int) -> str | None:
+        """Have the warm worker host the training's rendezvous store on `port` (0: stop
+        hosting); None once it listens, else why not. Never waits for a worker to start or
+        for a round in progress: the caller then lets rank 0 host the store itself."""
+        if not self.running or self._restart_task is not None or self._lock.locked():
+            return "the diagnosis worker is not idle"
+        async with self._lock:
+            req = Request(self._new_id(), "store", store=StoreSpec(host, port, world_size))
+            resp = await self._exchange(req, STORE_TIMEOUT_S)
+        if isinstance(resp, str):
+            return resp
+        return None if resp.ok else f"the diagnosis worker cannot host it: {resp.error}"
 
     async def kill(self) -> None:
         """SIGKILL the worker and reap it; the next `run` starts a fresh one."""

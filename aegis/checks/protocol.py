@@ -4,6 +4,9 @@ Worker -> agent, once at start:  {"event": "ready", "pid": 123, "torch": "2.13.0
 Agent -> worker (request):       {"id": 1, "op": "run", "round": "r7", "checks": ["io", ...],
                                   "params": {CheckParams.to_dict()}}
                                  {"id": 2, "op": "ping"} | {"id": 3, "op": "shutdown"}
+                                 {"id": 4, "op": "store", "host": "10.0.0.1", "port": 29500,
+                                  "world_size": 4}  host the job's rendezvous store (port 0:
+                                  stop hosting); one store at a time
 Worker -> agent (response):      {"id": 1, "ok": true, "pid": 123, "restart": false,
                                   "results": [CheckResult.to_dict(), ...], "error": null}
 `restart: true` asks the agent to replace the worker (a check thread overran its budget and
@@ -20,7 +23,7 @@ from typing import Any
 from aegis.checks.params import CheckParams, ParamsError
 from aegis.checks.result import CheckResult, CheckType
 
-OPS = frozenset({"run", "ping", "shutdown"})
+OPS = frozenset({"run", "ping", "shutdown", "store"})
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,16 @@ class Request:
     round: str = ""
     checks: tuple[str, ...] = ()
     params: CheckParams = field(default_factory=CheckParams)
+    store: StoreSpec | None = None  # op "store" only
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """The rendezvous store a worker hosts for the training ranks (port 0: none)."""
+
+    host: str
+    port: int
+    world_size: int
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,8 @@ def encode_request(req: Request) -> bytes:
         "checks": list(req.checks),
         "params": req.params.to_dict(),
     }
+    if req.store is not None:
+        obj.update(host=req.store.host, port=req.store.port, world_size=req.store.world_size)
     return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
 
 
@@ -68,12 +83,21 @@ def decode_request(line: bytes | str) -> Request:
     known = {c.value for c in CheckType}
     if set(checks) - known:
         raise ParamsError(f"unknown check(s) {sorted(set(checks) - known)}; use {sorted(known)}")
+    store = None
+    if op == "store":
+        port, world = obj.get("port"), obj.get("world_size")
+        if not (isinstance(port, int) and 0 <= port < 65536 and isinstance(world, int)):
+            raise ParamsError(f"a store needs a port in 0..65535 and a world size: {obj}")
+        if port and world < 1:
+            raise ParamsError(f"a store needs a world size of at least 1: {obj}")
+        store = StoreSpec(str(obj.get("host", "")), port, world)
     return Request(
         id=int(obj.get("id", 0)),
         op=str(op),
         round=str(obj.get("round", "")),
         checks=checks,
         params=CheckParams.from_dict(obj.get("params")),
+        store=store,
     )
 
 

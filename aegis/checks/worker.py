@@ -15,6 +15,7 @@ from aegis.checks.params import ParamsError, simulated_from_env
 from aegis.checks.protocol import (
     Request,
     Response,
+    StoreSpec,
     decode_request,
     encode_response,
     parse_line,
@@ -62,7 +63,39 @@ def _handle(runner: RoundRunner, line: bytes) -> tuple[Response, bool]:
         return Response(req.id, True, pid), False
     if req.op == "shutdown":
         return Response(req.id, True, pid), True
+    if req.op == "store":
+        assert req.store is not None  # decode_request checked it
+        return _host_store(req.id, req.store), False
     return _run(runner, req), False
+
+
+_hosted: list[object] = []  # the rendezvous store this worker hosts (at most one)
+STORE_TIMEOUT_S = 1800.0  # torchrun's default rendezvous store timeout
+
+
+def _host_store(req_id: int, spec: StoreSpec) -> Response:
+    """Host the training's rendezvous store on `spec.port` (torchrun's agent store), so that
+    every rank connects to a store that is already up; the previous one is closed first."""
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    _hosted.clear()  # its TCPStore goes with its last reference: the old port is free again
+    if not spec.port:
+        return Response(req_id, True, os.getpid())
+    try:
+        store = dist.TCPStore(
+            spec.host or "127.0.0.1",
+            spec.port,
+            spec.world_size,
+            True,
+            timedelta(seconds=STORE_TIMEOUT_S),
+            wait_for_workers=False,
+        )
+    except Exception as exc:  # e.g. the port is taken: the agent lets rank 0 host it
+        return Response(req_id, False, os.getpid(), error=f"{type(exc).__name__}: {exc}")
+    _hosted.append(store)
+    return Response(req_id, True, os.getpid())
 
 
 def _run(runner: RoundRunner, req: Request) -> Response:

@@ -70,9 +70,12 @@ TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven checks of
 LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
 
 
-def placement(cfg: AgentConfig, nproc: int, order: Order | None = None) -> Placement:
+def placement(
+    cfg: AgentConfig, nproc: int, order: Order | None = None, agent_store: bool = False
+) -> Placement:
     """Where this pod's ranks sit: node `cfg.rank` of `cfg.world_size`, `nproc` ranks each,
-    meeting at the order's rendezvous (the launcher's, running independently)."""
+    meeting at the order's rendezvous (the launcher's, running independently); `agent_store`:
+    the rendezvous store is hosted by the node-0 agent, not by rank 0."""
     return Placement(
         node_rank=cfg.rank,
         nnodes=cfg.world_size,
@@ -83,6 +86,7 @@ def placement(cfg: AgentConfig, nproc: int, order: Order | None = None) -> Place
         job=cfg.job,
         pod=cfg.pod,
         max_restarts=order.max_retry if order else 0,
+        agent_store=agent_store,
     )
 
 
@@ -340,7 +344,7 @@ class AgentService:
                 self.gpu_type = str(names[0]) if names else "cpu"
 
     async def _run_command(self, order: Order) -> _Done:
-        ranks = self.ranks = self._local_ranks(order)
+        ranks = self.ranks = self._local_ranks(order, await self._host_store(order))
         try:
             await ranks.start(retry=order.retry)
         except RunnerError as exc:  # e.g. a typo in the command: an Error, not a hang
@@ -365,7 +369,23 @@ class AgentService:
             return _Done(RoundOutcome("Finish", "exit 0"))
         return _Done(RoundOutcome("Error", failure.describe()))
 
-    def _local_ranks(self, order: Order) -> LocalRanks:
+    async def _host_store(self, order: Order) -> bool:
+        """Whether the ranks find their rendezvous store already up (TORCHELASTIC_USE_AGENT_
+        STORE): node 0 has its warm diagnosis worker host it on the order's MASTER_PORT before
+        the ranks start, as torchrun's agent does. Rank 0 hosting it itself (the fallback
+        when the worker cannot) costs the other ranks TCPStore's connect backoff, up to about
+        a second, whenever they import torch faster than rank 0. The ranks of other nodes
+        are clients of the store either way."""
+        if self.cfg.rank != 0:
+            return True
+        world = self.cfg.world_size * self.nproc
+        # the server listens on every interface; its own client needs no name resolved
+        why = await self.diag.host_store("127.0.0.1", order.master_port, world)
+        if why is not None:
+            log.info("agent %s: rank 0 hosts the rendezvous store: %s", self.cfg.pod, why)
+        return why is None
+
+    def _local_ranks(self, order: Order, agent_store: bool = False) -> LocalRanks:
         """The pod's K local ranks for `order`, each with its progress and error files."""
         cfg = self.cfg
         work = self._work_dir()
@@ -381,7 +401,7 @@ class AgentService:
         log_dir = Path(cfg.log_dir) / cfg.pod if cfg.log_dir else None
         return LocalRanks(
             cfg.command,
-            placement(cfg, self.nproc, order),
+            placement(cfg, self.nproc, order, agent_store),
             env=env,
             work_dir=work,
             log_dir=log_dir,

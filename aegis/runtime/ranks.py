@@ -37,6 +37,7 @@ class Placement:
     job: str = ""
     pod: str = ""
     max_restarts: int = 0
+    agent_store: bool = False  # the agent hosts the rendezvous store on master_port
 
     def rank_env(self, local_rank: int) -> RankEnv:
         """torchrun's environment of local rank `local_rank` (RANK = node x K + local)."""
@@ -52,6 +53,7 @@ class Placement:
             pod=self.pod,
             max_restarts=self.max_restarts,
             group_rank=self.node_rank,
+            agent_store=self.agent_store,
         )
 
 

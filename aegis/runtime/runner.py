@@ -50,6 +50,7 @@ class RankEnv:
     pod: str = ""
     max_restarts: int = 0
     group_rank: int | None = None  # default: rank // local_world_size (the node's rank)
+    agent_store: bool = False  # the rendezvous store is already up (hosted by the agent)
 
     def __post_init__(self) -> None:
         if not 0 <= self.rank < self.world_size:
@@ -60,8 +61,10 @@ class RankEnv:
     def environ(self, restart_count: int, retry: int, error_file: str = "") -> dict[str, str]:
         """The variables torchrun sets for a worker, plus AEGIS_JOB/POD/RETRY.
 
-        TORCHELASTIC_USE_AGENT_STORE is False: rank 0 hosts the rendezvous store (torchrun's
-        agent hosts it itself); `error_file` is where `@record` writes a rank's exception."""
+        TORCHELASTIC_USE_AGENT_STORE is `agent_store`: True when the node-0 agent already
+        hosts the rendezvous store on MASTER_PORT (as torchrun's agent does: every rank is a
+        client of a store that is up, no connect backoff), else False (rank 0 hosts it);
+        `error_file` is where `@record` writes a rank's exception."""
         group_rank = self.group_rank
         if group_rank is None:
             group_rank = self.rank // self.local_world_size
@@ -80,7 +83,7 @@ class RankEnv:
             "TORCHELASTIC_RESTART_COUNT": restart_count,
             "TORCHELASTIC_MAX_RESTARTS": self.max_restarts,
             "TORCHELASTIC_RUN_ID": self.run_id,
-            "TORCHELASTIC_USE_AGENT_STORE": False,
+            "TORCHELASTIC_USE_AGENT_STORE": self.agent_store,
             "TORCHELASTIC_SIGNALS_TO_HANDLE": "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
             Var.JOB: self.job,
             Var.POD: self.pod,

@@ -10,6 +10,7 @@ from aegis.checks.params import CheckParams, ParamsError, Rendezvous, simulated_
 from aegis.checks.protocol import (
     Request,
     Response,
+    StoreSpec,
     decode_request,
     decode_response,
     encode_request,
@@ -88,3 +89,18 @@ def test_request_and_response_lines() -> None:
     resp = Response(3, True, 42, (r,), restart=True)
     assert decode_response(encode_response(resp)) == resp
     assert parse_line(b"Warning: not json") is None
+
+
+def test_store_requests_round_trip_and_are_validated() -> None:
+    req = Request(4, "store", store=StoreSpec("10.0.0.1", 29500, 4))
+    assert decode_request(encode_request(req)) == req
+    assert decode_request(encode_request(Request(5, "run"))).store is None
+    for bad in (
+        b'{"id": 1, "op": "store", "world_size": 2}',
+        b'{"id": 1, "op": "store", "port": 70000, "world_size": 2}',
+        b'{"id": 1, "op": "store", "port": 29500, "world_size": 0}',
+        b'{"id": 1, "op": "store", "port": "29500", "world_size": 2}',
+    ):
+        with pytest.raises(ParamsError):
+            decode_request(bad)
+    assert decode_request(b'{"id": 1, "op": "store", "port": 0, "world_size": 0}').store

@@ -34,3 +34,42 @@ def test_the_diagnosis_worker_gets_no_token_and_gloo_on_loopback_locally(
     env = diagnosis_env(cfg)
     assert Var.BOOTSTRAP_TOKEN not in env
     assert env.get("GLOO_SOCKET_IFNAME") == ifname
+
+
+class _Diag:
+    """Stands in for the diagnosis worker: records store requests, answers `why`."""
+
+    def __init__(self, why: str | None) -> None:
+        self.why = why
+        self.asked: list[tuple[str, int, int]] = []
+
+    async def host_store(self, host: str, port: int, world_size: int) -> str | None:
+        self.asked.append((host, port, world_size))
+        return self.why
+
+
+@pytest.mark.parametrize(
+    ("node", "why", "asked", "agent_store"),
+    [
+        (0, None, [("127.0.0.1", 29610, 4)], "True"),  # node 0's worker hosts it
+        (0, "the diagnosis worker is not idle", [("127.0.0.1", 29610, 4)], "False"),  # rank 0
+        (1, None, [], "True"),  # other nodes host nothing; their ranks are clients either way
+    ],
+)
+async def test_node_0_hosts_the_rendezvous_store_before_its_ranks_start(
+    node: int, why: str | None, asked: list[tuple[str, int, int]], agent_store: str
+) -> None:
+    from aegis.protocol.payloads import Order
+    from aegis.runtime.agent import AgentService
+
+    cfg = AgentConfig("job", "default", f"job-worker-{node}", node, 2, ("true",),
+                      master_addr="10.0.0.7", nproc_per_node=2)  # fmt: skip
+    diag = _Diag(why)
+    agent = AgentService(cfg, diag=diag)  # type: ignore[arg-type]
+    order = Order("RunCommand", None, {}, 1, 3, "10.0.0.7", 29610, 29700, ("a", "b"))
+    ranks = agent._local_ranks(order, await agent._host_store(order))
+    assert diag.asked == asked
+    for runner in ranks.runners:
+        env = runner.rank.environ(1, 1)
+        assert env["TORCHELASTIC_USE_AGENT_STORE"] == agent_store
+        assert env["MASTER_PORT"] == "29610"

@@ -35,8 +35,8 @@ COMPARED: dict[str, str] = {
     "MASTER_PORT": "a port",
     "TORCHELASTIC_RUN_ID": "an id, the same for every rank",
     "TORCHELASTIC_ERROR_FILE": "a path of its own per rank",
-    # torchrun's agent hosts the rendezvous store (True); under Aegis rank 0 does (False)
-    "TORCHELASTIC_USE_AGENT_STORE": "who hosts the store",
+    # torchrun's agent hosts the rendezvous store; so does Aegis' (node 0's diagnosis worker)
+    "TORCHELASTIC_USE_AGENT_STORE": SAME,
 }
 
 
@@ -80,7 +80,6 @@ def test_the_environment_is_torchruns(tmp_path: Path, aegis_run: Launch) -> None
                 assert a[var] == t[var], (var, a[var], t[var])
         assert same_host(a["MASTER_ADDR"]) == same_host(t["MASTER_ADDR"])
         assert 0 < int(a["MASTER_PORT"]) < 65536
-        assert a["TORCHELASTIC_USE_AGENT_STORE"] == "False"
     ids = {read(ours, r)["TORCHELASTIC_RUN_ID"] for r in (0, 1)}
     files = {read(ours, r)["TORCHELASTIC_ERROR_FILE"] for r in (0, 1)}
     assert len(ids) == 1 and len(files) == 2

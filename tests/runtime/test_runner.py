@@ -162,3 +162,11 @@ async def test_errors_are_clear() -> None:
     with pytest.raises(RunnerError, match="already running"):
         await r.start()
     assert await r.stop(grace=2.0) == -signal.SIGTERM
+
+
+def test_who_hosts_the_store_is_told_to_torch() -> None:
+    """torch's env:// rendezvous: with an agent store every rank is a client (no rank binds
+    MASTER_PORT); without one rank 0 hosts the store."""
+    assert RANK.environ(0, 0)["TORCHELASTIC_USE_AGENT_STORE"] == "False"
+    hosted = RankEnv(0, 2, agent_store=True)
+    assert hosted.environ(0, 0)["TORCHELASTIC_USE_AGENT_STORE"] == "True"

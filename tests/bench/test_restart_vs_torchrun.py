@@ -1,0 +1,74 @@
+"""bench/restart_vs_torchrun.py: what counts as a recovery, and the figures it reads."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "restart_vs_torchrun.py"
+
+
+def load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("restart_vs_torchrun", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = load()
+
+# rank 1 crashes at 10.0; rank 0's first attempt says "start" just after the crash
+RECOVERED = """start 1 9.9
+start 0 10.01
+crash 1 10.0
+start 1 10.2
+start 0 10.3
+pg 1 11.4
+pg 0 11.5
+"""
+
+
+# torchrun's static rendezvous: rank 0's first attempt joined the relaunched rank 1
+NOT_RELAUNCHED = RECOVERED.replace("start 0 10.3\n", "").replace("start 0 10.01", "start 0 9.9")
+
+
+def test_a_recovery_is_read_from_the_times_file() -> None:
+    t = bench.parse_times(RECOVERED, 2)
+    assert (t.relaunch, t.pg_ready, t.spawn_to_pg) == pytest.approx((0.3, 1.5, 1.2))
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (RECOVERED.replace("crash 1 10.0\n", ""), "0 crashes"),
+        (RECOVERED + "crash 0 12.0\n", "2 crashes"),
+        (RECOVERED.replace("pg 0 11.5\n", ""), "rank 0: process groups at"),
+        (RECOVERED + "pg 0 13.0\n", "rank 0: process groups at"),
+        (NOT_RELAUNCHED, "rank 0 was not relaunched"),
+        (RECOVERED + "start 1 12.0\n", "rank 1 started again"),
+    ],
+)
+def test_anything_but_one_relaunch_of_every_rank_is_not_a_recovery(text: str, why: str) -> None:
+    with pytest.raises(bench.NotRecovered, match=why):
+        bench.parse_times(text, 2)
+
+
+def test_layouts_and_the_table() -> None:
+    assert (bench.Layout.parse("2x4").world, bench.Layout.parse("2x4").crash_rank) == (8, 5)
+    assert str(bench.Layout.parse("4")) == "4" and bench.Layout.parse("1x2").crash_rank == 1
+    with pytest.raises(ValueError):
+        bench.Layout.parse("1")
+    a, t = bench.Results(), bench.Results()
+    a.times += [bench.Times(0.1, 1.0, 0.9), bench.Times(0.3, 1.2, 0.9)]
+    a.failures.append("NotRecovered: x")
+    t.times.append(bench.Times(0.4, 1.6, 1.2))
+    rows = bench.table(bench.Layout.parse("2"), {"aegis": a, "torchrun": t})
+    assert "2/3" in rows[0] and "1.100 (1.00-1.20)" in rows[0]
+    assert "1/1" in rows[1]
+    assert rows[2].split()[1:] == ["0.50", "0.69", "0.75"]  # aegis/torchrun per measure
