@@ -166,8 +166,12 @@ class ControllerService:
             return
         period = min(timeout / 4, MAX_SCAN_PERIOD_S)
         was_connected = True
+        loop = asyncio.get_running_loop()
+        last = loop.time()
         while not self.done.is_set():
             await asyncio.sleep(period)
+            now = loop.time()
+            late, last = now - last - period, now
             connected = self.bus.connected
             if not connected:
                 # our own bus is down: the agents' silence is ours, not theirs (a bus outage
@@ -177,6 +181,11 @@ class ControllerService:
             if not was_connected:
                 self.core.refresh_all()
                 was_connected = True
+                continue
+            if late > timeout / 2:
+                # this process did not run for a while (SIGSTOPped, starved): the silence
+                # was ours too; the heartbeats queued meanwhile are still to be read
+                self.core.refresh_all()
                 continue
             async with self.lock:
                 for pod in self.core.silent_pods():

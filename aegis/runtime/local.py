@@ -62,6 +62,7 @@ CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
 LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
 STATUS_FILE = "status.json"
+AGENT_NATS_URL_ENV = "AEGIS_AGENT_NATS_URL"  # test hook: the NATS URL agents are given
 _GRACE_S = 10.0
 
 
@@ -216,7 +217,9 @@ class Launcher:
         async with NatsServer(op, [account]) as nats:
             # one credential per incarnation this launcher started: a bootstrap token alone
             # cannot buy another pod's identity
-            service = CredentialService(nats.url)
+            # AGENT_NATS_URL_ENV (tests only): agents reach NATS through another address (the
+            # fault-injecting proxy of tests/faults); the controller and ctl connect directly
+            service = CredentialService(os.environ.get(AGENT_NATS_URL_ENV) or nats.url)
             service.add_job(account, expects=lambda pod, inc: self.expected.get(pod) == inc)
             async with CredentialServer(service) as grpc_server:
                 creds = account.controller_credentials()

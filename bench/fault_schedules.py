@@ -1,0 +1,131 @@
+"""Randomized fault schedules over real `aegis run -n 2` jobs (issue 14).
+
+    python bench/fault_schedules.py -n 1000 [--seed S] [--json] [--train] [--limit SECONDS]
+
+Schedule i uses seed S + i (tests/faults/schedules.py draws it: command crashes, SIGKILL and
+SIGSTOP of an agent, the controller, nats-server and the launcher, a corrupted status file,
+and message faults on orders, reports and heartbeats through a seeded NATS proxy). Each run
+has a hard bound (--limit, default 150 s) past which it counts as hung. Prints a table:
+schedules, recovered (Succeed as the spec's counting predicts), failed as expected (Failed /
+exit 1 where predicted), launcher killed (every process gone), hung, orphans, wrong counts
+(recover count or final phase not the predicted ones), wrong exit, bad step log; and the
+seeds and schedules of every bad run. `--tlc` also has TLC validate every step log (slow).
+`--train` runs examples/train_ddp.py (torch, gloo) instead of the cheap rank command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.faults.schedules import (  # noqa: E402
+    draw,
+    expect,
+    run_schedule,
+    validate_with_tlc,
+)
+
+COLUMNS = (
+    "schedules",
+    "recovered",
+    "failed as expected",
+    "launcher killed",
+    "hung",
+    "orphans",
+    "wrong counts",
+    "wrong exit",
+    "bad step log",
+)
+
+
+def category(verdict: str, phase: str | None, terminal: str | None) -> str:
+    if verdict == "ok":
+        if terminal == "launcher_kill" and phase != "Failed":
+            return "launcher killed"
+        return "recovered" if phase == "Succeed" else "failed as expected"
+    return {
+        "hung": "hung",
+        "orphans": "orphans",
+        "wrong-count": "wrong counts",
+        "wrong-exit": "wrong exit",
+        "bad-steplog": "bad step log",
+    }[verdict]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", type=int, default=50, help="schedules to run")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the first schedule")
+    ap.add_argument("--json", action="store_true", help="one JSON object instead of a table")
+    ap.add_argument("--train", action="store_true", help="examples/train_ddp.py as command")
+    ap.add_argument("--tlc", action="store_true", help="TLC validates every step log too")
+    ap.add_argument(
+        "--drop-orders", type=float, default=0.0, help="also drop orders with this probability"
+    )
+    ap.add_argument("--limit", type=float, default=150.0, help="hard bound per run (s)")
+    args = ap.parse_args()
+    totals: Counter[str] = Counter()
+    bad, runs = [], []
+    bounds: dict[str, list[float]] = {}
+    t0 = time.monotonic()
+    for i in range(args.n):
+        s = draw(args.seed + i, train=args.train, drop_orders=args.drop_orders)
+        with tempfile.TemporaryDirectory(prefix="aegis-faults-") as tmp:
+            r = run_schedule(s, Path(tmp), args.limit)
+            if args.tlc and r.verdict == "ok" and (Path(tmp) / "state/steps.jsonl").exists():
+                tlc = validate_with_tlc(Path(tmp) / "state/steps.jsonl")
+                if tlc.returncode != 0 and s.terminal != "corrupt_status":
+                    r.verdict, r.detail = "bad-steplog", (tlc.stdout + tlc.stderr)[-300:]
+        cat = category(r.verdict, r.phase, s.terminal)
+        totals["schedules"] += 1
+        totals[cat] += 1
+        runs.append(dataclasses.asdict(r))
+        for kind, secs in r.fault_s:
+            bounds.setdefault(kind, []).append(secs)
+        if r.verdict != "ok":
+            bad.append(r)
+        if not args.json:
+            print(
+                f"seed {r.seed:>6} {r.seconds:6.1f}s {cat:<20} {r.schedule}"
+                + (f"  -- {r.detail}" if r.detail else ""),
+                file=sys.stderr,
+                flush=True,
+            )
+    wall = time.monotonic() - t0
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "totals": {c: totals[c] for c in COLUMNS},
+                    "wall_s": round(wall, 1),
+                    "bounds": {k: {"n": len(v), "max_s": max(v)} for k, v in bounds.items()},
+                    "bad": [dataclasses.asdict(b) for b in bad],
+                    "runs": runs,
+                }
+            )
+        )
+    else:
+        print(" | ".join(COLUMNS))
+        print(" | ".join(str(totals[c]).rjust(len(c)) for c in COLUMNS))
+        print(f"wall {wall:.0f} s, {wall / max(1, args.n):.1f} s per schedule")
+        print("fault -> back in RunCommand (or ended): n, median s, max s")
+        for kind, xs in sorted(bounds.items()):
+            xs.sort()
+            print(f"  {kind:<28} {len(xs):>4} {xs[len(xs) // 2]:>7.2f} {xs[-1]:>7.2f}")
+        for b in bad:
+            exp = expect(draw(b.seed, train=args.train, drop_orders=args.drop_orders))
+            print(f"BAD seed {b.seed}: {b.verdict}: {b.schedule}: {b.detail} (expected {exp})")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
