@@ -43,6 +43,7 @@ from aegis.runtime.trace_check import check_steplog
 
 from ..support.launch import TRAIN, AegisRun
 from ..support.natsproxy import FaultPlan, ProxyThread, Rule
+from ..support.wait import wait_for
 
 RANK_CMD = str(Path(__file__).with_name("rank_cmd.py"))
 COUNTED = ("crash", "agent_kill", "agent_stop")
@@ -268,15 +269,16 @@ class Runner:
     def until(self, cond: Callable[[], Any], what: str, bound: float | None = None) -> Any:
         """Poll `cond` (tracking processes) until true; Hung past `bound` s or the deadline."""
         end = self.deadline if bound is None else min(self.deadline, time.monotonic() + bound)
-        while True:
+
+        def tracked() -> Any:
             if self.tracker is not None:
                 self.tracker.poll()
-            got = cond()
-            if got:
-                return got
-            if time.monotonic() > end:
-                raise Hung(f"timed out waiting for {what}")
-            time.sleep(0.05)
+            return cond()
+
+        try:
+            return wait_for(tracked, max(end - time.monotonic(), 0.0), what)
+        except AssertionError as exc:  # wait_for's timeout: here a hung job
+            raise Hung(str(exc)) from None
 
     def status(self) -> dict[str, Any]:
         assert self.run is not None
