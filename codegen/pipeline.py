@@ -20,6 +20,7 @@ from codegen.emit import HEADER, emit
 from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
 from codegen.phases import derive
+from codegen.projection import emit_agent_view
 from codegen.structure import build_spec
 from tools.tlc.cfg import read_cfg
 from tools.tlc.sany import export_xml
@@ -56,7 +57,7 @@ def generate(
         raise CodegenError(
             f"{index.display}: no variable {phase_variable} to make a phase machine of"
         )
-    files = format_python(emit(ir_spec))
+    files = format_python({**emit(ir_spec), **emit_agent_view(ir_spec)})
     gen = Generated(package_name(ir_spec.module.name), files)
     try_out(gen)
     return gen
