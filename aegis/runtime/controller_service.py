@@ -191,7 +191,9 @@ class ControllerService:
         for pod_order in core.pod_orders():  # before the broadcast: each pod's own entries
             await self.bus.publish(self.subjects.master, pod_order)
         await self.bus.publish(self.subjects.master, core.order_for())
-        await self.bus.flush()
+        # no flush (a PING/PONG) per commit: it would hold the lock for a round trip while
+        # a thousand reports wait; nats-py writes the buffer out at once, in order (an
+        # order before the replies of its batch), and an agent that missed one re-asks
         core.mark_published()
         if core.terminal is not None:
             self.stop(CONTROLLER_EXIT_BY_PHASE[core.terminal])

@@ -66,7 +66,7 @@ async def test_node_0_hosts_the_rendezvous_store_before_its_ranks_start(
                       master_addr="10.0.0.7", nproc_per_node=2)  # fmt: skip
     diag = _Diag(why)
     agent = AgentService(cfg, diag=diag)  # type: ignore[arg-type]
-    order = Order("RunCommand", None, {}, 1, 3, "10.0.0.7", 29610, 29700, ("a", "b"))
+    order = Order("RunCommand", None, 1, 3, "10.0.0.7", 29610, 29700, globals={}, derived={})
     ranks = agent._local_ranks(order, await agent._host_store(order))
     assert diag.asked == asked
     for runner in ranks.runners:

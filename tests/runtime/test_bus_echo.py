@@ -8,6 +8,9 @@ import asyncio
 import os
 import signal
 
+import pytest
+
+from aegis.runtime.errors import BusError
 from aegis.runtime.transport.auth import Operator
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
@@ -52,3 +55,28 @@ async def test_a_probe_on_a_closed_bus_is_not_an_error() -> None:
         await bus.close()
         await bus.echo()  # nothing sent, nothing raised
         assert bus.echoed_at is None
+
+
+async def test_a_flush_given_up_on_leaves_the_connection_working() -> None:
+    """nats-py's own flush timeout leaves the cancelled PING waiter queued, and the late PONG
+    then broke the connection's read loop (1,000-agent bench runs hung in BootChecking, their
+    orders never read): a flush the bus stopped waiting for must cost nothing."""
+    operator = Operator()
+    job = operator.create_job_account("team", "flush")
+    async with NatsServer(operator, [job]) as server:
+        bus = await Bus.connect(server.url, job.controller_credentials(), name="controller")
+        try:
+            pid = server._proc.pid if server._proc is not None else None
+            assert pid is not None
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                with pytest.raises(BusError):
+                    await bus.flush(timeout=0.5)
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            for _ in range(3):  # the late PONG, then fresh round trips
+                await bus.flush(timeout=10)
+            await bus.echo()
+            await wait_for_async(lambda: bus.echoed_at, 10, "a probe back after the late PONG")
+        finally:
+            await bus.close()

@@ -30,6 +30,20 @@ Handler = Callable[[Message], Awaitable[Message | None]]
 SubjectHandler = Callable[[str, Message], Awaitable[Message | None]]
 _PERMISSIONS = "permissions violation"
 _KEEP_MESSAGES = 100
+# how long a flush that `flush()` stopped waiting for still waits for its PONG (see there);
+# past it nats-py's own timeout applies, by when its ping interval has replaced a dead link
+FLUSH_PATIENCE_S = 600
+
+
+def _forget_flush(flushes: set[asyncio.Future[None]]) -> Callable[[asyncio.Future[None]], None]:
+    """A done-callback: drop the flush from `flushes` and mark its outcome as seen."""
+
+    def done(task: asyncio.Future[None]) -> None:
+        flushes.discard(task)
+        if not task.cancelled():
+            task.exception()  # seen: a flush nobody waits for any more may fail quietly
+
+    return done
 
 
 @dataclass
@@ -72,6 +86,7 @@ class Bus:
         self.permission_denied = asyncio.Event()
         self._recent_errors: list[str] = []  # distinct, for connect failure messages
         self._handlers: set[asyncio.Task[None]] = set()  # concurrent handlers still running
+        self._flushes: set[asyncio.Future[None]] = set()  # nats-py flushes awaiting a PONG
         self._echo_subject = ""  # this connection's own probe subject (`echo`)
         self.echoed_at: float | None = None  # loop time the last probe came back
 
@@ -195,16 +210,31 @@ class Bus:
             raise BusError(f"request on {subject}: bad reply: {exc.reason}") from None
 
     async def flush(self, timeout: float = 2.0) -> None:
-        """Wait until the server has processed everything sent so far (a PING/PONG)."""
-        try:
-            await self._nc.flush(timeout=max(1, round(timeout)))
-        except (TimeoutError, nats.errors.Error) as exc:
+        """Wait until the server has processed everything sent so far (a PING/PONG);
+        BusError if no PONG came within `timeout`.
+
+        nats-py's own timeout cancels the PING's future but leaves it queued, and the late
+        PONG then fails its read loop (InvalidStateError in `_process_pong`: orders stopped
+        reaching a 1,000-agent job). So nats-py's flush is given `FLUSH_PATIENCE_S` and left
+        to wait for its PONG in a task of its own; this call stops waiting after `timeout`."""
+        if self._nc is None or self._nc.is_closed:
+            raise BusError("flush failed: the connection is closed")
+        task = asyncio.ensure_future(self._nc.flush(timeout=FLUSH_PATIENCE_S))
+        self._flushes.add(task)
+        task.add_done_callback(_forget_flush(self._flushes))
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            raise BusError(f"flush failed: no PONG from the server within {timeout} s")
+        exc = task.exception()
+        if exc is not None:
             raise BusError(f"flush failed: {exc!r}") from None
 
     async def close(self) -> None:
         """Drain nothing, close the connection; safe to call twice."""
         if self._nc is not None and not self._nc.is_closed:
             await self._nc.close()
+        for task in list(self._flushes):  # their PONGs will not come any more
+            task.cancel()
 
     async def wait_permission_denied(self, timeout: float) -> str:
         """The first permission violation reported by the server (BusError if none)."""
