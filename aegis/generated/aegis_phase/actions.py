@@ -35,47 +35,49 @@ from .model import ActionInfo, Constants, Label, State, Successor
 
 
 def initial_states(c: Constants) -> list[State]:
-    """Every initial state (Init, spec/AegisPhase.tla:689)."""
+    """Every initial state (Init, spec/AegisPhase.tla:924)."""
     return list(dict.fromkeys(_init(c)))
 
 
 def _init(c: Constants) -> Iterator[State]:
-    # 689: /\ phase = "Pending"
+    # 924: /\ phase = "Pending"
     phase = "Pending"
-    # 690: /\ shouldQuit = FALSE
+    # 925: /\ shouldQuit = FALSE
     shouldQuit = False
-    # 691: /\ recoverCount = 0
+    # 926: /\ recoverCount = 0
     recoverCount = 0
-    # 692: /\ innerPhase = [w \in Workers |-> "Pending"]
+    # 927: /\ innerPhase = [w \in Workers |-> "Pending"]
     innerPhase = fn((w, "Pending") for w in c.Workers)
-    # 693: /\ finished = [w \in Workers |-> FALSE]
+    # 928: /\ finished = [w \in Workers |-> FALSE]
     finished = fn((w_2, False) for w_2 in c.Workers)
-    # 694: /\ retries = [w \in Workers |-> 0]
+    # 929: /\ retries = [w \in Workers |-> 0]
     retries = fn((w_3, 0) for w_3 in c.Workers)
-    # 695: /\ podRestarted = [w \in Workers |-> FALSE]
+    # 930: /\ podRestarted = [w \in Workers |-> FALSE]
     podRestarted = fn((w_4, False) for w_4 in c.Workers)
-    # 696: /\ masterSeq = InitSeqNum
+    # 931: /\ masterSeq = InitSeqNum
     masterSeq = c.InitSeqNum
-    # 697: /\ lastFinishSeq = [w \in Workers |-> InitSeqNum - 1]
+    # 932: /\ lastFinishSeq = [w \in Workers |-> InitSeqNum - 1]
     lastFinishSeq = fn((w_5, c.InitSeqNum - 1) for w_5 in c.Workers)
-    # 698: /\ msgs = {}
+    # 933: /\ msgs = {}
     msgs = frozenset[Value]()
-    # 699: /\ agentSeq = [w \in Workers |-> InitSeqNum]
+    # 934: /\ agentSeq = [w \in Workers |-> InitSeqNum]
     agentSeq = fn((w_6, c.InitSeqNum) for w_6 in c.Workers)
-    # 700: /\ agentState = [w \in Workers |-> "Fresh"]
+    # 935: /\ agentState = [w \in Workers |-> "Fresh"]
     agentState = fn((w_7, "Fresh") for w_7 in c.Workers)
-    # 701: /\ slow = [w \in Workers |-> FALSE]
+    # 936: /\ slow = [w \in Workers |-> FALSE]
     slow = fn((w_8, False) for w_8 in c.Workers)
-    # 702: /\ evict = [w \in Workers |-> FALSE]
+    # 937: /\ evict = [w \in Workers |-> FALSE]
     evict = fn((w_9, False) for w_9 in c.Workers)
-    # 703: /\ checkpointed = FALSE
+    # 938: /\ checkpointed = FALSE
     checkpointed = False
-    # 704: /\ faults = FaultBudget
+    # 939: /\ faults = FaultBudget
     faults = c.FaultBudget
-    # 705: /\ prevMasterSeq = InitSeqNum
+    # 940: /\ prevMasterSeq = InitSeqNum
     prevMasterSeq = c.InitSeqNum
-    # 706: /\ finishCount = [w \in Workers |-> 0]
+    # 941: /\ finishCount = [w \in Workers |-> 0]
     finishCount = fn((w_10, 0) for w_10 in c.Workers)
+    # 942: /\ countedFailures = 0
+    countedFailures = 0
     yield State(
         phase=phase,
         shouldQuit=shouldQuit,
@@ -95,6 +97,7 @@ def _init(c: Constants) -> Iterator[State]:
         faults=faults,
         prevMasterSeq=prevMasterSeq,
         finishCount=finishCount,
+        countedFailures=countedFailures,
     )
 
 
@@ -114,32 +117,32 @@ def successors_advance(c: Constants, s: State, self: Value) -> list[Successor]:
 
 
 def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """advance at spec/AegisPhase.tla:708."""
-    # 708: advance == /\ CanAdvance
+    """advance at spec/AegisPhase.tla:944."""
+    # 944: advance == /\ CanAdvance
     if not CanAdvance(c, s):
         return
-    # 709: /\ LET next == NextPhase(phase) IN
-    # 710: /\ phase' = next
+    # 945: /\ LET next == NextPhase(phase) IN
+    # 946: /\ phase' = next
     phase_next = NextPhase(c, s.phase)
-    # 711: /\ innerPhase' = [w \in Workers |-> next]
+    # 947: /\ innerPhase' = [w \in Workers |-> next]
     innerPhase_next = fn((w, NextPhase(c, s.phase)) for w in c.Workers)
-    # 712: /\ IF next \in OrderPhases
+    # 948: /\ IF next \in OrderPhases
     if NextPhase(c, s.phase) in OrderPhases(c):
-        # 713: THEN /\ prevMasterSeq' = masterSeq
+        # 949: THEN /\ prevMasterSeq' = masterSeq
         prevMasterSeq_next = s.masterSeq
-        # 714: /\ masterSeq' = masterSeq + 1
+        # 950: /\ masterSeq' = masterSeq + 1
         masterSeq_next = s.masterSeq + 1
-        # 715: /\ slow' = [w \in Workers |-> FALSE]
+        # 951: /\ slow' = [w \in Workers |-> FALSE]
         slow_next = fn((w_2, False) for w_2 in c.Workers)
-        # 716: /\ evict' = [w \in Workers |-> FALSE]
+        # 952: /\ evict' = [w \in Workers |-> FALSE]
         evict_next = fn((w_3, False) for w_3 in c.Workers)
-        # 717: /\ checkpointed' = FALSE
+        # 953: /\ checkpointed' = FALSE
         checkpointed_next = False
-        # 718: /\ finished' = [w \in Workers |-> FALSE]
+        # 954: /\ finished' = [w \in Workers |-> FALSE]
         finished_next = fn((w_4, False) for w_4 in c.Workers)
-        # 719: /\ finishCount' = [w \in Workers |-> 0]
+        # 955: /\ finishCount' = [w \in Workers |-> 0]
         finishCount_next = fn((w_5, 0) for w_5 in c.Workers)
-        # 724: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+        # 960: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
         retries_next = s.retries
@@ -149,6 +152,7 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         agentSeq_next = s.agentSeq
         agentState_next = s.agentState
         faults_next = s.faults
+        countedFailures_next = s.countedFailures
         yield Successor(
             State(
                 phase=phase_next,
@@ -169,11 +173,12 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
             (),
         )
     else:
-        # 721: /\ UNCHANGED << finished, masterSeq, slow, evict,
+        # 957: /\ UNCHANGED << finished, masterSeq, slow, evict,
         finished_next = s.finished
         masterSeq_next = s.masterSeq
         slow_next = s.slow
@@ -181,7 +186,7 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         checkpointed_next = s.checkpointed
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
-        # 724: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+        # 960: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
         retries_next = s.retries
@@ -191,6 +196,7 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         agentSeq_next = s.agentSeq
         agentState_next = s.agentState
         faults_next = s.faults
+        countedFailures_next = s.countedFailures
         yield Successor(
             State(
                 phase=phase_next,
@@ -211,6 +217,7 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
             (),
         )
@@ -232,33 +239,35 @@ def successors_restartInRun(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_restartInRun(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartInRun at spec/AegisPhase.tla:727."""
-    # 727: restartInRun == /\ CanRestartInRun
+    """restartInRun at spec/AegisPhase.tla:964."""
+    # 964: restartInRun == /\ CanRestartInRun
     if not CanRestartInRun(c, s):
         return
-    # 728: /\ \E w \in UnseenRestarts:
+    # 965: /\ \E w \in UnseenRestarts:
     for w in _tla.enum(UnseenRestarts(c, s)):
-        # 729: /\ phase' = "Restarting"
+        # 966: /\ phase' = "Restarting"
         phase_next = "Restarting"
-        # 730: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+        # 967: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
         innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
-        # 731: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        # 968: /\ finished' = [finished EXCEPT ![w] = FALSE]
         finished_next = _tla.except_value(s.finished, (w,), False)
-        # 732: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        # 969: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
         finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
-        # 733: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        # 970: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
         lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
-        # 734: /\ msgs' = {m \in msgs : m.from # w}
+        # 971: /\ msgs' = {m \in msgs : m.from # w}
         msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
-        # 735: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        # 972: /\ slow' = [slow EXCEPT ![w] = FALSE]
         slow_next = _tla.except_value(s.slow, (w,), False)
-        # 736: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        # 973: /\ evict' = [evict EXCEPT ![w] = FALSE]
         evict_next = _tla.except_value(s.evict, (w,), False)
-        # 737: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
+        # 974: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
         retries_next = _tla.except_value(s.retries, (w,), apply(s.retries, w) + 1)
-        # 738: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+        # 975: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
-        # 739: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
+        # 976: /\ countedFailures' = countedFailures + 1
+        countedFailures_next = s.countedFailures + 1
+        # 977: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
         shouldQuit_next = s.shouldQuit
         podRestarted_next = s.podRestarted
         masterSeq_next = s.masterSeq
@@ -287,6 +296,7 @@ def _steps_restartInRun(c: Constants, s: State, self: Value) -> Iterator[Success
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
             (("w", w),),
         )
@@ -308,27 +318,27 @@ def successors_restartOutsideRun(c: Constants, s: State, self: Value) -> list[Su
 
 
 def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartOutsideRun at spec/AegisPhase.tla:743."""
-    # 743: restartOutsideRun == /\ CanRestartOutsideRun
+    """restartOutsideRun at spec/AegisPhase.tla:981."""
+    # 981: restartOutsideRun == /\ CanRestartOutsideRun
     if not CanRestartOutsideRun(c, s):
         return
-    # 744: /\ \E w \in UnseenRestarts:
+    # 982: /\ \E w \in UnseenRestarts:
     for w in _tla.enum(UnseenRestarts(c, s)):
-        # 745: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+        # 983: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
         innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
-        # 746: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        # 984: /\ finished' = [finished EXCEPT ![w] = FALSE]
         finished_next = _tla.except_value(s.finished, (w,), False)
-        # 747: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        # 985: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
         finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
-        # 748: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        # 986: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
         lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
-        # 749: /\ msgs' = {m \in msgs : m.from # w}
+        # 987: /\ msgs' = {m \in msgs : m.from # w}
         msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
-        # 750: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        # 988: /\ slow' = [slow EXCEPT ![w] = FALSE]
         slow_next = _tla.except_value(s.slow, (w,), False)
-        # 751: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        # 989: /\ evict' = [evict EXCEPT ![w] = FALSE]
         evict_next = _tla.except_value(s.evict, (w,), False)
-        # 752: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+        # 990: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -340,6 +350,7 @@ def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Su
         checkpointed_next = s.checkpointed
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
+        countedFailures_next = s.countedFailures
         yield Successor(
             State(
                 phase=phase_next,
@@ -360,6 +371,7 @@ def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Su
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
             (("w", w),),
         )
@@ -381,29 +393,29 @@ def successors_restartDone(c: Constants, s: State, self: Value) -> list[Successo
 
 
 def _steps_restartDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartDone at spec/AegisPhase.tla:757."""
-    # 757: restartDone == /\ CanRestartDone
+    """restartDone at spec/AegisPhase.tla:995."""
+    # 995: restartDone == /\ CanRestartDone
     if not CanRestartDone(c, s):
         return
-    # 758: /\ phase' = "Troubleshooting"
+    # 996: /\ phase' = "Troubleshooting"
     phase_next = "Troubleshooting"
-    # 759: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+    # 997: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
     innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
-    # 760: /\ finished' = [w \in Workers |-> FALSE]
+    # 998: /\ finished' = [w \in Workers |-> FALSE]
     finished_next = fn((w_2, False) for w_2 in c.Workers)
-    # 761: /\ finishCount' = [w \in Workers |-> 0]
+    # 999: /\ finishCount' = [w \in Workers |-> 0]
     finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
-    # 762: /\ prevMasterSeq' = masterSeq
+    # 1000: /\ prevMasterSeq' = masterSeq
     prevMasterSeq_next = s.masterSeq
-    # 763: /\ masterSeq' = masterSeq + 1
+    # 1001: /\ masterSeq' = masterSeq + 1
     masterSeq_next = s.masterSeq + 1
-    # 764: /\ slow' = [w \in Workers |-> FALSE]
+    # 1002: /\ slow' = [w \in Workers |-> FALSE]
     slow_next = fn((w_4, False) for w_4 in c.Workers)
-    # 765: /\ evict' = [w \in Workers |-> FALSE]
+    # 1003: /\ evict' = [w \in Workers |-> FALSE]
     evict_next = fn((w_5, False) for w_5 in c.Workers)
-    # 766: /\ checkpointed' = FALSE
+    # 1004: /\ checkpointed' = FALSE
     checkpointed_next = False
-    # 767: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+    # 1005: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
     retries_next = s.retries
@@ -413,6 +425,7 @@ def _steps_restartDone(c: Constants, s: State, self: Value) -> Iterator[Successo
     agentSeq_next = s.agentSeq
     agentState_next = s.agentState
     faults_next = s.faults
+    countedFailures_next = s.countedFailures
     yield Successor(
         State(
             phase=phase_next,
@@ -433,6 +446,7 @@ def _steps_restartDone(c: Constants, s: State, self: Value) -> Iterator[Successo
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
+            countedFailures=countedFailures_next,
         ),
         (),
     )
@@ -454,15 +468,15 @@ def successors_retriesExhausted(c: Constants, s: State, self: Value) -> list[Suc
 
 
 def _steps_retriesExhausted(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """retriesExhausted at spec/AegisPhase.tla:771."""
-    # 771: retriesExhausted == /\ CanFailExhausted
+    """retriesExhausted at spec/AegisPhase.tla:1009."""
+    # 1009: retriesExhausted == /\ CanFailExhausted
     if not CanFailExhausted(c, s):
         return
-    # 772: /\ phase' = "Failed"
+    # 1010: /\ phase' = "Failed"
     phase_next = "Failed"
-    # 773: /\ innerPhase' = [w \in Workers |-> "Failed"]
+    # 1011: /\ innerPhase' = [w \in Workers |-> "Failed"]
     innerPhase_next = fn((w, "Failed") for w in c.Workers)
-    # 774: /\ UNCHANGED << shouldQuit, recoverCount, finished,
+    # 1012: /\ UNCHANGED << shouldQuit, recoverCount, finished,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
     finished_next = s.finished
@@ -479,6 +493,7 @@ def _steps_retriesExhausted(c: Constants, s: State, self: Value) -> Iterator[Suc
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         State(
             phase=phase_next,
@@ -499,6 +514,7 @@ def _steps_retriesExhausted(c: Constants, s: State, self: Value) -> Iterator[Suc
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
+            countedFailures=countedFailures_next,
         ),
         (),
     )
@@ -520,15 +536,15 @@ def successors_failedWrapUp(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_failedWrapUp(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """failedWrapUp at spec/AegisPhase.tla:780."""
-    # 780: failedWrapUp == /\ CanWrapUp
+    """failedWrapUp at spec/AegisPhase.tla:1019."""
+    # 1019: failedWrapUp == /\ CanWrapUp
     if not CanWrapUp(c, s):
         return
-    # 781: /\ recoverCount' = MaxRetry + 1
+    # 1020: /\ recoverCount' = MaxRetry + 1
     recoverCount_next = c.MaxRetry + 1
-    # 782: /\ shouldQuit' = TRUE
+    # 1021: /\ shouldQuit' = TRUE
     shouldQuit_next = True
-    # 783: /\ UNCHANGED << phase, innerPhase, finished, retries,
+    # 1022: /\ UNCHANGED << phase, innerPhase, finished, retries,
     phase_next = s.phase
     innerPhase_next = s.innerPhase
     finished_next = s.finished
@@ -545,6 +561,7 @@ def _steps_failedWrapUp(c: Constants, s: State, self: Value) -> Iterator[Success
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         State(
             phase=phase_next,
@@ -565,6 +582,7 @@ def _steps_failedWrapUp(c: Constants, s: State, self: Value) -> Iterator[Success
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
+            countedFailures=countedFailures_next,
         ),
         (),
     )
@@ -586,13 +604,13 @@ def successors_alignRetries(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_alignRetries(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """alignRetries at spec/AegisPhase.tla:789."""
-    # 789: alignRetries == /\ CanAlign
+    """alignRetries at spec/AegisPhase.tla:1028."""
+    # 1028: alignRetries == /\ CanAlign
     if not CanAlign(c, s):
         return
-    # 790: /\ retries' = [w \in Workers |-> recoverCount]
+    # 1029: /\ retries' = [w \in Workers |-> recoverCount]
     retries_next = fn((w, s.recoverCount) for w in c.Workers)
-    # 791: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+    # 1030: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
     phase_next = s.phase
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
@@ -610,6 +628,7 @@ def _steps_alignRetries(c: Constants, s: State, self: Value) -> Iterator[Success
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         State(
             phase=phase_next,
@@ -630,6 +649,7 @@ def _steps_alignRetries(c: Constants, s: State, self: Value) -> Iterator[Success
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
+            countedFailures=countedFailures_next,
         ),
         (),
     )
@@ -651,15 +671,15 @@ def successors_quitRequested(c: Constants, s: State, self: Value) -> list[Succes
 
 
 def _steps_quitRequested(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """quitRequested at spec/AegisPhase.tla:797."""
-    # 797: quitRequested == /\ CanQuit
+    """quitRequested at spec/AegisPhase.tla:1036."""
+    # 1036: quitRequested == /\ CanQuit
     if not CanQuit(c, s):
         return
-    # 798: /\ phase' = "Failed"
+    # 1037: /\ phase' = "Failed"
     phase_next = "Failed"
-    # 799: /\ innerPhase' = [w \in Workers |-> "Failed"]
+    # 1038: /\ innerPhase' = [w \in Workers |-> "Failed"]
     innerPhase_next = fn((w, "Failed") for w in c.Workers)
-    # 800: /\ UNCHANGED << shouldQuit, recoverCount, finished, retries,
+    # 1039: /\ UNCHANGED << shouldQuit, recoverCount, finished, retries,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
     finished_next = s.finished
@@ -676,6 +696,7 @@ def _steps_quitRequested(c: Constants, s: State, self: Value) -> Iterator[Succes
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         State(
             phase=phase_next,
@@ -696,6 +717,7 @@ def _steps_quitRequested(c: Constants, s: State, self: Value) -> Iterator[Succes
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
+            countedFailures=countedFailures_next,
         ),
         (),
     )
@@ -717,33 +739,33 @@ def successors_receive(c: Constants, s: State, self: Value) -> list[Successor]:
 
 
 def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """receive at spec/AegisPhase.tla:806."""
-    # 806: receive == /\ Quiescent
+    """receive at spec/AegisPhase.tla:1045."""
+    # 1045: receive == /\ Quiescent
     if not Quiescent(c, s):
         return
-    # 807: /\ \E m \in msgs:
+    # 1046: /\ \E m \in msgs:
     for m in _tla.enum(s.msgs):
-        # 808: /\ msgs' = msgs \ {m}
+        # 1047: /\ msgs' = msgs \ {m}
         msgs_next = s.msgs - frozenset({m})
-        # 809: /\ IF m.type = "Finish"
+        # 1048: /\ IF m.type = "Finish"
         if apply(m, "type") == "Finish":
-            # 810: THEN /\ IF phase \in OrderPhases /\ ~podRestarted[m.from] /\ FreshFinish(m)
+            # 1049: THEN /\ IF phase \in OrderPhases /\ ~podRestarted[m.from] /\ FreshFinish(m)
             if (
                 s.phase in OrderPhases(c)
                 and not apply(s.podRestarted, apply(m, "from"))
                 and FreshFinish(c, s, m)
             ):
-                # 811: THEN /\ finished' = [finished EXCEPT ![m.from] = TRUE]
+                # 1050: THEN /\ finished' = [finished EXCEPT ![m.from] = TRUE]
                 finished_next = _tla.except_value(s.finished, (apply(m, "from"),), True)
-                # 812: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![m.from] = m.seq]
+                # 1051: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![m.from] = m.seq]
                 lastFinishSeq_next = _tla.except_value(
                     s.lastFinishSeq, (apply(m, "from"),), apply(m, "seq")
                 )
-                # 813: /\ finishCount' = [finishCount EXCEPT ![m.from] = finishCount[m.from] + 1]
+                # 1052: /\ finishCount' = [finishCount EXCEPT ![m.from] = finishCount[m.from] + 1]
                 finishCount_next = _tla.except_value(
                     s.finishCount, (apply(m, "from"),), apply(s.finishCount, apply(m, "from")) + 1
                 )
-                # 817: /\ UNCHANGED << phase, recoverCount, innerPhase,
+                # 1056: /\ UNCHANGED << phase, recoverCount, innerPhase,
                 phase_next = s.phase
                 recoverCount_next = s.recoverCount
                 innerPhase_next = s.innerPhase
@@ -753,7 +775,8 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                 evict_next = s.evict
                 checkpointed_next = s.checkpointed
                 prevMasterSeq_next = s.prevMasterSeq
-                # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                countedFailures_next = s.countedFailures
+                # 1114: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                 shouldQuit_next = s.shouldQuit
                 podRestarted_next = s.podRestarted
                 agentSeq_next = s.agentSeq
@@ -779,15 +802,16 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                     (("m", m),),
                 )
             else:
-                # 815: /\ UNCHANGED << finished, lastFinishSeq,
+                # 1054: /\ UNCHANGED << finished, lastFinishSeq,
                 finished_next = s.finished
                 lastFinishSeq_next = s.lastFinishSeq
                 finishCount_next = s.finishCount
-                # 817: /\ UNCHANGED << phase, recoverCount, innerPhase,
+                # 1056: /\ UNCHANGED << phase, recoverCount, innerPhase,
                 phase_next = s.phase
                 recoverCount_next = s.recoverCount
                 innerPhase_next = s.innerPhase
@@ -797,7 +821,8 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                 evict_next = s.evict
                 checkpointed_next = s.checkpointed
                 prevMasterSeq_next = s.prevMasterSeq
-                # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                countedFailures_next = s.countedFailures
+                # 1114: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                 shouldQuit_next = s.shouldQuit
                 podRestarted_next = s.podRestarted
                 agentSeq_next = s.agentSeq
@@ -823,21 +848,22 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                     (("m", m),),
                 )
         else:
-            # 820: ELSE /\ IF m.type = "Hang"
+            # 1060: ELSE /\ IF m.type = "Hang"
             if apply(m, "type") == "Hang":
-                # 821: THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
+                # 1061: THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.f...
                 if (
                     s.phase == "RunCommand"
                     and apply(m, "seq") == s.masterSeq
                     and not apply(s.podRestarted, apply(m, "from"))
                 ):
-                    # 822: THEN /\ slow' = [slow EXCEPT ![m.from] = TRUE]
+                    # 1062: THEN /\ slow' = [slow EXCEPT ![m.from] = TRUE]
                     slow_next = _tla.except_value(s.slow, (apply(m, "from"),), True)
-                    # 825: /\ UNCHANGED << phase, recoverCount,
+                    # 1065: /\ UNCHANGED << phase, recoverCount,
                     phase_next = s.phase
                     recoverCount_next = s.recoverCount
                     innerPhase_next = s.innerPhase
@@ -848,9 +874,10 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
-                    # 869: /\ UNCHANGED lastFinishSeq
+                    countedFailures_next = s.countedFailures
+                    # 1113: /\ UNCHANGED lastFinishSeq
                     lastFinishSeq_next = s.lastFinishSeq
-                    # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                    # 1114: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                     shouldQuit_next = s.shouldQuit
                     podRestarted_next = s.podRestarted
                     agentSeq_next = s.agentSeq
@@ -876,13 +903,14 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                         (("m", m),),
                     )
                 else:
-                    # 824: /\ slow' = slow
+                    # 1064: /\ slow' = slow
                     slow_next = s.slow
-                    # 825: /\ UNCHANGED << phase, recoverCount,
+                    # 1065: /\ UNCHANGED << phase, recoverCount,
                     phase_next = s.phase
                     recoverCount_next = s.recoverCount
                     innerPhase_next = s.innerPhase
@@ -893,9 +921,10 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
-                    # 869: /\ UNCHANGED lastFinishSeq
+                    countedFailures_next = s.countedFailures
+                    # 1113: /\ UNCHANGED lastFinishSeq
                     lastFinishSeq_next = s.lastFinishSeq
-                    # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                    # 1114: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                     shouldQuit_next = s.shouldQuit
                     podRestarted_next = s.podRestarted
                     agentSeq_next = s.agentSeq
@@ -921,21 +950,22 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                         (("m", m),),
                     )
             else:
-                # 831: ELSE /\ IF m.type = "Checkpoint"
+                # 1072: ELSE /\ IF m.type = "Checkpoint"
                 if apply(m, "type") == "Checkpoint":
-                    # 832: THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ Evicting # {}
+                    # 1073: THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ Evicting # {}
                     if (
                         s.phase == "RunCommand"
                         and apply(m, "seq") == s.masterSeq
                         and Evicting(c, s) != frozenset()
                     ):
-                        # 833: THEN /\ checkpointed' = TRUE
+                        # 1074: THEN /\ checkpointed' = TRUE
                         checkpointed_next = True
-                        # 836: /\ UNCHANGED << phase,
+                        # 1077: /\ UNCHANGED << phase,
                         phase_next = s.phase
                         recoverCount_next = s.recoverCount
                         innerPhase_next = s.innerPhase
@@ -946,9 +976,10 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         evict_next = s.evict
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
-                        # 869: /\ UNCHANGED lastFinishSeq
+                        countedFailures_next = s.countedFailures
+                        # 1113: /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
-                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        # 1114: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                         shouldQuit_next = s.shouldQuit
                         podRestarted_next = s.podRestarted
                         agentSeq_next = s.agentSeq
@@ -974,13 +1005,14 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                             (("m", m),),
                         )
                     else:
-                        # 835: /\ UNCHANGED checkpointed
+                        # 1076: /\ UNCHANGED checkpointed
                         checkpointed_next = s.checkpointed
-                        # 836: /\ UNCHANGED << phase,
+                        # 1077: /\ UNCHANGED << phase,
                         phase_next = s.phase
                         recoverCount_next = s.recoverCount
                         innerPhase_next = s.innerPhase
@@ -991,9 +1023,10 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         evict_next = s.evict
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
-                        # 869: /\ UNCHANGED lastFinishSeq
+                        countedFailures_next = s.countedFailures
+                        # 1113: /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
-                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        # 1114: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                         shouldQuit_next = s.shouldQuit
                         podRestarted_next = s.podRestarted
                         agentSeq_next = s.agentSeq
@@ -1019,43 +1052,46 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                             (("m", m),),
                         )
                 else:
-                    # 845: ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[...
+                    # 1087: ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted...
                     if (
                         s.phase == "RunCommand"
                         and apply(m, "seq") == s.masterSeq
                         and not apply(s.podRestarted, apply(m, "from"))
                     ):
-                        # 846: THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)]...
+                        # 1088: THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)...
                         retries_next = _tla.except_value(
                             s.retries, (apply(m, "from"),), apply(s.retries, apply(m, "from")) + 1
                         )
-                        # 847: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                        # 1089: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
                         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
-                        # 848: /\ phase' = "Troubleshooting"
+                        # 1090: /\ countedFailures' = countedFailures + 1
+                        countedFailures_next = s.countedFailures + 1
+                        # 1091: /\ phase' = "Troubleshooting"
                         phase_next = "Troubleshooting"
-                        # 849: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+                        # 1092: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
                         innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
-                        # 850: /\ finished' = [w \in Workers |-> FALSE]
+                        # 1093: /\ finished' = [w \in Workers |-> FALSE]
                         finished_next = fn((w_2, False) for w_2 in c.Workers)
-                        # 851: /\ finishCount' = [w \in Workers |-> 0]
+                        # 1094: /\ finishCount' = [w \in Workers |-> 0]
                         finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
-                        # 852: /\ prevMasterSeq' = masterSeq
+                        # 1095: /\ prevMasterSeq' = masterSeq
                         prevMasterSeq_next = s.masterSeq
-                        # 853: /\ masterSeq' = masterSeq + 1
+                        # 1096: /\ masterSeq' = masterSeq + 1
                         masterSeq_next = s.masterSeq + 1
-                        # 854: /\ slow' = [w \in Workers |-> FALSE]
+                        # 1097: /\ slow' = [w \in Workers |-> FALSE]
                         slow_next = fn((w_4, False) for w_4 in c.Workers)
-                        # 855: /\ evict' = [w \in Workers |-> FALSE]
+                        # 1098: /\ evict' = [w \in Workers |-> FALSE]
                         evict_next = fn((w_5, False) for w_5 in c.Workers)
-                        # 856: /\ checkpointed' = FALSE
+                        # 1099: /\ checkpointed' = FALSE
                         checkpointed_next = False
-                        # 869: /\ UNCHANGED lastFinishSeq
+                        # 1113: /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
-                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        # 1114: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                         shouldQuit_next = s.shouldQuit
                         podRestarted_next = s.podRestarted
                         agentSeq_next = s.agentSeq
@@ -1081,11 +1117,12 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                             (("m", m),),
                         )
                     else:
-                        # 858: /\ UNCHANGED << phase,
+                        # 1101: /\ UNCHANGED << phase,
                         phase_next = s.phase
                         recoverCount_next = s.recoverCount
                         innerPhase_next = s.innerPhase
@@ -1097,9 +1134,10 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
-                        # 869: /\ UNCHANGED lastFinishSeq
+                        countedFailures_next = s.countedFailures
+                        # 1113: /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
-                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        # 1114: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                         shouldQuit_next = s.shouldQuit
                         podRestarted_next = s.podRestarted
                         agentSeq_next = s.agentSeq
@@ -1125,6 +1163,7 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                             (("m", m),),
                         )
@@ -1146,15 +1185,15 @@ def successors_hangWithQuit(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_hangWithQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """hangWithQuit at spec/AegisPhase.tla:873."""
-    # 873: hangWithQuit == /\ CanHangWithQuit
+    """hangWithQuit at spec/AegisPhase.tla:1117."""
+    # 1117: hangWithQuit == /\ CanHangWithQuit
     if not CanHangWithQuit(c, s):
         return
-    # 874: /\ \E w \in SlowToEvict:
+    # 1118: /\ \E w \in SlowToEvict:
     for w in _tla.enum(SlowToEvict(c, s)):
-        # 875: evict' = [evict EXCEPT ![w] = TRUE]
+        # 1119: evict' = [evict EXCEPT ![w] = TRUE]
         evict_next = _tla.except_value(s.evict, (w,), True)
-        # 876: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+        # 1120: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -1172,6 +1211,7 @@ def _steps_hangWithQuit(c: Constants, s: State, self: Value) -> Iterator[Success
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
+        countedFailures_next = s.countedFailures
         yield Successor(
             State(
                 phase=phase_next,
@@ -1192,6 +1232,7 @@ def _steps_hangWithQuit(c: Constants, s: State, self: Value) -> Iterator[Success
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
             (("w", w),),
         )
@@ -1213,33 +1254,35 @@ def successors_evictSlow(c: Constants, s: State, self: Value) -> list[Successor]
 
 
 def _steps_evictSlow(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """evictSlow at spec/AegisPhase.tla:882."""
-    # 882: evictSlow == /\ CanEvictSlow
+    """evictSlow at spec/AegisPhase.tla:1126."""
+    # 1126: evictSlow == /\ CanEvictSlow
     if not CanEvictSlow(c, s):
         return
-    # 883: /\ \E w \in Evicted:
+    # 1127: /\ \E w \in Evicted:
     for w in _tla.enum(Evicted(c, s)):
-        # 884: /\ phase' = "Restarting"
+        # 1128: /\ phase' = "Restarting"
         phase_next = "Restarting"
-        # 885: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+        # 1129: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
         innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
-        # 886: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        # 1130: /\ finished' = [finished EXCEPT ![w] = FALSE]
         finished_next = _tla.except_value(s.finished, (w,), False)
-        # 887: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        # 1131: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
         finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
-        # 888: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        # 1132: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
         lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
-        # 889: /\ msgs' = {m \in msgs : m.from # w}
+        # 1133: /\ msgs' = {m \in msgs : m.from # w}
         msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
-        # 890: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        # 1134: /\ slow' = [slow EXCEPT ![w] = FALSE]
         slow_next = _tla.except_value(s.slow, (w,), False)
-        # 891: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        # 1135: /\ evict' = [evict EXCEPT ![w] = FALSE]
         evict_next = _tla.except_value(s.evict, (w,), False)
-        # 892: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
+        # 1136: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
         retries_next = _tla.except_value(s.retries, (w,), apply(s.retries, w) + 1)
-        # 893: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+        # 1137: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
-        # 894: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
+        # 1138: /\ countedFailures' = countedFailures + 1
+        countedFailures_next = s.countedFailures + 1
+        # 1139: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
         shouldQuit_next = s.shouldQuit
         podRestarted_next = s.podRestarted
         masterSeq_next = s.masterSeq
@@ -1268,6 +1311,7 @@ def _steps_evictSlow(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
             (("w", w),),
         )
@@ -1289,13 +1333,13 @@ def successors_agentJoin(c: Constants, s: State, self: Value) -> list[Successor]
 
 
 def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentJoin at spec/AegisPhase.tla:897."""
-    # 897: agentJoin == /\ Quiescent /\ ~Terminated
+    """agentJoin at spec/AegisPhase.tla:1142."""
+    # 1142: agentJoin == /\ Quiescent /\ ~Terminated
     if not Quiescent(c, s):
         return
     if Terminated(c, s):
         return
-    # 898: /\ \E w \in {x \in Workers : agentState[x] = "Fresh"
+    # 1143: /\ \E w \in {x \in Workers : agentState[x] = "Fresh"
     for w in _tla.enum(
         frozenset(
             x
@@ -1304,32 +1348,32 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
             and (not apply(s.podRestarted, x) or apply(s.innerPhase, x) == "Restarting")
         )
     ):
-        # 900: LET ack == [from |-> w, type |-> "ACK", seq |-> agentSeq[w]] IN
-        # 901: /\ agentState' = [agentState EXCEPT ![w] = "Ready"]
+        # 1145: LET ack == [from |-> w, type |-> "ACK", seq |-> agentSeq[w]] IN
+        # 1146: /\ agentState' = [agentState EXCEPT ![w] = "Ready"]
         agentState_next = _tla.except_value(s.agentState, (w,), "Ready")
-        # 902: /\ IF podRestarted[w]
+        # 1147: /\ IF podRestarted[w]
         if apply(s.podRestarted, w):
-            # 903: THEN /\ podRestarted' = [podRestarted EXCEPT ![w] = FALSE]
+            # 1148: THEN /\ podRestarted' = [podRestarted EXCEPT ![w] = FALSE]
             podRestarted_next = _tla.except_value(s.podRestarted, (w,), False)
-            # 904: /\ innerPhase' = [innerPhase EXCEPT ![w] = phase]
+            # 1149: /\ innerPhase' = [innerPhase EXCEPT ![w] = phase]
             innerPhase_next = _tla.except_value(s.innerPhase, (w,), s.phase)
-            # 907: /\ IF phase = "Pending" /\ FreshFinish(ack)
+            # 1152: /\ IF phase = "Pending" /\ FreshFinish(ack)
             if s.phase == "Pending" and FreshFinish(
                 c, s, Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)})
             ):
-                # 908: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
+                # 1153: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
                 finished_next = _tla.except_value(s.finished, (w,), True)
-                # 909: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
+                # 1154: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
                 lastFinishSeq_next = _tla.except_value(
                     s.lastFinishSeq,
                     (w,),
                     apply(Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)}), "seq"),
                 )
-                # 910: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
+                # 1155: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
                 finishCount_next = _tla.except_value(
                     s.finishCount, (w,), apply(s.finishCount, w) + 1
                 )
-                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # 1159: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -1342,6 +1386,7 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 yield Successor(
                     State(
                         phase=phase_next,
@@ -1362,15 +1407,16 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                     (("w", w),),
                 )
             else:
-                # 912: /\ UNCHANGED << finished, lastFinishSeq,
+                # 1157: /\ UNCHANGED << finished, lastFinishSeq,
                 finished_next = s.finished
                 lastFinishSeq_next = s.lastFinishSeq
                 finishCount_next = s.finishCount
-                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # 1159: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -1383,6 +1429,7 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 yield Successor(
                     State(
                         phase=phase_next,
@@ -1403,30 +1450,31 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                     (("w", w),),
                 )
         else:
-            # 906: /\ UNCHANGED << innerPhase, podRestarted >>
+            # 1151: /\ UNCHANGED << innerPhase, podRestarted >>
             innerPhase_next = s.innerPhase
             podRestarted_next = s.podRestarted
-            # 907: /\ IF phase = "Pending" /\ FreshFinish(ack)
+            # 1152: /\ IF phase = "Pending" /\ FreshFinish(ack)
             if s.phase == "Pending" and FreshFinish(
                 c, s, Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)})
             ):
-                # 908: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
+                # 1153: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
                 finished_next = _tla.except_value(s.finished, (w,), True)
-                # 909: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
+                # 1154: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
                 lastFinishSeq_next = _tla.except_value(
                     s.lastFinishSeq,
                     (w,),
                     apply(Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)}), "seq"),
                 )
-                # 910: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
+                # 1155: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
                 finishCount_next = _tla.except_value(
                     s.finishCount, (w,), apply(s.finishCount, w) + 1
                 )
-                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # 1159: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -1439,6 +1487,7 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 yield Successor(
                     State(
                         phase=phase_next,
@@ -1459,15 +1508,16 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                     (("w", w),),
                 )
             else:
-                # 912: /\ UNCHANGED << finished, lastFinishSeq,
+                # 1157: /\ UNCHANGED << finished, lastFinishSeq,
                 finished_next = s.finished
                 lastFinishSeq_next = s.lastFinishSeq
                 finishCount_next = s.finishCount
-                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # 1159: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -1480,6 +1530,7 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 yield Successor(
                     State(
                         phase=phase_next,
@@ -1500,6 +1551,7 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                     (("w", w),),
                 )
@@ -1521,8 +1573,8 @@ def successors_agentWork(c: Constants, s: State, self: Value) -> list[Successor]
 
 
 def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentWork at spec/AegisPhase.tla:918."""
-    # 918: agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < mas...
+    """agentWork at spec/AegisPhase.tla:1164."""
+    # 1164: agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < ma...
     for w in _tla.enum(
         frozenset(
             x
@@ -1530,25 +1582,25 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
             if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
         )
     ):
-        # 919: \E outcome \in Outcomes:
+        # 1165: \E outcome \in Outcomes:
         for outcome in _tla.enum(Outcomes(c, s)):
-            # 920: /\ Quiescent /\ phase \in OrderPhases
+            # 1166: /\ Quiescent /\ phase \in OrderPhases
             if Quiescent(c, s) and s.phase in OrderPhases(c):
-                # 921: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
+                # 1167: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
                 agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
-                # 922: /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
+                # 1168: /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
                 msgs_next = s.msgs | frozenset(
                     {Fn({"from": w, "type": outcome, "seq": s.masterSeq})}
                 )
-                # 923: /\ IF outcome = "Error"
+                # 1169: /\ IF outcome = "Error"
                 if outcome == "Error":
-                    # 924: THEN /\ faults' = faults - 1
+                    # 1170: THEN /\ faults' = faults - 1
                     faults_next = s.faults - 1
-                    # 925: /\ IF phase # "RunCommand"
+                    # 1171: /\ IF phase # "RunCommand"
                     if s.phase != "RunCommand":
-                        # 926: THEN /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
+                        # 1172: THEN /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
                         agentState_next = _tla.except_value(s.agentState, (w,), "Exited")
-                        # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                        # 1177: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
                         phase_next = s.phase
                         shouldQuit_next = s.shouldQuit
                         recoverCount_next = s.recoverCount
@@ -1563,6 +1615,7 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         yield Successor(
                             State(
                                 phase=phase_next,
@@ -1583,13 +1636,14 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                             (("w", w), ("outcome", outcome)),
                         )
                     else:
-                        # 928: /\ UNCHANGED agentState
+                        # 1174: /\ UNCHANGED agentState
                         agentState_next = s.agentState
-                        # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                        # 1177: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
                         phase_next = s.phase
                         shouldQuit_next = s.shouldQuit
                         recoverCount_next = s.recoverCount
@@ -1604,6 +1658,7 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         yield Successor(
                             State(
                                 phase=phase_next,
@@ -1624,14 +1679,15 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                             (("w", w), ("outcome", outcome)),
                         )
                 else:
-                    # 930: /\ UNCHANGED << agentState, faults >>
+                    # 1176: /\ UNCHANGED << agentState, faults >>
                     agentState_next = s.agentState
                     faults_next = s.faults
-                    # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                    # 1177: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
                     phase_next = s.phase
                     shouldQuit_next = s.shouldQuit
                     recoverCount_next = s.recoverCount
@@ -1646,6 +1702,7 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
+                    countedFailures_next = s.countedFailures
                     yield Successor(
                         State(
                             phase=phase_next,
@@ -1666,6 +1723,7 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                         (("w", w), ("outcome", outcome)),
                     )
@@ -1687,8 +1745,8 @@ def successors_agentHang(c: Constants, s: State, self: Value) -> list[Successor]
 
 
 def _steps_agentHang(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentHang at spec/AegisPhase.tla:936."""
-    # 936: agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < mas...
+    """agentHang at spec/AegisPhase.tla:1182."""
+    # 1182: agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < ma...
     for w in _tla.enum(
         frozenset(
             x
@@ -1696,13 +1754,13 @@ def _steps_agentHang(c: Constants, s: State, self: Value) -> Iterator[Successor]
             if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
         )
     ):
-        # 937: /\ Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w]
+        # 1183: /\ Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w]
         if Quiescent(c, s) and s.phase == "RunCommand" and s.faults > 0 and not apply(s.slow, w):
-            # 938: /\ faults' = faults - 1
+            # 1184: /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # 939: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
+            # 1185: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
             msgs_next = s.msgs | frozenset({Fn({"from": w, "type": "Hang", "seq": s.masterSeq})})
-            # 940: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # 1186: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1719,6 +1777,7 @@ def _steps_agentHang(c: Constants, s: State, self: Value) -> Iterator[Successor]
             checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 State(
                     phase=phase_next,
@@ -1739,6 +1798,7 @@ def _steps_agentHang(c: Constants, s: State, self: Value) -> Iterator[Successor]
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
                 (("w", w),),
             )
@@ -1760,8 +1820,8 @@ def successors_agentCheckpoint(c: Constants, s: State, self: Value) -> list[Succ
 
 
 def _steps_agentCheckpoint(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentCheckpoint at spec/AegisPhase.tla:945."""
-    # 945: agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]...
+    """agentCheckpoint at spec/AegisPhase.tla:1192."""
+    # 1192: agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x...
     for w in _tla.enum(
         frozenset(
             x
@@ -1769,18 +1829,18 @@ def _steps_agentCheckpoint(c: Constants, s: State, self: Value) -> Iterator[Succ
             if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
         )
     ):
-        # 946: /\ Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {}
+        # 1193: /\ Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {}
         if (
             Quiescent(c, s)
             and s.phase == "RunCommand"
             and not s.checkpointed
             and Evicting(c, s) != frozenset()
         ):
-            # 947: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
+            # 1194: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
             msgs_next = s.msgs | frozenset(
                 {Fn({"from": w, "type": "Checkpoint", "seq": s.masterSeq})}
             )
-            # 948: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # 1195: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1798,6 +1858,7 @@ def _steps_agentCheckpoint(c: Constants, s: State, self: Value) -> Iterator[Succ
             faults_next = s.faults
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 State(
                     phase=phase_next,
@@ -1818,6 +1879,7 @@ def _steps_agentCheckpoint(c: Constants, s: State, self: Value) -> Iterator[Succ
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
                 (("w", w),),
             )
@@ -1839,8 +1901,8 @@ def successors_agentEvict(c: Constants, s: State, self: Value) -> list[Successor
 
 
 def _steps_agentEvict(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentEvict at spec/AegisPhase.tla:954."""
-    # 954: agentEvict == /\ \E w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
+    """agentEvict at spec/AegisPhase.tla:1201."""
+    # 1201: agentEvict == /\ \E w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
     for w in _tla.enum(
         frozenset(
             x
@@ -1850,13 +1912,13 @@ def _steps_agentEvict(c: Constants, s: State, self: Value) -> Iterator[Successor
             and apply(s.agentSeq, x) < s.masterSeq
         )
     ):
-        # 956: /\ Quiescent /\ phase = "RunCommand" /\ checkpointed
+        # 1203: /\ Quiescent /\ phase = "RunCommand" /\ checkpointed
         if Quiescent(c, s) and s.phase == "RunCommand" and s.checkpointed:
-            # 957: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
+            # 1204: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
             agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
-            # 958: /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
+            # 1205: /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
             agentState_next = _tla.except_value(s.agentState, (w,), "Exited")
-            # 959: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # 1206: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1873,6 +1935,7 @@ def _steps_agentEvict(c: Constants, s: State, self: Value) -> Iterator[Successor
             faults_next = s.faults
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 State(
                     phase=phase_next,
@@ -1893,6 +1956,7 @@ def _steps_agentEvict(c: Constants, s: State, self: Value) -> Iterator[Successor
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
                 (("w", w),),
             )
@@ -1914,20 +1978,20 @@ def successors_envPodRestart(c: Constants, s: State, self: Value) -> list[Succes
 
 
 def _steps_envPodRestart(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envPodRestart at spec/AegisPhase.tla:964."""
-    # 964: envPodRestart == /\ \E w \in Workers:
+    """envPodRestart at spec/AegisPhase.tla:1212."""
+    # 1212: envPodRestart == /\ \E w \in Workers:
     for w in _tla.enum(c.Workers):
-        # 965: /\ Quiescent /\ faults > 0 /\ ~Terminated
+        # 1213: /\ Quiescent /\ faults > 0 /\ ~Terminated
         if Quiescent(c, s) and s.faults > 0 and not Terminated(c, s):
-            # 966: /\ faults' = faults - 1
+            # 1214: /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # 967: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
+            # 1215: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
             podRestarted_next = _tla.except_value(s.podRestarted, (w,), True)
-            # 968: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
+            # 1216: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
             agentState_next = _tla.except_value(s.agentState, (w,), "Fresh")
-            # 969: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+            # 1217: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
             agentSeq_next = _tla.except_value(s.agentSeq, (w,), c.InitSeqNum)
-            # 970: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # 1218: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1942,6 +2006,7 @@ def _steps_envPodRestart(c: Constants, s: State, self: Value) -> Iterator[Succes
             checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 State(
                     phase=phase_next,
@@ -1962,6 +2027,7 @@ def _steps_envPodRestart(c: Constants, s: State, self: Value) -> Iterator[Succes
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
                 (("w", w),),
             )
@@ -1983,20 +2049,20 @@ def successors_envDuplicate(c: Constants, s: State, self: Value) -> list[Success
 
 
 def _steps_envDuplicate(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envDuplicate at spec/AegisPhase.tla:975."""
-    # 975: envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
+    """envDuplicate at spec/AegisPhase.tla:1223."""
+    # 1223: envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
     for w in _tla.enum(
         frozenset(x for x in c.Workers if apply(s.lastFinishSeq, x) >= c.InitSeqNum)
     ):
-        # 976: /\ Quiescent /\ faults > 0 /\ ~Terminated
+        # 1224: /\ Quiescent /\ faults > 0 /\ ~Terminated
         if Quiescent(c, s) and s.faults > 0 and not Terminated(c, s):
-            # 977: /\ faults' = faults - 1
+            # 1225: /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # 978: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w...
+            # 1226: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[...
             msgs_next = s.msgs | frozenset(
                 {Fn({"from": w, "type": "Finish", "seq": apply(s.lastFinishSeq, w)})}
             )
-            # 979: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # 1227: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -2013,6 +2079,7 @@ def _steps_envDuplicate(c: Constants, s: State, self: Value) -> Iterator[Success
             checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 State(
                     phase=phase_next,
@@ -2033,6 +2100,7 @@ def _steps_envDuplicate(c: Constants, s: State, self: Value) -> Iterator[Success
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
                 (("w", w),),
             )
@@ -2054,8 +2122,8 @@ def successors_envQuit(c: Constants, s: State, self: Value) -> list[Successor]:
 
 
 def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envQuit at spec/AegisPhase.tla:985."""
-    # 985: envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
+    """envQuit at spec/AegisPhase.tla:1233."""
+    # 1233: envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
     if not Quiescent(c, s):
         return
     if s.faults <= 0:
@@ -2064,11 +2132,11 @@ def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         return
     if Terminated(c, s):
         return
-    # 986: /\ faults' = faults - 1
+    # 1234: /\ faults' = faults - 1
     faults_next = s.faults - 1
-    # 987: /\ shouldQuit' = TRUE
+    # 1235: /\ shouldQuit' = TRUE
     shouldQuit_next = True
-    # 988: /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries,
+    # 1236: /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries,
     phase_next = s.phase
     recoverCount_next = s.recoverCount
     innerPhase_next = s.innerPhase
@@ -2085,6 +2153,7 @@ def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
     checkpointed_next = s.checkpointed
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         State(
             phase=phase_next,
@@ -2105,6 +2174,7 @@ def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
+            countedFailures=countedFailures_next,
         ),
         (),
     )
@@ -2126,21 +2196,21 @@ def successors_reschedule(c: Constants, s: State, self: Value) -> list[Successor
 
 
 def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """reschedule at spec/AegisPhase.tla:993."""
-    # 993: reschedule == /\ Quiescent /\ ~Terminated
+    """reschedule at spec/AegisPhase.tla:1241."""
+    # 1241: reschedule == /\ Quiescent /\ ~Terminated
     if not Quiescent(c, s):
         return
     if Terminated(c, s):
         return
-    # 994: /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
+    # 1242: /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
     for w in _tla.enum(frozenset(x for x in c.Workers if apply(s.agentState, x) == "Exited")):
-        # 995: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
+        # 1243: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
         podRestarted_next = _tla.except_value(s.podRestarted, (w,), True)
-        # 996: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
+        # 1244: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
         agentState_next = _tla.except_value(s.agentState, (w,), "Fresh")
-        # 997: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+        # 1245: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
         agentSeq_next = _tla.except_value(s.agentSeq, (w,), c.InitSeqNum)
-        # 998: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+        # 1246: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -2156,6 +2226,7 @@ def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
+        countedFailures_next = s.countedFailures
         yield Successor(
             State(
                 phase=phase_next,
@@ -2176,6 +2247,7 @@ def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
             (("w", w),),
         )
@@ -2197,11 +2269,11 @@ def successors_jobDone(c: Constants, s: State, self: Value) -> list[Successor]:
 
 
 def _steps_jobDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """jobDone at spec/AegisPhase.tla:1003."""
-    # 1003: jobDone == /\ Terminated
+    """jobDone at spec/AegisPhase.tla:1251."""
+    # 1251: jobDone == /\ Terminated
     if not Terminated(c, s):
         return
-    # 1004: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+    # 1252: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
     phase_next = s.phase
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
@@ -2220,6 +2292,7 @@ def _steps_jobDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         State(
             phase=phase_next,
@@ -2240,6 +2313,7 @@ def _steps_jobDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
             faults=faults_next,
             prevMasterSeq=prevMasterSeq_next,
             finishCount=finishCount_next,
+            countedFailures=countedFailures_next,
         ),
         (),
     )
@@ -2254,7 +2328,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_advance,
         enabled=enabled_advance,
         successors=successors_advance,
-        source="spec/AegisPhase.tla:708",
+        source="spec/AegisPhase.tla:944",
     ),
     Label.restartInRun: ActionInfo(
         label=Label.restartInRun,
@@ -2263,7 +2337,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartInRun,
         enabled=enabled_restartInRun,
         successors=successors_restartInRun,
-        source="spec/AegisPhase.tla:727",
+        source="spec/AegisPhase.tla:964",
     ),
     Label.restartOutsideRun: ActionInfo(
         label=Label.restartOutsideRun,
@@ -2272,7 +2346,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartOutsideRun,
         enabled=enabled_restartOutsideRun,
         successors=successors_restartOutsideRun,
-        source="spec/AegisPhase.tla:743",
+        source="spec/AegisPhase.tla:981",
     ),
     Label.restartDone: ActionInfo(
         label=Label.restartDone,
@@ -2281,7 +2355,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartDone,
         enabled=enabled_restartDone,
         successors=successors_restartDone,
-        source="spec/AegisPhase.tla:757",
+        source="spec/AegisPhase.tla:995",
     ),
     Label.retriesExhausted: ActionInfo(
         label=Label.retriesExhausted,
@@ -2290,7 +2364,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_retriesExhausted,
         enabled=enabled_retriesExhausted,
         successors=successors_retriesExhausted,
-        source="spec/AegisPhase.tla:771",
+        source="spec/AegisPhase.tla:1009",
     ),
     Label.failedWrapUp: ActionInfo(
         label=Label.failedWrapUp,
@@ -2299,7 +2373,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_failedWrapUp,
         enabled=enabled_failedWrapUp,
         successors=successors_failedWrapUp,
-        source="spec/AegisPhase.tla:780",
+        source="spec/AegisPhase.tla:1019",
     ),
     Label.alignRetries: ActionInfo(
         label=Label.alignRetries,
@@ -2308,7 +2382,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_alignRetries,
         enabled=enabled_alignRetries,
         successors=successors_alignRetries,
-        source="spec/AegisPhase.tla:789",
+        source="spec/AegisPhase.tla:1028",
     ),
     Label.quitRequested: ActionInfo(
         label=Label.quitRequested,
@@ -2317,7 +2391,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_quitRequested,
         enabled=enabled_quitRequested,
         successors=successors_quitRequested,
-        source="spec/AegisPhase.tla:797",
+        source="spec/AegisPhase.tla:1036",
     ),
     Label.receive: ActionInfo(
         label=Label.receive,
@@ -2326,7 +2400,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_receive,
         enabled=enabled_receive,
         successors=successors_receive,
-        source="spec/AegisPhase.tla:806",
+        source="spec/AegisPhase.tla:1045",
     ),
     Label.hangWithQuit: ActionInfo(
         label=Label.hangWithQuit,
@@ -2335,7 +2409,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_hangWithQuit,
         enabled=enabled_hangWithQuit,
         successors=successors_hangWithQuit,
-        source="spec/AegisPhase.tla:873",
+        source="spec/AegisPhase.tla:1117",
     ),
     Label.evictSlow: ActionInfo(
         label=Label.evictSlow,
@@ -2344,7 +2418,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_evictSlow,
         enabled=enabled_evictSlow,
         successors=successors_evictSlow,
-        source="spec/AegisPhase.tla:882",
+        source="spec/AegisPhase.tla:1126",
     ),
     Label.agentJoin: ActionInfo(
         label=Label.agentJoin,
@@ -2353,7 +2427,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentJoin,
         enabled=enabled_agentJoin,
         successors=successors_agentJoin,
-        source="spec/AegisPhase.tla:897",
+        source="spec/AegisPhase.tla:1142",
     ),
     Label.agentWork: ActionInfo(
         label=Label.agentWork,
@@ -2362,7 +2436,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentWork,
         enabled=enabled_agentWork,
         successors=successors_agentWork,
-        source="spec/AegisPhase.tla:918",
+        source="spec/AegisPhase.tla:1164",
     ),
     Label.agentHang: ActionInfo(
         label=Label.agentHang,
@@ -2371,7 +2445,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentHang,
         enabled=enabled_agentHang,
         successors=successors_agentHang,
-        source="spec/AegisPhase.tla:936",
+        source="spec/AegisPhase.tla:1182",
     ),
     Label.agentCheckpoint: ActionInfo(
         label=Label.agentCheckpoint,
@@ -2380,7 +2454,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentCheckpoint,
         enabled=enabled_agentCheckpoint,
         successors=successors_agentCheckpoint,
-        source="spec/AegisPhase.tla:945",
+        source="spec/AegisPhase.tla:1192",
     ),
     Label.agentEvict: ActionInfo(
         label=Label.agentEvict,
@@ -2389,7 +2463,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentEvict,
         enabled=enabled_agentEvict,
         successors=successors_agentEvict,
-        source="spec/AegisPhase.tla:954",
+        source="spec/AegisPhase.tla:1201",
     ),
     Label.envPodRestart: ActionInfo(
         label=Label.envPodRestart,
@@ -2398,7 +2472,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envPodRestart,
         enabled=enabled_envPodRestart,
         successors=successors_envPodRestart,
-        source="spec/AegisPhase.tla:964",
+        source="spec/AegisPhase.tla:1212",
     ),
     Label.envDuplicate: ActionInfo(
         label=Label.envDuplicate,
@@ -2407,7 +2481,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envDuplicate,
         enabled=enabled_envDuplicate,
         successors=successors_envDuplicate,
-        source="spec/AegisPhase.tla:975",
+        source="spec/AegisPhase.tla:1223",
     ),
     Label.envQuit: ActionInfo(
         label=Label.envQuit,
@@ -2416,7 +2490,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envQuit,
         enabled=enabled_envQuit,
         successors=successors_envQuit,
-        source="spec/AegisPhase.tla:985",
+        source="spec/AegisPhase.tla:1233",
     ),
     Label.reschedule: ActionInfo(
         label=Label.reschedule,
@@ -2425,7 +2499,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_reschedule,
         enabled=enabled_reschedule,
         successors=successors_reschedule,
-        source="spec/AegisPhase.tla:993",
+        source="spec/AegisPhase.tla:1241",
     ),
     Label.jobDone: ActionInfo(
         label=Label.jobDone,
@@ -2434,7 +2508,7 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_jobDone,
         enabled=enabled_jobDone,
         successors=successors_jobDone,
-        source="spec/AegisPhase.tla:1003",
+        source="spec/AegisPhase.tla:1251",
     ),
 }
 

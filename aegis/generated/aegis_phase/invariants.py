@@ -12,12 +12,17 @@ from . import _tla
 from .defs import (
     EvictAtCheckpoint,
     EvictionAffordable,
+    EvictionChargedInRun,
     EvictOnlySlow,
+    FailedOnlyWhenExhaustedOrQuit,
     MasterSeqNumMonotonic,
     NoFinishDoubleProcessed,
+    NoRunAfterRetriesExhausted,
     PhaseConsistency,
     RecoverCountBound,
+    RecoverCountCountsFailures,
     RetriesBound,
+    SafePointOnlyForAnEviction,
     SeqBound,
     StaleFinishRejected,
     ValidInnerPhase,
@@ -28,67 +33,92 @@ from .model import Constants, State
 
 
 def inv_ValidPhase(c: Constants, s: State) -> bool:
-    """ValidPhase (spec/AegisPhase.tla:628)."""
+    """ValidPhase (spec/AegisPhase.tla:747)."""
     return _tla.boolean(ValidPhase(c, s), "ValidPhase")
 
 
 def inv_ValidInnerPhase(c: Constants, s: State) -> bool:
-    """ValidInnerPhase (spec/AegisPhase.tla:630)."""
+    """ValidInnerPhase (spec/AegisPhase.tla:749)."""
     return _tla.boolean(ValidInnerPhase(c, s), "ValidInnerPhase")
 
 
 def inv_RecoverCountBound(c: Constants, s: State) -> bool:
-    """RecoverCountBound (spec/AegisPhase.tla:634)."""
+    """RecoverCountBound (spec/AegisPhase.tla:753)."""
     return _tla.boolean(RecoverCountBound(c, s), "RecoverCountBound")
 
 
 def inv_RetriesBound(c: Constants, s: State) -> bool:
-    """RetriesBound (spec/AegisPhase.tla:637)."""
+    """RetriesBound (spec/AegisPhase.tla:756)."""
     return _tla.boolean(RetriesBound(c, s), "RetriesBound")
 
 
 def inv_PhaseConsistency(c: Constants, s: State) -> bool:
-    """PhaseConsistency (spec/AegisPhase.tla:641)."""
+    """PhaseConsistency (spec/AegisPhase.tla:760)."""
     return _tla.boolean(PhaseConsistency(c, s), "PhaseConsistency")
 
 
 def inv_NoFinishDoubleProcessed(c: Constants, s: State) -> bool:
-    """NoFinishDoubleProcessed (spec/AegisPhase.tla:648)."""
+    """NoFinishDoubleProcessed (spec/AegisPhase.tla:767)."""
     return _tla.boolean(NoFinishDoubleProcessed(c, s), "NoFinishDoubleProcessed")
 
 
 def inv_MasterSeqNumMonotonic(c: Constants, s: State) -> bool:
-    """MasterSeqNumMonotonic (spec/AegisPhase.tla:650)."""
+    """MasterSeqNumMonotonic (spec/AegisPhase.tla:769)."""
     return _tla.boolean(MasterSeqNumMonotonic(c, s), "MasterSeqNumMonotonic")
 
 
 def inv_WorkerSeqNumBound(c: Constants, s: State) -> bool:
-    """WorkerSeqNumBound (spec/AegisPhase.tla:652)."""
+    """WorkerSeqNumBound (spec/AegisPhase.tla:771)."""
     return _tla.boolean(WorkerSeqNumBound(c, s), "WorkerSeqNumBound")
 
 
 def inv_StaleFinishRejected(c: Constants, s: State) -> bool:
-    """StaleFinishRejected (spec/AegisPhase.tla:656)."""
+    """StaleFinishRejected (spec/AegisPhase.tla:775)."""
     return _tla.boolean(StaleFinishRejected(c, s), "StaleFinishRejected")
 
 
 def inv_EvictOnlySlow(c: Constants, s: State) -> bool:
-    """EvictOnlySlow (spec/AegisPhase.tla:660)."""
+    """EvictOnlySlow (spec/AegisPhase.tla:779)."""
     return _tla.boolean(EvictOnlySlow(c, s), "EvictOnlySlow")
 
 
 def inv_EvictAtCheckpoint(c: Constants, s: State) -> bool:
-    """EvictAtCheckpoint (spec/AegisPhase.tla:663)."""
+    """EvictAtCheckpoint (spec/AegisPhase.tla:782)."""
     return _tla.boolean(EvictAtCheckpoint(c, s), "EvictAtCheckpoint")
 
 
 def inv_EvictionAffordable(c: Constants, s: State) -> bool:
-    """EvictionAffordable (spec/AegisPhase.tla:666)."""
+    """EvictionAffordable (spec/AegisPhase.tla:785)."""
     return _tla.boolean(EvictionAffordable(c, s), "EvictionAffordable")
 
 
+def inv_FailedOnlyWhenExhaustedOrQuit(c: Constants, s: State) -> bool:
+    """FailedOnlyWhenExhaustedOrQuit (spec/AegisPhase.tla:794)."""
+    return _tla.boolean(FailedOnlyWhenExhaustedOrQuit(c, s), "FailedOnlyWhenExhaustedOrQuit")
+
+
+def inv_NoRunAfterRetriesExhausted(c: Constants, s: State) -> bool:
+    """NoRunAfterRetriesExhausted (spec/AegisPhase.tla:799)."""
+    return _tla.boolean(NoRunAfterRetriesExhausted(c, s), "NoRunAfterRetriesExhausted")
+
+
+def inv_RecoverCountCountsFailures(c: Constants, s: State) -> bool:
+    """RecoverCountCountsFailures (spec/AegisPhase.tla:805)."""
+    return _tla.boolean(RecoverCountCountsFailures(c, s), "RecoverCountCountsFailures")
+
+
+def inv_SafePointOnlyForAnEviction(c: Constants, s: State) -> bool:
+    """SafePointOnlyForAnEviction (spec/AegisPhase.tla:811)."""
+    return _tla.boolean(SafePointOnlyForAnEviction(c, s), "SafePointOnlyForAnEviction")
+
+
+def inv_EvictionChargedInRun(c: Constants, s: State) -> bool:
+    """EvictionChargedInRun (spec/AegisPhase.tla:816)."""
+    return _tla.boolean(EvictionChargedInRun(c, s), "EvictionChargedInRun")
+
+
 def constraint_SeqBound(c: Constants, s: State) -> bool:
-    """SeqBound (spec/AegisPhase.tla:672)."""
+    """SeqBound (spec/AegisPhase.tla:906)."""
     return _tla.boolean(SeqBound(c, s), "SeqBound")
 
 
@@ -105,6 +135,11 @@ INVARIANTS: dict[str, Callable[[Constants, State], bool]] = {
     "EvictOnlySlow": inv_EvictOnlySlow,
     "EvictAtCheckpoint": inv_EvictAtCheckpoint,
     "EvictionAffordable": inv_EvictionAffordable,
+    "FailedOnlyWhenExhaustedOrQuit": inv_FailedOnlyWhenExhaustedOrQuit,
+    "NoRunAfterRetriesExhausted": inv_NoRunAfterRetriesExhausted,
+    "RecoverCountCountsFailures": inv_RecoverCountCountsFailures,
+    "SafePointOnlyForAnEviction": inv_SafePointOnlyForAnEviction,
+    "EvictionChargedInRun": inv_EvictionChargedInRun,
 }
 
 CONSTRAINTS: dict[str, Callable[[Constants, State], bool]] = {
@@ -112,7 +147,20 @@ CONSTRAINTS: dict[str, Callable[[Constants, State], bool]] = {
 }
 
 # Temporal properties of the cfg (checked by TLC only).
-PROPERTIES: tuple[str, ...] = ("Termination",)
+PROPERTIES: tuple[str, ...] = (
+    "Termination",
+    "RetriesMoveOnlyByCountedFailures",
+    "EvictionCostsOneRetry",
+    "FailureInRunCostsOneRetry",
+    "EvictionOnlyAtSafePoint",
+    "QuitIsNeverCleared",
+    "TerminalPhasesAreFinal",
+    "SucceedOnlyWhenAllFinished",
+    "StaleErrorIgnored",
+    "StaleHangIgnored",
+    "StaleCheckpointIgnored",
+    "CheckpointAfterDecision",
+)
 
 
 def violated_invariants(c: Constants, s: State) -> list[str]:

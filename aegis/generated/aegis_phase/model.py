@@ -28,6 +28,7 @@ VARIABLES: tuple[str, ...] = (
     "faults",
     "prevMasterSeq",
     "finishCount",
+    "countedFailures",
 )
 CONSTANT_NAMES: tuple[str, ...] = ("Workers", "MaxRetry", "InitSeqNum", "FaultBudget", "MaxSeqGap")
 
@@ -35,27 +36,27 @@ CONSTANT_NAMES: tuple[str, ...] = ("Workers", "MaxRetry", "InitSeqNum", "FaultBu
 class Label(StrEnum):
     """The spec's action labels, in Next's order (a member's name is its label)."""
 
-    advance = "advance"  # spec/AegisPhase.tla:708
-    restartInRun = "restartInRun"  # spec/AegisPhase.tla:727
-    restartOutsideRun = "restartOutsideRun"  # spec/AegisPhase.tla:743
-    restartDone = "restartDone"  # spec/AegisPhase.tla:757
-    retriesExhausted = "retriesExhausted"  # spec/AegisPhase.tla:771
-    failedWrapUp = "failedWrapUp"  # spec/AegisPhase.tla:780
-    alignRetries = "alignRetries"  # spec/AegisPhase.tla:789
-    quitRequested = "quitRequested"  # spec/AegisPhase.tla:797
-    receive = "receive"  # spec/AegisPhase.tla:806
-    hangWithQuit = "hangWithQuit"  # spec/AegisPhase.tla:873
-    evictSlow = "evictSlow"  # spec/AegisPhase.tla:882
-    agentJoin = "agentJoin"  # spec/AegisPhase.tla:897
-    agentWork = "agentWork"  # spec/AegisPhase.tla:918
-    agentHang = "agentHang"  # spec/AegisPhase.tla:936
-    agentCheckpoint = "agentCheckpoint"  # spec/AegisPhase.tla:945
-    agentEvict = "agentEvict"  # spec/AegisPhase.tla:954
-    envPodRestart = "envPodRestart"  # spec/AegisPhase.tla:964
-    envDuplicate = "envDuplicate"  # spec/AegisPhase.tla:975
-    envQuit = "envQuit"  # spec/AegisPhase.tla:985
-    reschedule = "reschedule"  # spec/AegisPhase.tla:993
-    jobDone = "jobDone"  # spec/AegisPhase.tla:1003
+    advance = "advance"  # spec/AegisPhase.tla:944
+    restartInRun = "restartInRun"  # spec/AegisPhase.tla:964
+    restartOutsideRun = "restartOutsideRun"  # spec/AegisPhase.tla:981
+    restartDone = "restartDone"  # spec/AegisPhase.tla:995
+    retriesExhausted = "retriesExhausted"  # spec/AegisPhase.tla:1009
+    failedWrapUp = "failedWrapUp"  # spec/AegisPhase.tla:1019
+    alignRetries = "alignRetries"  # spec/AegisPhase.tla:1028
+    quitRequested = "quitRequested"  # spec/AegisPhase.tla:1036
+    receive = "receive"  # spec/AegisPhase.tla:1045
+    hangWithQuit = "hangWithQuit"  # spec/AegisPhase.tla:1117
+    evictSlow = "evictSlow"  # spec/AegisPhase.tla:1126
+    agentJoin = "agentJoin"  # spec/AegisPhase.tla:1142
+    agentWork = "agentWork"  # spec/AegisPhase.tla:1164
+    agentHang = "agentHang"  # spec/AegisPhase.tla:1182
+    agentCheckpoint = "agentCheckpoint"  # spec/AegisPhase.tla:1192
+    agentEvict = "agentEvict"  # spec/AegisPhase.tla:1201
+    envPodRestart = "envPodRestart"  # spec/AegisPhase.tla:1212
+    envDuplicate = "envDuplicate"  # spec/AegisPhase.tla:1223
+    envQuit = "envQuit"  # spec/AegisPhase.tla:1233
+    reschedule = "reschedule"  # spec/AegisPhase.tla:1241
+    jobDone = "jobDone"  # spec/AegisPhase.tla:1251
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,24 +74,25 @@ class Constants:
 class State:
     """One state: a value per VARIABLE, equal to TLC's state value for value."""
 
-    phase: Value  # spec/AegisPhase.tla:567
-    shouldQuit: Value  # spec/AegisPhase.tla:567
-    recoverCount: Value  # spec/AegisPhase.tla:567
-    innerPhase: Value  # spec/AegisPhase.tla:567
-    finished: Value  # spec/AegisPhase.tla:567
-    retries: Value  # spec/AegisPhase.tla:567
-    podRestarted: Value  # spec/AegisPhase.tla:568
-    masterSeq: Value  # spec/AegisPhase.tla:568
-    lastFinishSeq: Value  # spec/AegisPhase.tla:568
-    msgs: Value  # spec/AegisPhase.tla:568
-    agentSeq: Value  # spec/AegisPhase.tla:568
-    agentState: Value  # spec/AegisPhase.tla:568
-    slow: Value  # spec/AegisPhase.tla:569
-    evict: Value  # spec/AegisPhase.tla:569
-    checkpointed: Value  # spec/AegisPhase.tla:569
-    faults: Value  # spec/AegisPhase.tla:569
-    prevMasterSeq: Value  # spec/AegisPhase.tla:569
-    finishCount: Value  # spec/AegisPhase.tla:569
+    phase: Value  # spec/AegisPhase.tla:685
+    shouldQuit: Value  # spec/AegisPhase.tla:685
+    recoverCount: Value  # spec/AegisPhase.tla:685
+    innerPhase: Value  # spec/AegisPhase.tla:685
+    finished: Value  # spec/AegisPhase.tla:685
+    retries: Value  # spec/AegisPhase.tla:685
+    podRestarted: Value  # spec/AegisPhase.tla:686
+    masterSeq: Value  # spec/AegisPhase.tla:686
+    lastFinishSeq: Value  # spec/AegisPhase.tla:686
+    msgs: Value  # spec/AegisPhase.tla:686
+    agentSeq: Value  # spec/AegisPhase.tla:686
+    agentState: Value  # spec/AegisPhase.tla:686
+    slow: Value  # spec/AegisPhase.tla:687
+    evict: Value  # spec/AegisPhase.tla:687
+    checkpointed: Value  # spec/AegisPhase.tla:687
+    faults: Value  # spec/AegisPhase.tla:687
+    prevMasterSeq: Value  # spec/AegisPhase.tla:687
+    finishCount: Value  # spec/AegisPhase.tla:687
+    countedFailures: Value  # spec/AegisPhase.tla:688
 
     def as_dict(self) -> dict[str, Value]:
         """The state as {variable: value}."""
