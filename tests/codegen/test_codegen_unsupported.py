@@ -156,6 +156,13 @@ def test_an_instantiated_module_does_not_leak_its_declarations(tmp_path: Path) -
             "return list(dict.fromkeys(_init(c))) + [1 // 0]",
             "ZeroDivisionError",
         ),
+        (  # the first step, not Init, fails: found all the same
+            "actions.py",
+            "def _steps_Flip(c: Constants, s: State, self: Value) -> Iterator[Successor]:\n",
+            "def _steps_Flip(c: Constants, s: State, self: Value) -> Iterator[Successor]:\n"
+            "    yield Undefined\n",
+            "NameError",
+        ),
     ],
 )
 def test_generated_code_that_does_not_run_is_a_generator_error(
