@@ -51,6 +51,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "apply: only check each still applies; skip (default: run)",
     )
     p.add_argument("--workers", type=int, default=1, help="TLC worker threads (default: 1)")
+    p.add_argument(
+        "--deadlock",
+        action="store_true",
+        help="do not report a state with no successor (TLC's -deadlock; the cfg's "
+        "CHECK_DEADLOCK FALSE does the same)",
+    )
     p.set_defaults(func=run)
 
 
@@ -84,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     shown = display_path(spec)
     if has_pluscal(spec.read_text(encoding="utf-8")):
         loop.step("translate", "updated" if translate(spec) else "already current")
-    result = run_tlc(spec, cfg, workers=args.workers)
+    extra = ("-deadlock",) if args.deadlock else ()
+    result = run_tlc(spec, cfg, workers=args.workers, extra_args=extra)
     loop.step("check", format_result(result, f"{shown} with {display_path(cfg)}").splitlines()[0])
     if not result.ok:
         print(format_result(result, shown))
@@ -93,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     gen = pipeline.generate(spec, cfg)
     written = pipeline.write(gen, out)
     loop.step("gen", f"{len(written)} files rewritten in {display_path(out / gen.package)}")
-    base = baseline(spec, cfg, package=pipeline.load(out, gen.package))
+    package = pipeline.load(out, gen.package)
+    base = baseline(spec, cfg, package=package, deadlock=not args.deadlock)
     report = conform(base)
     loop.step("conform", f"{report.states} states, {len(report.mismatches)} mismatches")
     if not report.ok:
