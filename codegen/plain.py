@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from codegen import ir
+from codegen.errors import UnsupportedError
 from codegen.frontend import ModuleIndex
 
 Wrap = Callable[[ir.Expr], ir.Expr]
@@ -51,6 +52,12 @@ class _Splitter:
             assert isinstance(e, ir.Call)
             op, call = self.index.defs[e.op], e
             if self.labels(op.body, op) == {op.name}:  # one action: keep the call whole
+                if "!" in op.name:
+                    raise UnsupportedError(
+                        f"TLC names this action {op.name}, which cannot be a generated Label: "
+                        f"use it inside an action of this module (A == {op.name} /\\ ...)",
+                        e.loc,
+                    )
                 self.leaves.append(_Leaf(op.name, wrap(e), op.loc))
             else:
                 self.walk(op.body, op, lambda body: wrap(self._call(op, call, body)))

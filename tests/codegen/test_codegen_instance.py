@@ -93,3 +93,12 @@ def test_priming_a_substituted_expression_is_refused_where_it_is_primed(tmp_path
     spec = _spec(tmp_path, text, "SPECIFICATION Spec\n")
     with pytest.raises(CodegenError, match=r"^(.*/)?Cell\.tla:5:\d+: priming an expression"):
         generate(spec, phase_variable=None)
+
+
+def test_an_instance_action_named_in_next_is_refused_where_it_is_used(tmp_path: Path) -> None:
+    text = NAMED.replace("Next == Slow \\/ Quick", "Next == Slow \\/ Fast!Twice")
+    spec = _spec(tmp_path, text, "SPECIFICATION Spec\nCONSTANT Step = 1\n")
+    with pytest.raises(
+        CodegenError, match=r"^(.*/)?Named\.tla:11:\d+: TLC names this action Fast!Tw"
+    ):
+        generate(spec, phase_variable=None)
