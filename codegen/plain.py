@@ -104,7 +104,7 @@ def plain_actions(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], 
             processes.append(process)
             actions.append(ir.Action(label, label, op.params[0], op.body, op.loc))
             continue
-        bodies = tuple(leaf.body for leaf in leaves)
+        bodies = tuple(_unwrapped(index, leaf.body) for leaf in leaves)
         body = bodies[0] if len(bodies) == 1 else ir.Builtin(first.loc, 2, "or", bodies)
         unowned.append(label)
         actions.append(ir.Action(label, None, None, body, first.loc))
@@ -135,6 +135,13 @@ def _followed(e: ir.Expr) -> bool:
     """Whether TLC follows `e` into its operator's body: an application of a user-defined
     operator to constant-level arguments (a bound variable of \\E is one)."""
     return isinstance(e, ir.Call) and all(a.level == ir.CONSTANT_LEVEL for a in e.args)
+
+
+def _unwrapped(index: ModuleIndex, body: ir.Expr) -> ir.Expr:
+    """The body of a bare `A` (an operator with no parameters), else `body` itself."""
+    if isinstance(body, ir.Call) and not body.args:
+        return index.defs[body.op].body
+    return body
 
 
 def _call_of(body: ir.Expr) -> ir.Call:

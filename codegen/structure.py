@@ -62,15 +62,10 @@ def _init_and_next(index: ModuleIndex, config: TlcConfig) -> tuple[str, str]:
 
 
 def _actions(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], list[ir.Action]]:
-    """The translator's shapes for a PlusCal spec (an algorithm, or ProcSet); otherwise the
-    translator's shapes when they fit (a spec written by hand in them), else plain TLA+."""
+    """The translator's shapes for a PlusCal spec (an algorithm, or a ProcSet); otherwise
+    plain TLA+, whose actions are named as TLC names them (a hand-written `pc` included)."""
     if has_pluscal("\n".join(index.lines)) or index.has("ProcSet"):
         return _processes(index, nxt)
-    if "pc" in index.variables():
-        try:
-            return _processes(index, nxt)
-        except CodegenError:
-            pass
     return plain_actions(index, nxt)
 
 
