@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--every-edge",
         action="store_true",
         help="behaviours cover every edge (default: every kind of step: action, phase "
-        "before and after, variables changed)",
+        "before and after, variables changed; every edge when there is no phase variable)",
     )
     p.set_defaults(func=run)
 
@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     variables = base.graph.variables
     if args.behaviours and report.ok:
         model = base.bind()
-        kind = None if args.every_edge else step_kind(variables)
+        every_edge = args.every_edge or "phase" not in variables  # no phase: every edge
+        kind = None if every_edge else step_kind(variables)
         lines = write_ndjson(
             args.behaviours, generate_behaviours(base.graph, model, kind=kind), model
         )

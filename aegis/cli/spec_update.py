@@ -90,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     shown = display_path(spec)
     if has_pluscal(spec.read_text(encoding="utf-8")):
         loop.step("translate", "updated" if translate(spec) else "already current")
+    else:
+        loop.step("translate", "no PlusCal algorithm: nothing to translate")
     extra = ("-deadlock",) if args.deadlock else ()
     result = run_tlc(spec, cfg, workers=args.workers, extra_args=extra)
     loop.step("check", format_result(result, f"{shown} with {display_path(cfg)}").splitlines()[0])
@@ -127,7 +129,9 @@ def _behaviours(path: Path | None, spec: Path, base: Baseline, loop: _Loop) -> N
         return
     before = target.read_text(encoding="utf-8") if target.is_file() else ""
     model = base.bind()
-    behaviours = generate_behaviours(base.graph, model, kind=step_kind(base.graph.variables))
+    variables = base.graph.variables
+    kind = step_kind(variables) if "phase" in variables else None  # None: every edge
+    behaviours = generate_behaviours(base.graph, model, kind=kind)
     rows = write_ndjson(target, behaviours, model)
     changed = target.read_text(encoding="utf-8") != before
     loop.step("behaviours", f"{rows} steps, {'rewritten' if changed else 'unchanged'}")

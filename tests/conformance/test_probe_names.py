@@ -47,5 +47,8 @@ def test_deadlock_flag_of_check_and_conform(tmp_path: Path, monkeypatch, capsys)
     assert main(conform_cmd) == 2
     assert "TLC did not explore the whole state graph: Deadlock reached" in capsys.readouterr().err
     assert main([*check, "--deadlock"]) == 0
-    assert main([*conform_cmd, "--deadlock"]) == 0
-    assert "24 states" in capsys.readouterr().out
+    behaviours = tmp_path / "Election.ndjson"  # no phase variable: behaviours cover every edge
+    assert main([*conform_cmd, "--deadlock", "--behaviours", str(behaviours)]) == 0
+    out = capsys.readouterr().out
+    assert "24 states" in out and f"to {behaviours}" in out
+    assert len(behaviours.read_text(encoding="utf-8").splitlines()) >= 46  # one row per edge
