@@ -21,6 +21,7 @@ from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
 from codegen.names import check_names
 from codegen.phases import derive
+from codegen.projection import emit_agent_view
 from codegen.structure import build_spec
 from tools.tlc.cfg import read_cfg
 from tools.tlc.sany import export_xml
@@ -59,7 +60,7 @@ def generate(
         )
     emitted = emit(ir_spec)
     check_names(emitted, ir_spec.module)
-    files = format_python(emitted)
+    files = format_python({**emitted, **emit_agent_view(ir_spec)})
     gen = Generated(package_name(ir_spec.module.name), files)
     try_out(gen)
     return gen

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from aegis.values import Fn, Value, apply, fn
 
@@ -31,50 +31,59 @@ from .defs import (
     Terminated,
     UnseenRestarts,
 )
-from .model import ActionInfo, Constants, Label, State, Successor
+from .model import VARIABLES, ActionInfo, Constants, Label, State, Successor
+
+# Quantifiers kept current per state (see _tla.Site).
+_S_agentJoin_1 = _tla.Site("agentJoin", ("agentState", "innerPhase", "podRestarted"), ())
+_S_agentWork_1 = _tla.Site("agentWork", ("agentSeq", "agentState"), ("masterSeq",))
+_S_agentHang_1 = _tla.Site("agentHang", ("agentSeq", "agentState"), ("masterSeq",))
+_S_agentCheckpoint_1 = _tla.Site("agentCheckpoint", ("agentSeq", "agentState"), ("masterSeq",))
+_S_agentEvict_1 = _tla.Site("agentEvict", ("agentSeq", "agentState", "evict"), ("masterSeq",))
+_S_envDuplicate_1 = _tla.Site("envDuplicate", ("lastFinishSeq",), ())
+_S_reschedule_1 = _tla.Site("reschedule", ("agentState",), ())
 
 
 def initial_states(c: Constants) -> list[State]:
-    """Every initial state (Init, spec/AegisPhase.tla:689)."""
+    """Every initial state (Init, spec/AegisPhase.tla)."""
     return list(dict.fromkeys(_init(c)))
 
 
 def _init(c: Constants) -> Iterator[State]:
-    # 689: /\ phase = "Pending"
+    # /\ phase = "Pending"
     phase = "Pending"
-    # 690: /\ shouldQuit = FALSE
+    # /\ shouldQuit = FALSE
     shouldQuit = False
-    # 691: /\ recoverCount = 0
+    # /\ recoverCount = 0
     recoverCount = 0
-    # 692: /\ innerPhase = [w \in Workers |-> "Pending"]
+    # /\ innerPhase = [w \in Workers |-> "Pending"]
     innerPhase = fn((w, "Pending") for w in c.Workers)
-    # 693: /\ finished = [w \in Workers |-> FALSE]
+    # /\ finished = [w \in Workers |-> FALSE]
     finished = fn((w_2, False) for w_2 in c.Workers)
-    # 694: /\ retries = [w \in Workers |-> 0]
+    # /\ retries = [w \in Workers |-> 0]
     retries = fn((w_3, 0) for w_3 in c.Workers)
-    # 695: /\ podRestarted = [w \in Workers |-> FALSE]
+    # /\ podRestarted = [w \in Workers |-> FALSE]
     podRestarted = fn((w_4, False) for w_4 in c.Workers)
-    # 696: /\ masterSeq = InitSeqNum
+    # /\ masterSeq = InitSeqNum
     masterSeq = c.InitSeqNum
-    # 697: /\ lastFinishSeq = [w \in Workers |-> InitSeqNum - 1]
+    # /\ lastFinishSeq = [w \in Workers |-> InitSeqNum - 1]
     lastFinishSeq = fn((w_5, c.InitSeqNum - 1) for w_5 in c.Workers)
-    # 698: /\ msgs = {}
+    # /\ msgs = {}
     msgs = frozenset[Value]()
-    # 699: /\ agentSeq = [w \in Workers |-> InitSeqNum]
+    # /\ agentSeq = [w \in Workers |-> InitSeqNum]
     agentSeq = fn((w_6, c.InitSeqNum) for w_6 in c.Workers)
-    # 700: /\ agentState = [w \in Workers |-> "Fresh"]
+    # /\ agentState = [w \in Workers |-> "Fresh"]
     agentState = fn((w_7, "Fresh") for w_7 in c.Workers)
-    # 701: /\ slow = [w \in Workers |-> FALSE]
+    # /\ slow = [w \in Workers |-> FALSE]
     slow = fn((w_8, False) for w_8 in c.Workers)
-    # 702: /\ evict = [w \in Workers |-> FALSE]
+    # /\ evict = [w \in Workers |-> FALSE]
     evict = fn((w_9, False) for w_9 in c.Workers)
-    # 703: /\ checkpointed = FALSE
+    # /\ checkpointed = FALSE
     checkpointed = False
-    # 704: /\ faults = FaultBudget
+    # /\ faults = FaultBudget
     faults = c.FaultBudget
-    # 705: /\ prevMasterSeq = InitSeqNum
+    # /\ prevMasterSeq = InitSeqNum
     prevMasterSeq = c.InitSeqNum
-    # 706: /\ finishCount = [w \in Workers |-> 0]
+    # /\ finishCount = [w \in Workers |-> 0]
     finishCount = fn((w_10, 0) for w_10 in c.Workers)
     yield State(
         phase=phase,
@@ -103,43 +112,49 @@ def process_ids_advance(c: Constants) -> frozenset[Value]:
     return frozenset({"advance"})
 
 
-def enabled_advance(c: Constants, s: State, self: Value) -> bool:
-    """Whether advance can take a step from s."""
-    return next(_steps_advance(c, s, self), None) is not None
+def enabled_advance(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether advance can take a step from s (with the choices in bind)."""
+    return next(_steps_advance(c, s, self, bind), None) is not None
 
 
-def successors_advance(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by advance."""
-    return list(dict.fromkeys(_steps_advance(c, s, self)))
+def successors_advance(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by advance (with the choices in bind)."""
+    return _tla.unique(list(_steps_advance(c, s, self, bind)))
 
 
-def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """advance at spec/AegisPhase.tla:708."""
-    # 708: advance == /\ CanAdvance
+def _steps_advance(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """advance in spec/AegisPhase.tla: its successors in a fixed order."""
+    # advance == /\ CanAdvance
     if not CanAdvance(c, s):
         return
-    # 709: /\ LET next == NextPhase(phase) IN
-    # 710: /\ phase' = next
+    # /\ LET next == NextPhase(phase) IN
+    # /\ phase' = next
     phase_next = NextPhase(c, s.phase)
-    # 711: /\ innerPhase' = [w \in Workers |-> next]
+    # /\ innerPhase' = [w \in Workers |-> next]
     innerPhase_next = fn((w, NextPhase(c, s.phase)) for w in c.Workers)
-    # 712: /\ IF next \in OrderPhases
+    # /\ IF next \in OrderPhases
     if NextPhase(c, s.phase) in OrderPhases(c):
-        # 713: THEN /\ prevMasterSeq' = masterSeq
+        # THEN /\ prevMasterSeq' = masterSeq
         prevMasterSeq_next = s.masterSeq
-        # 714: /\ masterSeq' = masterSeq + 1
+        # /\ masterSeq' = masterSeq + 1
         masterSeq_next = s.masterSeq + 1
-        # 715: /\ slow' = [w \in Workers |-> FALSE]
+        # /\ slow' = [w \in Workers |-> FALSE]
         slow_next = fn((w_2, False) for w_2 in c.Workers)
-        # 716: /\ evict' = [w \in Workers |-> FALSE]
+        # /\ evict' = [w \in Workers |-> FALSE]
         evict_next = fn((w_3, False) for w_3 in c.Workers)
-        # 717: /\ checkpointed' = FALSE
+        # /\ checkpointed' = FALSE
         checkpointed_next = False
-        # 718: /\ finished' = [w \in Workers |-> FALSE]
+        # /\ finished' = [w \in Workers |-> FALSE]
         finished_next = fn((w_4, False) for w_4 in c.Workers)
-        # 719: /\ finishCount' = [w \in Workers |-> 0]
+        # /\ finishCount' = [w \in Workers |-> 0]
         finishCount_next = fn((w_5, 0) for w_5 in c.Workers)
-        # 724: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+        # /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
         retries_next = s.retries
@@ -150,30 +165,33 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         agentState_next = s.agentState
         faults_next = s.faults
         yield Successor(
-            State(
-                phase=phase_next,
-                shouldQuit=shouldQuit_next,
-                recoverCount=recoverCount_next,
-                innerPhase=innerPhase_next,
-                finished=finished_next,
-                retries=retries_next,
-                podRestarted=podRestarted_next,
-                masterSeq=masterSeq_next,
-                lastFinishSeq=lastFinishSeq_next,
-                msgs=msgs_next,
-                agentSeq=agentSeq_next,
-                agentState=agentState_next,
-                slow=slow_next,
-                evict=evict_next,
-                checkpointed=checkpointed_next,
-                faults=faults_next,
-                prevMasterSeq=prevMasterSeq_next,
-                finishCount=finishCount_next,
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
             ),
             (),
         )
     else:
-        # 721: /\ UNCHANGED << finished, masterSeq, slow, evict,
+        # /\ UNCHANGED << finished, masterSeq, slow, evict,
         finished_next = s.finished
         masterSeq_next = s.masterSeq
         slow_next = s.slow
@@ -181,7 +199,7 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         checkpointed_next = s.checkpointed
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
-        # 724: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+        # /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
         retries_next = s.retries
@@ -192,25 +210,28 @@ def _steps_advance(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         agentState_next = s.agentState
         faults_next = s.faults
         yield Successor(
-            State(
-                phase=phase_next,
-                shouldQuit=shouldQuit_next,
-                recoverCount=recoverCount_next,
-                innerPhase=innerPhase_next,
-                finished=finished_next,
-                retries=retries_next,
-                podRestarted=podRestarted_next,
-                masterSeq=masterSeq_next,
-                lastFinishSeq=lastFinishSeq_next,
-                msgs=msgs_next,
-                agentSeq=agentSeq_next,
-                agentState=agentState_next,
-                slow=slow_next,
-                evict=evict_next,
-                checkpointed=checkpointed_next,
-                faults=faults_next,
-                prevMasterSeq=prevMasterSeq_next,
-                finishCount=finishCount_next,
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
             ),
             (),
         )
@@ -221,44 +242,59 @@ def process_ids_restartInRun(c: Constants) -> frozenset[Value]:
     return frozenset({"restartInRun"})
 
 
-def enabled_restartInRun(c: Constants, s: State, self: Value) -> bool:
-    """Whether restartInRun can take a step from s."""
-    return next(_steps_restartInRun(c, s, self), None) is not None
+def enabled_restartInRun(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether restartInRun can take a step from s (with the choices in bind)."""
+    return next(_steps_restartInRun(c, s, self, bind), None) is not None
 
 
-def successors_restartInRun(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by restartInRun."""
-    return list(dict.fromkeys(_steps_restartInRun(c, s, self)))
+def successors_restartInRun(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by restartInRun (with the choices in bind)."""
+    return _tla.unique(list(_steps_restartInRun(c, s, self, bind)))
 
 
-def _steps_restartInRun(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartInRun at spec/AegisPhase.tla:727."""
-    # 727: restartInRun == /\ CanRestartInRun
+def _steps_restartInRun(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """restartInRun in spec/AegisPhase.tla: its successors in a fixed order."""
+    # restartInRun == /\ CanRestartInRun
     if not CanRestartInRun(c, s):
         return
-    # 728: /\ \E w \in UnseenRestarts:
-    for w in _tla.enum(UnseenRestarts(c, s)):
-        # 729: /\ phase' = "Restarting"
+    # /\ \E w \in UnseenRestarts:
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.podRestarted, bind["w"])
+            and apply(s.innerPhase, bind["w"]) != "Restarting",
+        )
+        if "w" in bind
+        else _tla.enum(UnseenRestarts(c, s))
+    ):
+        # /\ phase' = "Restarting"
         phase_next = "Restarting"
-        # 730: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+        # /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
         innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
-        # 731: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        # /\ finished' = [finished EXCEPT ![w] = FALSE]
         finished_next = _tla.except_value(s.finished, (w,), False)
-        # 732: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        # /\ finishCount' = [finishCount EXCEPT ![w] = 0]
         finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
-        # 733: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        # /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
         lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
-        # 734: /\ msgs' = {m \in msgs : m.from # w}
+        # /\ msgs' = {m \in msgs : m.from # w}
         msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
-        # 735: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        # /\ slow' = [slow EXCEPT ![w] = FALSE]
         slow_next = _tla.except_value(s.slow, (w,), False)
-        # 736: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        # /\ evict' = [evict EXCEPT ![w] = FALSE]
         evict_next = _tla.except_value(s.evict, (w,), False)
-        # 737: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
+        # /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
         retries_next = _tla.except_value(s.retries, (w,), apply(s.retries, w) + 1)
-        # 738: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+        # /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
-        # 739: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
+        # /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
         shouldQuit_next = s.shouldQuit
         podRestarted_next = s.podRestarted
         masterSeq_next = s.masterSeq
@@ -268,25 +304,28 @@ def _steps_restartInRun(c: Constants, s: State, self: Value) -> Iterator[Success
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         yield Successor(
-            State(
-                phase=phase_next,
-                shouldQuit=shouldQuit_next,
-                recoverCount=recoverCount_next,
-                innerPhase=innerPhase_next,
-                finished=finished_next,
-                retries=retries_next,
-                podRestarted=podRestarted_next,
-                masterSeq=masterSeq_next,
-                lastFinishSeq=lastFinishSeq_next,
-                msgs=msgs_next,
-                agentSeq=agentSeq_next,
-                agentState=agentState_next,
-                slow=slow_next,
-                evict=evict_next,
-                checkpointed=checkpointed_next,
-                faults=faults_next,
-                prevMasterSeq=prevMasterSeq_next,
-                finishCount=finishCount_next,
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
             ),
             (("w", w),),
         )
@@ -297,38 +336,53 @@ def process_ids_restartOutsideRun(c: Constants) -> frozenset[Value]:
     return frozenset({"restartOutsideRun"})
 
 
-def enabled_restartOutsideRun(c: Constants, s: State, self: Value) -> bool:
-    """Whether restartOutsideRun can take a step from s."""
-    return next(_steps_restartOutsideRun(c, s, self), None) is not None
+def enabled_restartOutsideRun(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether restartOutsideRun can take a step from s (with the choices in bind)."""
+    return next(_steps_restartOutsideRun(c, s, self, bind), None) is not None
 
 
-def successors_restartOutsideRun(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by restartOutsideRun."""
-    return list(dict.fromkeys(_steps_restartOutsideRun(c, s, self)))
+def successors_restartOutsideRun(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by restartOutsideRun (with the choices in bind)."""
+    return _tla.unique(list(_steps_restartOutsideRun(c, s, self, bind)))
 
 
-def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartOutsideRun at spec/AegisPhase.tla:743."""
-    # 743: restartOutsideRun == /\ CanRestartOutsideRun
+def _steps_restartOutsideRun(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """restartOutsideRun in spec/AegisPhase.tla: its successors in a fixed order."""
+    # restartOutsideRun == /\ CanRestartOutsideRun
     if not CanRestartOutsideRun(c, s):
         return
-    # 744: /\ \E w \in UnseenRestarts:
-    for w in _tla.enum(UnseenRestarts(c, s)):
-        # 745: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+    # /\ \E w \in UnseenRestarts:
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.podRestarted, bind["w"])
+            and apply(s.innerPhase, bind["w"]) != "Restarting",
+        )
+        if "w" in bind
+        else _tla.enum(UnseenRestarts(c, s))
+    ):
+        # /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
         innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
-        # 746: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        # /\ finished' = [finished EXCEPT ![w] = FALSE]
         finished_next = _tla.except_value(s.finished, (w,), False)
-        # 747: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        # /\ finishCount' = [finishCount EXCEPT ![w] = 0]
         finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
-        # 748: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        # /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
         lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
-        # 749: /\ msgs' = {m \in msgs : m.from # w}
+        # /\ msgs' = {m \in msgs : m.from # w}
         msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
-        # 750: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        # /\ slow' = [slow EXCEPT ![w] = FALSE]
         slow_next = _tla.except_value(s.slow, (w,), False)
-        # 751: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        # /\ evict' = [evict EXCEPT ![w] = FALSE]
         evict_next = _tla.except_value(s.evict, (w,), False)
-        # 752: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+        # /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -341,6 +395,90 @@ def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Su
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         yield Successor(
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
+            ),
+            (("w", w),),
+        )
+
+
+def process_ids_restartDone(c: Constants) -> frozenset[Value]:
+    """The ids of the process that runs restartDone (process restartDone)."""
+    return frozenset({"restartDone"})
+
+
+def enabled_restartDone(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether restartDone can take a step from s (with the choices in bind)."""
+    return next(_steps_restartDone(c, s, self, bind), None) is not None
+
+
+def successors_restartDone(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by restartDone (with the choices in bind)."""
+    return _tla.unique(list(_steps_restartDone(c, s, self, bind)))
+
+
+def _steps_restartDone(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """restartDone in spec/AegisPhase.tla: its successors in a fixed order."""
+    # restartDone == /\ CanRestartDone
+    if not CanRestartDone(c, s):
+        return
+    # /\ phase' = "Troubleshooting"
+    phase_next = "Troubleshooting"
+    # /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+    innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
+    # /\ finished' = [w \in Workers |-> FALSE]
+    finished_next = fn((w_2, False) for w_2 in c.Workers)
+    # /\ finishCount' = [w \in Workers |-> 0]
+    finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
+    # /\ prevMasterSeq' = masterSeq
+    prevMasterSeq_next = s.masterSeq
+    # /\ masterSeq' = masterSeq + 1
+    masterSeq_next = s.masterSeq + 1
+    # /\ slow' = [w \in Workers |-> FALSE]
+    slow_next = fn((w_4, False) for w_4 in c.Workers)
+    # /\ evict' = [w \in Workers |-> FALSE]
+    evict_next = fn((w_5, False) for w_5 in c.Workers)
+    # /\ checkpointed' = FALSE
+    checkpointed_next = False
+    # /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
+    shouldQuit_next = s.shouldQuit
+    recoverCount_next = s.recoverCount
+    retries_next = s.retries
+    podRestarted_next = s.podRestarted
+    lastFinishSeq_next = s.lastFinishSeq
+    msgs_next = s.msgs
+    agentSeq_next = s.agentSeq
+    agentState_next = s.agentState
+    faults_next = s.faults
+    yield Successor(
+        _tla.child(
+            s,
             State(
                 phase=phase_next,
                 shouldQuit=shouldQuit_next,
@@ -361,78 +499,6 @@ def _steps_restartOutsideRun(c: Constants, s: State, self: Value) -> Iterator[Su
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
             ),
-            (("w", w),),
-        )
-
-
-def process_ids_restartDone(c: Constants) -> frozenset[Value]:
-    """The ids of the process that runs restartDone (process restartDone)."""
-    return frozenset({"restartDone"})
-
-
-def enabled_restartDone(c: Constants, s: State, self: Value) -> bool:
-    """Whether restartDone can take a step from s."""
-    return next(_steps_restartDone(c, s, self), None) is not None
-
-
-def successors_restartDone(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by restartDone."""
-    return list(dict.fromkeys(_steps_restartDone(c, s, self)))
-
-
-def _steps_restartDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """restartDone at spec/AegisPhase.tla:757."""
-    # 757: restartDone == /\ CanRestartDone
-    if not CanRestartDone(c, s):
-        return
-    # 758: /\ phase' = "Troubleshooting"
-    phase_next = "Troubleshooting"
-    # 759: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
-    innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
-    # 760: /\ finished' = [w \in Workers |-> FALSE]
-    finished_next = fn((w_2, False) for w_2 in c.Workers)
-    # 761: /\ finishCount' = [w \in Workers |-> 0]
-    finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
-    # 762: /\ prevMasterSeq' = masterSeq
-    prevMasterSeq_next = s.masterSeq
-    # 763: /\ masterSeq' = masterSeq + 1
-    masterSeq_next = s.masterSeq + 1
-    # 764: /\ slow' = [w \in Workers |-> FALSE]
-    slow_next = fn((w_4, False) for w_4 in c.Workers)
-    # 765: /\ evict' = [w \in Workers |-> FALSE]
-    evict_next = fn((w_5, False) for w_5 in c.Workers)
-    # 766: /\ checkpointed' = FALSE
-    checkpointed_next = False
-    # 767: /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
-    shouldQuit_next = s.shouldQuit
-    recoverCount_next = s.recoverCount
-    retries_next = s.retries
-    podRestarted_next = s.podRestarted
-    lastFinishSeq_next = s.lastFinishSeq
-    msgs_next = s.msgs
-    agentSeq_next = s.agentSeq
-    agentState_next = s.agentState
-    faults_next = s.faults
-    yield Successor(
-        State(
-            phase=phase_next,
-            shouldQuit=shouldQuit_next,
-            recoverCount=recoverCount_next,
-            innerPhase=innerPhase_next,
-            finished=finished_next,
-            retries=retries_next,
-            podRestarted=podRestarted_next,
-            masterSeq=masterSeq_next,
-            lastFinishSeq=lastFinishSeq_next,
-            msgs=msgs_next,
-            agentSeq=agentSeq_next,
-            agentState=agentState_next,
-            slow=slow_next,
-            evict=evict_next,
-            checkpointed=checkpointed_next,
-            faults=faults_next,
-            prevMasterSeq=prevMasterSeq_next,
-            finishCount=finishCount_next,
         ),
         (),
     )
@@ -443,26 +509,32 @@ def process_ids_retriesExhausted(c: Constants) -> frozenset[Value]:
     return frozenset({"retriesExhausted"})
 
 
-def enabled_retriesExhausted(c: Constants, s: State, self: Value) -> bool:
-    """Whether retriesExhausted can take a step from s."""
-    return next(_steps_retriesExhausted(c, s, self), None) is not None
+def enabled_retriesExhausted(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether retriesExhausted can take a step from s (with the choices in bind)."""
+    return next(_steps_retriesExhausted(c, s, self, bind), None) is not None
 
 
-def successors_retriesExhausted(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by retriesExhausted."""
-    return list(dict.fromkeys(_steps_retriesExhausted(c, s, self)))
+def successors_retriesExhausted(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by retriesExhausted (with the choices in bind)."""
+    return _tla.unique(list(_steps_retriesExhausted(c, s, self, bind)))
 
 
-def _steps_retriesExhausted(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """retriesExhausted at spec/AegisPhase.tla:771."""
-    # 771: retriesExhausted == /\ CanFailExhausted
+def _steps_retriesExhausted(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """retriesExhausted in spec/AegisPhase.tla: its successors in a fixed order."""
+    # retriesExhausted == /\ CanFailExhausted
     if not CanFailExhausted(c, s):
         return
-    # 772: /\ phase' = "Failed"
+    # /\ phase' = "Failed"
     phase_next = "Failed"
-    # 773: /\ innerPhase' = [w \in Workers |-> "Failed"]
+    # /\ innerPhase' = [w \in Workers |-> "Failed"]
     innerPhase_next = fn((w, "Failed") for w in c.Workers)
-    # 774: /\ UNCHANGED << shouldQuit, recoverCount, finished,
+    # /\ UNCHANGED << shouldQuit, recoverCount, finished,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
     finished_next = s.finished
@@ -480,25 +552,28 @@ def _steps_retriesExhausted(c: Constants, s: State, self: Value) -> Iterator[Suc
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
     yield Successor(
-        State(
-            phase=phase_next,
-            shouldQuit=shouldQuit_next,
-            recoverCount=recoverCount_next,
-            innerPhase=innerPhase_next,
-            finished=finished_next,
-            retries=retries_next,
-            podRestarted=podRestarted_next,
-            masterSeq=masterSeq_next,
-            lastFinishSeq=lastFinishSeq_next,
-            msgs=msgs_next,
-            agentSeq=agentSeq_next,
-            agentState=agentState_next,
-            slow=slow_next,
-            evict=evict_next,
-            checkpointed=checkpointed_next,
-            faults=faults_next,
-            prevMasterSeq=prevMasterSeq_next,
-            finishCount=finishCount_next,
+        _tla.child(
+            s,
+            State(
+                phase=phase_next,
+                shouldQuit=shouldQuit_next,
+                recoverCount=recoverCount_next,
+                innerPhase=innerPhase_next,
+                finished=finished_next,
+                retries=retries_next,
+                podRestarted=podRestarted_next,
+                masterSeq=masterSeq_next,
+                lastFinishSeq=lastFinishSeq_next,
+                msgs=msgs_next,
+                agentSeq=agentSeq_next,
+                agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
+                faults=faults_next,
+                prevMasterSeq=prevMasterSeq_next,
+                finishCount=finishCount_next,
+            ),
         ),
         (),
     )
@@ -509,26 +584,32 @@ def process_ids_failedWrapUp(c: Constants) -> frozenset[Value]:
     return frozenset({"failedWrapUp"})
 
 
-def enabled_failedWrapUp(c: Constants, s: State, self: Value) -> bool:
-    """Whether failedWrapUp can take a step from s."""
-    return next(_steps_failedWrapUp(c, s, self), None) is not None
+def enabled_failedWrapUp(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether failedWrapUp can take a step from s (with the choices in bind)."""
+    return next(_steps_failedWrapUp(c, s, self, bind), None) is not None
 
 
-def successors_failedWrapUp(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by failedWrapUp."""
-    return list(dict.fromkeys(_steps_failedWrapUp(c, s, self)))
+def successors_failedWrapUp(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by failedWrapUp (with the choices in bind)."""
+    return _tla.unique(list(_steps_failedWrapUp(c, s, self, bind)))
 
 
-def _steps_failedWrapUp(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """failedWrapUp at spec/AegisPhase.tla:780."""
-    # 780: failedWrapUp == /\ CanWrapUp
+def _steps_failedWrapUp(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """failedWrapUp in spec/AegisPhase.tla: its successors in a fixed order."""
+    # failedWrapUp == /\ CanWrapUp
     if not CanWrapUp(c, s):
         return
-    # 781: /\ recoverCount' = MaxRetry + 1
+    # /\ recoverCount' = MaxRetry + 1
     recoverCount_next = c.MaxRetry + 1
-    # 782: /\ shouldQuit' = TRUE
+    # /\ shouldQuit' = TRUE
     shouldQuit_next = True
-    # 783: /\ UNCHANGED << phase, innerPhase, finished, retries,
+    # /\ UNCHANGED << phase, innerPhase, finished, retries,
     phase_next = s.phase
     innerPhase_next = s.innerPhase
     finished_next = s.finished
@@ -546,25 +627,28 @@ def _steps_failedWrapUp(c: Constants, s: State, self: Value) -> Iterator[Success
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
     yield Successor(
-        State(
-            phase=phase_next,
-            shouldQuit=shouldQuit_next,
-            recoverCount=recoverCount_next,
-            innerPhase=innerPhase_next,
-            finished=finished_next,
-            retries=retries_next,
-            podRestarted=podRestarted_next,
-            masterSeq=masterSeq_next,
-            lastFinishSeq=lastFinishSeq_next,
-            msgs=msgs_next,
-            agentSeq=agentSeq_next,
-            agentState=agentState_next,
-            slow=slow_next,
-            evict=evict_next,
-            checkpointed=checkpointed_next,
-            faults=faults_next,
-            prevMasterSeq=prevMasterSeq_next,
-            finishCount=finishCount_next,
+        _tla.child(
+            s,
+            State(
+                phase=phase_next,
+                shouldQuit=shouldQuit_next,
+                recoverCount=recoverCount_next,
+                innerPhase=innerPhase_next,
+                finished=finished_next,
+                retries=retries_next,
+                podRestarted=podRestarted_next,
+                masterSeq=masterSeq_next,
+                lastFinishSeq=lastFinishSeq_next,
+                msgs=msgs_next,
+                agentSeq=agentSeq_next,
+                agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
+                faults=faults_next,
+                prevMasterSeq=prevMasterSeq_next,
+                finishCount=finishCount_next,
+            ),
         ),
         (),
     )
@@ -575,24 +659,30 @@ def process_ids_alignRetries(c: Constants) -> frozenset[Value]:
     return frozenset({"alignRetries"})
 
 
-def enabled_alignRetries(c: Constants, s: State, self: Value) -> bool:
-    """Whether alignRetries can take a step from s."""
-    return next(_steps_alignRetries(c, s, self), None) is not None
+def enabled_alignRetries(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether alignRetries can take a step from s (with the choices in bind)."""
+    return next(_steps_alignRetries(c, s, self, bind), None) is not None
 
 
-def successors_alignRetries(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by alignRetries."""
-    return list(dict.fromkeys(_steps_alignRetries(c, s, self)))
+def successors_alignRetries(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by alignRetries (with the choices in bind)."""
+    return _tla.unique(list(_steps_alignRetries(c, s, self, bind)))
 
 
-def _steps_alignRetries(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """alignRetries at spec/AegisPhase.tla:789."""
-    # 789: alignRetries == /\ CanAlign
+def _steps_alignRetries(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """alignRetries in spec/AegisPhase.tla: its successors in a fixed order."""
+    # alignRetries == /\ CanAlign
     if not CanAlign(c, s):
         return
-    # 790: /\ retries' = [w \in Workers |-> recoverCount]
+    # /\ retries' = [w \in Workers |-> recoverCount]
     retries_next = fn((w, s.recoverCount) for w in c.Workers)
-    # 791: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+    # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
     phase_next = s.phase
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
@@ -611,25 +701,28 @@ def _steps_alignRetries(c: Constants, s: State, self: Value) -> Iterator[Success
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
     yield Successor(
-        State(
-            phase=phase_next,
-            shouldQuit=shouldQuit_next,
-            recoverCount=recoverCount_next,
-            innerPhase=innerPhase_next,
-            finished=finished_next,
-            retries=retries_next,
-            podRestarted=podRestarted_next,
-            masterSeq=masterSeq_next,
-            lastFinishSeq=lastFinishSeq_next,
-            msgs=msgs_next,
-            agentSeq=agentSeq_next,
-            agentState=agentState_next,
-            slow=slow_next,
-            evict=evict_next,
-            checkpointed=checkpointed_next,
-            faults=faults_next,
-            prevMasterSeq=prevMasterSeq_next,
-            finishCount=finishCount_next,
+        _tla.child(
+            s,
+            State(
+                phase=phase_next,
+                shouldQuit=shouldQuit_next,
+                recoverCount=recoverCount_next,
+                innerPhase=innerPhase_next,
+                finished=finished_next,
+                retries=retries_next,
+                podRestarted=podRestarted_next,
+                masterSeq=masterSeq_next,
+                lastFinishSeq=lastFinishSeq_next,
+                msgs=msgs_next,
+                agentSeq=agentSeq_next,
+                agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
+                faults=faults_next,
+                prevMasterSeq=prevMasterSeq_next,
+                finishCount=finishCount_next,
+            ),
         ),
         (),
     )
@@ -640,26 +733,32 @@ def process_ids_quitRequested(c: Constants) -> frozenset[Value]:
     return frozenset({"quitRequested"})
 
 
-def enabled_quitRequested(c: Constants, s: State, self: Value) -> bool:
-    """Whether quitRequested can take a step from s."""
-    return next(_steps_quitRequested(c, s, self), None) is not None
+def enabled_quitRequested(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether quitRequested can take a step from s (with the choices in bind)."""
+    return next(_steps_quitRequested(c, s, self, bind), None) is not None
 
 
-def successors_quitRequested(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by quitRequested."""
-    return list(dict.fromkeys(_steps_quitRequested(c, s, self)))
+def successors_quitRequested(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by quitRequested (with the choices in bind)."""
+    return _tla.unique(list(_steps_quitRequested(c, s, self, bind)))
 
 
-def _steps_quitRequested(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """quitRequested at spec/AegisPhase.tla:797."""
-    # 797: quitRequested == /\ CanQuit
+def _steps_quitRequested(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """quitRequested in spec/AegisPhase.tla: its successors in a fixed order."""
+    # quitRequested == /\ CanQuit
     if not CanQuit(c, s):
         return
-    # 798: /\ phase' = "Failed"
+    # /\ phase' = "Failed"
     phase_next = "Failed"
-    # 799: /\ innerPhase' = [w \in Workers |-> "Failed"]
+    # /\ innerPhase' = [w \in Workers |-> "Failed"]
     innerPhase_next = fn((w, "Failed") for w in c.Workers)
-    # 800: /\ UNCHANGED << shouldQuit, recoverCount, finished, retries,
+    # /\ UNCHANGED << shouldQuit, recoverCount, finished, retries,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
     finished_next = s.finished
@@ -677,25 +776,28 @@ def _steps_quitRequested(c: Constants, s: State, self: Value) -> Iterator[Succes
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
     yield Successor(
-        State(
-            phase=phase_next,
-            shouldQuit=shouldQuit_next,
-            recoverCount=recoverCount_next,
-            innerPhase=innerPhase_next,
-            finished=finished_next,
-            retries=retries_next,
-            podRestarted=podRestarted_next,
-            masterSeq=masterSeq_next,
-            lastFinishSeq=lastFinishSeq_next,
-            msgs=msgs_next,
-            agentSeq=agentSeq_next,
-            agentState=agentState_next,
-            slow=slow_next,
-            evict=evict_next,
-            checkpointed=checkpointed_next,
-            faults=faults_next,
-            prevMasterSeq=prevMasterSeq_next,
-            finishCount=finishCount_next,
+        _tla.child(
+            s,
+            State(
+                phase=phase_next,
+                shouldQuit=shouldQuit_next,
+                recoverCount=recoverCount_next,
+                innerPhase=innerPhase_next,
+                finished=finished_next,
+                retries=retries_next,
+                podRestarted=podRestarted_next,
+                masterSeq=masterSeq_next,
+                lastFinishSeq=lastFinishSeq_next,
+                msgs=msgs_next,
+                agentSeq=agentSeq_next,
+                agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
+                faults=faults_next,
+                prevMasterSeq=prevMasterSeq_next,
+                finishCount=finishCount_next,
+            ),
         ),
         (),
     )
@@ -706,44 +808,50 @@ def process_ids_receive(c: Constants) -> frozenset[Value]:
     return frozenset({"receive"})
 
 
-def enabled_receive(c: Constants, s: State, self: Value) -> bool:
-    """Whether receive can take a step from s."""
-    return next(_steps_receive(c, s, self), None) is not None
+def enabled_receive(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether receive can take a step from s (with the choices in bind)."""
+    return next(_steps_receive(c, s, self, bind), None) is not None
 
 
-def successors_receive(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by receive."""
-    return list(dict.fromkeys(_steps_receive(c, s, self)))
+def successors_receive(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by receive (with the choices in bind)."""
+    return _tla.unique(list(_steps_receive(c, s, self, bind)))
 
 
-def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """receive at spec/AegisPhase.tla:806."""
-    # 806: receive == /\ Quiescent
+def _steps_receive(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """receive in spec/AegisPhase.tla: its successors in a fixed order."""
+    # receive == /\ Quiescent
     if not Quiescent(c, s):
         return
-    # 807: /\ \E m \in msgs:
-    for m in _tla.enum(s.msgs):
-        # 808: /\ msgs' = msgs \ {m}
+    # /\ \E m \in msgs:
+    for m in _tla.bound(bind["m"], bind["m"] in s.msgs) if "m" in bind else _tla.enum(s.msgs):
+        # /\ msgs' = msgs \ {m}
         msgs_next = s.msgs - frozenset({m})
-        # 809: /\ IF m.type = "Finish"
+        # /\ IF m.type = "Finish"
         if apply(m, "type") == "Finish":
-            # 810: THEN /\ IF phase \in OrderPhases /\ ~podRestarted[m.from] /\ FreshFinish(m)
+            # THEN /\ IF phase \in OrderPhases /\ ~podRestarted[m.from] /\ FreshFinish(m)
             if (
                 s.phase in OrderPhases(c)
                 and not apply(s.podRestarted, apply(m, "from"))
                 and FreshFinish(c, s, m)
             ):
-                # 811: THEN /\ finished' = [finished EXCEPT ![m.from] = TRUE]
+                # THEN /\ finished' = [finished EXCEPT ![m.from] = TRUE]
                 finished_next = _tla.except_value(s.finished, (apply(m, "from"),), True)
-                # 812: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![m.from] = m.seq]
+                # /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![m.from] = m.seq]
                 lastFinishSeq_next = _tla.except_value(
                     s.lastFinishSeq, (apply(m, "from"),), apply(m, "seq")
                 )
-                # 813: /\ finishCount' = [finishCount EXCEPT ![m.from] = finishCount[m.from] + 1]
+                # /\ finishCount' = [finishCount EXCEPT ![m.from] = finishCount[m.from] + 1]
                 finishCount_next = _tla.except_value(
                     s.finishCount, (apply(m, "from"),), apply(s.finishCount, apply(m, "from")) + 1
                 )
-                # 817: /\ UNCHANGED << phase, recoverCount, innerPhase,
+                # /\ UNCHANGED << phase, recoverCount, innerPhase,
                 phase_next = s.phase
                 recoverCount_next = s.recoverCount
                 innerPhase_next = s.innerPhase
@@ -753,41 +861,44 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                 evict_next = s.evict
                 checkpointed_next = s.checkpointed
                 prevMasterSeq_next = s.prevMasterSeq
-                # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                 shouldQuit_next = s.shouldQuit
                 podRestarted_next = s.podRestarted
                 agentSeq_next = s.agentSeq
                 agentState_next = s.agentState
                 faults_next = s.faults
                 yield Successor(
-                    State(
-                        phase=phase_next,
-                        shouldQuit=shouldQuit_next,
-                        recoverCount=recoverCount_next,
-                        innerPhase=innerPhase_next,
-                        finished=finished_next,
-                        retries=retries_next,
-                        podRestarted=podRestarted_next,
-                        masterSeq=masterSeq_next,
-                        lastFinishSeq=lastFinishSeq_next,
-                        msgs=msgs_next,
-                        agentSeq=agentSeq_next,
-                        agentState=agentState_next,
-                        slow=slow_next,
-                        evict=evict_next,
-                        checkpointed=checkpointed_next,
-                        faults=faults_next,
-                        prevMasterSeq=prevMasterSeq_next,
-                        finishCount=finishCount_next,
+                    _tla.child(
+                        s,
+                        State(
+                            phase=phase_next,
+                            shouldQuit=shouldQuit_next,
+                            recoverCount=recoverCount_next,
+                            innerPhase=innerPhase_next,
+                            finished=finished_next,
+                            retries=retries_next,
+                            podRestarted=podRestarted_next,
+                            masterSeq=masterSeq_next,
+                            lastFinishSeq=lastFinishSeq_next,
+                            msgs=msgs_next,
+                            agentSeq=agentSeq_next,
+                            agentState=agentState_next,
+                            slow=slow_next,
+                            evict=evict_next,
+                            checkpointed=checkpointed_next,
+                            faults=faults_next,
+                            prevMasterSeq=prevMasterSeq_next,
+                            finishCount=finishCount_next,
+                        ),
                     ),
                     (("m", m),),
                 )
             else:
-                # 815: /\ UNCHANGED << finished, lastFinishSeq,
+                # /\ UNCHANGED << finished, lastFinishSeq,
                 finished_next = s.finished
                 lastFinishSeq_next = s.lastFinishSeq
                 finishCount_next = s.finishCount
-                # 817: /\ UNCHANGED << phase, recoverCount, innerPhase,
+                # /\ UNCHANGED << phase, recoverCount, innerPhase,
                 phase_next = s.phase
                 recoverCount_next = s.recoverCount
                 innerPhase_next = s.innerPhase
@@ -797,47 +908,50 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                 evict_next = s.evict
                 checkpointed_next = s.checkpointed
                 prevMasterSeq_next = s.prevMasterSeq
-                # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                 shouldQuit_next = s.shouldQuit
                 podRestarted_next = s.podRestarted
                 agentSeq_next = s.agentSeq
                 agentState_next = s.agentState
                 faults_next = s.faults
                 yield Successor(
-                    State(
-                        phase=phase_next,
-                        shouldQuit=shouldQuit_next,
-                        recoverCount=recoverCount_next,
-                        innerPhase=innerPhase_next,
-                        finished=finished_next,
-                        retries=retries_next,
-                        podRestarted=podRestarted_next,
-                        masterSeq=masterSeq_next,
-                        lastFinishSeq=lastFinishSeq_next,
-                        msgs=msgs_next,
-                        agentSeq=agentSeq_next,
-                        agentState=agentState_next,
-                        slow=slow_next,
-                        evict=evict_next,
-                        checkpointed=checkpointed_next,
-                        faults=faults_next,
-                        prevMasterSeq=prevMasterSeq_next,
-                        finishCount=finishCount_next,
+                    _tla.child(
+                        s,
+                        State(
+                            phase=phase_next,
+                            shouldQuit=shouldQuit_next,
+                            recoverCount=recoverCount_next,
+                            innerPhase=innerPhase_next,
+                            finished=finished_next,
+                            retries=retries_next,
+                            podRestarted=podRestarted_next,
+                            masterSeq=masterSeq_next,
+                            lastFinishSeq=lastFinishSeq_next,
+                            msgs=msgs_next,
+                            agentSeq=agentSeq_next,
+                            agentState=agentState_next,
+                            slow=slow_next,
+                            evict=evict_next,
+                            checkpointed=checkpointed_next,
+                            faults=faults_next,
+                            prevMasterSeq=prevMasterSeq_next,
+                            finishCount=finishCount_next,
+                        ),
                     ),
                     (("m", m),),
                 )
         else:
-            # 820: ELSE /\ IF m.type = "Hang"
+            # ELSE /\ IF m.type = "Hang"
             if apply(m, "type") == "Hang":
-                # 821: THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
+                # THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
                 if (
                     s.phase == "RunCommand"
                     and apply(m, "seq") == s.masterSeq
                     and not apply(s.podRestarted, apply(m, "from"))
                 ):
-                    # 822: THEN /\ slow' = [slow EXCEPT ![m.from] = TRUE]
+                    # THEN /\ slow' = [slow EXCEPT ![m.from] = TRUE]
                     slow_next = _tla.except_value(s.slow, (apply(m, "from"),), True)
-                    # 825: /\ UNCHANGED << phase, recoverCount,
+                    # /\ UNCHANGED << phase, recoverCount,
                     phase_next = s.phase
                     recoverCount_next = s.recoverCount
                     innerPhase_next = s.innerPhase
@@ -848,41 +962,44 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
-                    # 869: /\ UNCHANGED lastFinishSeq
+                    # /\ UNCHANGED lastFinishSeq
                     lastFinishSeq_next = s.lastFinishSeq
-                    # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                    # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                     shouldQuit_next = s.shouldQuit
                     podRestarted_next = s.podRestarted
                     agentSeq_next = s.agentSeq
                     agentState_next = s.agentState
                     faults_next = s.faults
                     yield Successor(
-                        State(
-                            phase=phase_next,
-                            shouldQuit=shouldQuit_next,
-                            recoverCount=recoverCount_next,
-                            innerPhase=innerPhase_next,
-                            finished=finished_next,
-                            retries=retries_next,
-                            podRestarted=podRestarted_next,
-                            masterSeq=masterSeq_next,
-                            lastFinishSeq=lastFinishSeq_next,
-                            msgs=msgs_next,
-                            agentSeq=agentSeq_next,
-                            agentState=agentState_next,
-                            slow=slow_next,
-                            evict=evict_next,
-                            checkpointed=checkpointed_next,
-                            faults=faults_next,
-                            prevMasterSeq=prevMasterSeq_next,
-                            finishCount=finishCount_next,
+                        _tla.child(
+                            s,
+                            State(
+                                phase=phase_next,
+                                shouldQuit=shouldQuit_next,
+                                recoverCount=recoverCount_next,
+                                innerPhase=innerPhase_next,
+                                finished=finished_next,
+                                retries=retries_next,
+                                podRestarted=podRestarted_next,
+                                masterSeq=masterSeq_next,
+                                lastFinishSeq=lastFinishSeq_next,
+                                msgs=msgs_next,
+                                agentSeq=agentSeq_next,
+                                agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
+                                faults=faults_next,
+                                prevMasterSeq=prevMasterSeq_next,
+                                finishCount=finishCount_next,
+                            ),
                         ),
                         (("m", m),),
                     )
                 else:
-                    # 824: /\ slow' = slow
+                    # /\ slow' = slow
                     slow_next = s.slow
-                    # 825: /\ UNCHANGED << phase, recoverCount,
+                    # /\ UNCHANGED << phase, recoverCount,
                     phase_next = s.phase
                     recoverCount_next = s.recoverCount
                     innerPhase_next = s.innerPhase
@@ -893,49 +1010,52 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
-                    # 869: /\ UNCHANGED lastFinishSeq
+                    # /\ UNCHANGED lastFinishSeq
                     lastFinishSeq_next = s.lastFinishSeq
-                    # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                    # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                     shouldQuit_next = s.shouldQuit
                     podRestarted_next = s.podRestarted
                     agentSeq_next = s.agentSeq
                     agentState_next = s.agentState
                     faults_next = s.faults
                     yield Successor(
-                        State(
-                            phase=phase_next,
-                            shouldQuit=shouldQuit_next,
-                            recoverCount=recoverCount_next,
-                            innerPhase=innerPhase_next,
-                            finished=finished_next,
-                            retries=retries_next,
-                            podRestarted=podRestarted_next,
-                            masterSeq=masterSeq_next,
-                            lastFinishSeq=lastFinishSeq_next,
-                            msgs=msgs_next,
-                            agentSeq=agentSeq_next,
-                            agentState=agentState_next,
-                            slow=slow_next,
-                            evict=evict_next,
-                            checkpointed=checkpointed_next,
-                            faults=faults_next,
-                            prevMasterSeq=prevMasterSeq_next,
-                            finishCount=finishCount_next,
+                        _tla.child(
+                            s,
+                            State(
+                                phase=phase_next,
+                                shouldQuit=shouldQuit_next,
+                                recoverCount=recoverCount_next,
+                                innerPhase=innerPhase_next,
+                                finished=finished_next,
+                                retries=retries_next,
+                                podRestarted=podRestarted_next,
+                                masterSeq=masterSeq_next,
+                                lastFinishSeq=lastFinishSeq_next,
+                                msgs=msgs_next,
+                                agentSeq=agentSeq_next,
+                                agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
+                                faults=faults_next,
+                                prevMasterSeq=prevMasterSeq_next,
+                                finishCount=finishCount_next,
+                            ),
                         ),
                         (("m", m),),
                     )
             else:
-                # 831: ELSE /\ IF m.type = "Checkpoint"
+                # ELSE /\ IF m.type = "Checkpoint"
                 if apply(m, "type") == "Checkpoint":
-                    # 832: THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ Evicting # {}
+                    # THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ Evicting # {}
                     if (
                         s.phase == "RunCommand"
                         and apply(m, "seq") == s.masterSeq
                         and Evicting(c, s) != frozenset()
                     ):
-                        # 833: THEN /\ checkpointed' = TRUE
+                        # THEN /\ checkpointed' = TRUE
                         checkpointed_next = True
-                        # 836: /\ UNCHANGED << phase,
+                        # /\ UNCHANGED << phase,
                         phase_next = s.phase
                         recoverCount_next = s.recoverCount
                         innerPhase_next = s.innerPhase
@@ -946,41 +1066,44 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         evict_next = s.evict
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
-                        # 869: /\ UNCHANGED lastFinishSeq
+                        # /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
-                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                         shouldQuit_next = s.shouldQuit
                         podRestarted_next = s.podRestarted
                         agentSeq_next = s.agentSeq
                         agentState_next = s.agentState
                         faults_next = s.faults
                         yield Successor(
-                            State(
-                                phase=phase_next,
-                                shouldQuit=shouldQuit_next,
-                                recoverCount=recoverCount_next,
-                                innerPhase=innerPhase_next,
-                                finished=finished_next,
-                                retries=retries_next,
-                                podRestarted=podRestarted_next,
-                                masterSeq=masterSeq_next,
-                                lastFinishSeq=lastFinishSeq_next,
-                                msgs=msgs_next,
-                                agentSeq=agentSeq_next,
-                                agentState=agentState_next,
-                                slow=slow_next,
-                                evict=evict_next,
-                                checkpointed=checkpointed_next,
-                                faults=faults_next,
-                                prevMasterSeq=prevMasterSeq_next,
-                                finishCount=finishCount_next,
+                            _tla.child(
+                                s,
+                                State(
+                                    phase=phase_next,
+                                    shouldQuit=shouldQuit_next,
+                                    recoverCount=recoverCount_next,
+                                    innerPhase=innerPhase_next,
+                                    finished=finished_next,
+                                    retries=retries_next,
+                                    podRestarted=podRestarted_next,
+                                    masterSeq=masterSeq_next,
+                                    lastFinishSeq=lastFinishSeq_next,
+                                    msgs=msgs_next,
+                                    agentSeq=agentSeq_next,
+                                    agentState=agentState_next,
+                                    slow=slow_next,
+                                    evict=evict_next,
+                                    checkpointed=checkpointed_next,
+                                    faults=faults_next,
+                                    prevMasterSeq=prevMasterSeq_next,
+                                    finishCount=finishCount_next,
+                                ),
                             ),
                             (("m", m),),
                         )
                     else:
-                        # 835: /\ UNCHANGED checkpointed
+                        # /\ UNCHANGED checkpointed
                         checkpointed_next = s.checkpointed
-                        # 836: /\ UNCHANGED << phase,
+                        # /\ UNCHANGED << phase,
                         phase_next = s.phase
                         recoverCount_next = s.recoverCount
                         innerPhase_next = s.innerPhase
@@ -991,101 +1114,107 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         evict_next = s.evict
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
-                        # 869: /\ UNCHANGED lastFinishSeq
+                        # /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
-                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                         shouldQuit_next = s.shouldQuit
                         podRestarted_next = s.podRestarted
                         agentSeq_next = s.agentSeq
                         agentState_next = s.agentState
                         faults_next = s.faults
                         yield Successor(
-                            State(
-                                phase=phase_next,
-                                shouldQuit=shouldQuit_next,
-                                recoverCount=recoverCount_next,
-                                innerPhase=innerPhase_next,
-                                finished=finished_next,
-                                retries=retries_next,
-                                podRestarted=podRestarted_next,
-                                masterSeq=masterSeq_next,
-                                lastFinishSeq=lastFinishSeq_next,
-                                msgs=msgs_next,
-                                agentSeq=agentSeq_next,
-                                agentState=agentState_next,
-                                slow=slow_next,
-                                evict=evict_next,
-                                checkpointed=checkpointed_next,
-                                faults=faults_next,
-                                prevMasterSeq=prevMasterSeq_next,
-                                finishCount=finishCount_next,
+                            _tla.child(
+                                s,
+                                State(
+                                    phase=phase_next,
+                                    shouldQuit=shouldQuit_next,
+                                    recoverCount=recoverCount_next,
+                                    innerPhase=innerPhase_next,
+                                    finished=finished_next,
+                                    retries=retries_next,
+                                    podRestarted=podRestarted_next,
+                                    masterSeq=masterSeq_next,
+                                    lastFinishSeq=lastFinishSeq_next,
+                                    msgs=msgs_next,
+                                    agentSeq=agentSeq_next,
+                                    agentState=agentState_next,
+                                    slow=slow_next,
+                                    evict=evict_next,
+                                    checkpointed=checkpointed_next,
+                                    faults=faults_next,
+                                    prevMasterSeq=prevMasterSeq_next,
+                                    finishCount=finishCount_next,
+                                ),
                             ),
                             (("m", m),),
                         )
                 else:
-                    # 845: ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[...
+                    # ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
                     if (
                         s.phase == "RunCommand"
                         and apply(m, "seq") == s.masterSeq
                         and not apply(s.podRestarted, apply(m, "from"))
                     ):
-                        # 846: THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)]...
+                        # THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)] + 1]
                         retries_next = _tla.except_value(
                             s.retries, (apply(m, "from"),), apply(s.retries, apply(m, "from")) + 1
                         )
-                        # 847: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                        # /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
                         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
-                        # 848: /\ phase' = "Troubleshooting"
+                        # /\ phase' = "Troubleshooting"
                         phase_next = "Troubleshooting"
-                        # 849: /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
+                        # /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
                         innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
-                        # 850: /\ finished' = [w \in Workers |-> FALSE]
+                        # /\ finished' = [w \in Workers |-> FALSE]
                         finished_next = fn((w_2, False) for w_2 in c.Workers)
-                        # 851: /\ finishCount' = [w \in Workers |-> 0]
+                        # /\ finishCount' = [w \in Workers |-> 0]
                         finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
-                        # 852: /\ prevMasterSeq' = masterSeq
+                        # /\ prevMasterSeq' = masterSeq
                         prevMasterSeq_next = s.masterSeq
-                        # 853: /\ masterSeq' = masterSeq + 1
+                        # /\ masterSeq' = masterSeq + 1
                         masterSeq_next = s.masterSeq + 1
-                        # 854: /\ slow' = [w \in Workers |-> FALSE]
+                        # /\ slow' = [w \in Workers |-> FALSE]
                         slow_next = fn((w_4, False) for w_4 in c.Workers)
-                        # 855: /\ evict' = [w \in Workers |-> FALSE]
+                        # /\ evict' = [w \in Workers |-> FALSE]
                         evict_next = fn((w_5, False) for w_5 in c.Workers)
-                        # 856: /\ checkpointed' = FALSE
+                        # /\ checkpointed' = FALSE
                         checkpointed_next = False
-                        # 869: /\ UNCHANGED lastFinishSeq
+                        # /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
-                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                         shouldQuit_next = s.shouldQuit
                         podRestarted_next = s.podRestarted
                         agentSeq_next = s.agentSeq
                         agentState_next = s.agentState
                         faults_next = s.faults
                         yield Successor(
-                            State(
-                                phase=phase_next,
-                                shouldQuit=shouldQuit_next,
-                                recoverCount=recoverCount_next,
-                                innerPhase=innerPhase_next,
-                                finished=finished_next,
-                                retries=retries_next,
-                                podRestarted=podRestarted_next,
-                                masterSeq=masterSeq_next,
-                                lastFinishSeq=lastFinishSeq_next,
-                                msgs=msgs_next,
-                                agentSeq=agentSeq_next,
-                                agentState=agentState_next,
-                                slow=slow_next,
-                                evict=evict_next,
-                                checkpointed=checkpointed_next,
-                                faults=faults_next,
-                                prevMasterSeq=prevMasterSeq_next,
-                                finishCount=finishCount_next,
+                            _tla.child(
+                                s,
+                                State(
+                                    phase=phase_next,
+                                    shouldQuit=shouldQuit_next,
+                                    recoverCount=recoverCount_next,
+                                    innerPhase=innerPhase_next,
+                                    finished=finished_next,
+                                    retries=retries_next,
+                                    podRestarted=podRestarted_next,
+                                    masterSeq=masterSeq_next,
+                                    lastFinishSeq=lastFinishSeq_next,
+                                    msgs=msgs_next,
+                                    agentSeq=agentSeq_next,
+                                    agentState=agentState_next,
+                                    slow=slow_next,
+                                    evict=evict_next,
+                                    checkpointed=checkpointed_next,
+                                    faults=faults_next,
+                                    prevMasterSeq=prevMasterSeq_next,
+                                    finishCount=finishCount_next,
+                                ),
                             ),
                             (("m", m),),
                         )
                     else:
-                        # 858: /\ UNCHANGED << phase,
+                        # /\ UNCHANGED << phase,
                         phase_next = s.phase
                         recoverCount_next = s.recoverCount
                         innerPhase_next = s.innerPhase
@@ -1097,34 +1226,37 @@ def _steps_receive(c: Constants, s: State, self: Value) -> Iterator[Successor]:
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
-                        # 869: /\ UNCHANGED lastFinishSeq
+                        # /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
-                        # 870: /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
+                        # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                         shouldQuit_next = s.shouldQuit
                         podRestarted_next = s.podRestarted
                         agentSeq_next = s.agentSeq
                         agentState_next = s.agentState
                         faults_next = s.faults
                         yield Successor(
-                            State(
-                                phase=phase_next,
-                                shouldQuit=shouldQuit_next,
-                                recoverCount=recoverCount_next,
-                                innerPhase=innerPhase_next,
-                                finished=finished_next,
-                                retries=retries_next,
-                                podRestarted=podRestarted_next,
-                                masterSeq=masterSeq_next,
-                                lastFinishSeq=lastFinishSeq_next,
-                                msgs=msgs_next,
-                                agentSeq=agentSeq_next,
-                                agentState=agentState_next,
-                                slow=slow_next,
-                                evict=evict_next,
-                                checkpointed=checkpointed_next,
-                                faults=faults_next,
-                                prevMasterSeq=prevMasterSeq_next,
-                                finishCount=finishCount_next,
+                            _tla.child(
+                                s,
+                                State(
+                                    phase=phase_next,
+                                    shouldQuit=shouldQuit_next,
+                                    recoverCount=recoverCount_next,
+                                    innerPhase=innerPhase_next,
+                                    finished=finished_next,
+                                    retries=retries_next,
+                                    podRestarted=podRestarted_next,
+                                    masterSeq=masterSeq_next,
+                                    lastFinishSeq=lastFinishSeq_next,
+                                    msgs=msgs_next,
+                                    agentSeq=agentSeq_next,
+                                    agentState=agentState_next,
+                                    slow=slow_next,
+                                    evict=evict_next,
+                                    checkpointed=checkpointed_next,
+                                    faults=faults_next,
+                                    prevMasterSeq=prevMasterSeq_next,
+                                    finishCount=finishCount_next,
+                                ),
                             ),
                             (("m", m),),
                         )
@@ -1135,26 +1267,42 @@ def process_ids_hangWithQuit(c: Constants) -> frozenset[Value]:
     return frozenset({"hangWithQuit"})
 
 
-def enabled_hangWithQuit(c: Constants, s: State, self: Value) -> bool:
-    """Whether hangWithQuit can take a step from s."""
-    return next(_steps_hangWithQuit(c, s, self), None) is not None
+def enabled_hangWithQuit(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether hangWithQuit can take a step from s (with the choices in bind)."""
+    return next(_steps_hangWithQuit(c, s, self, bind), None) is not None
 
 
-def successors_hangWithQuit(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by hangWithQuit."""
-    return list(dict.fromkeys(_steps_hangWithQuit(c, s, self)))
+def successors_hangWithQuit(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by hangWithQuit (with the choices in bind)."""
+    return _tla.unique(list(_steps_hangWithQuit(c, s, self, bind)))
 
 
-def _steps_hangWithQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """hangWithQuit at spec/AegisPhase.tla:873."""
-    # 873: hangWithQuit == /\ CanHangWithQuit
+def _steps_hangWithQuit(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """hangWithQuit in spec/AegisPhase.tla: its successors in a fixed order."""
+    # hangWithQuit == /\ CanHangWithQuit
     if not CanHangWithQuit(c, s):
         return
-    # 874: /\ \E w \in SlowToEvict:
-    for w in _tla.enum(SlowToEvict(c, s)):
-        # 875: evict' = [evict EXCEPT ![w] = TRUE]
+    # /\ \E w \in SlowToEvict:
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.slow, bind["w"])
+            and not apply(s.evict, bind["w"])
+            and not apply(s.podRestarted, bind["w"]),
+        )
+        if "w" in bind
+        else _tla.enum(SlowToEvict(c, s))
+    ):
+        # evict' = [evict EXCEPT ![w] = TRUE]
         evict_next = _tla.except_value(s.evict, (w,), True)
-        # 876: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+        # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -1173,25 +1321,28 @@ def _steps_hangWithQuit(c: Constants, s: State, self: Value) -> Iterator[Success
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
         yield Successor(
-            State(
-                phase=phase_next,
-                shouldQuit=shouldQuit_next,
-                recoverCount=recoverCount_next,
-                innerPhase=innerPhase_next,
-                finished=finished_next,
-                retries=retries_next,
-                podRestarted=podRestarted_next,
-                masterSeq=masterSeq_next,
-                lastFinishSeq=lastFinishSeq_next,
-                msgs=msgs_next,
-                agentSeq=agentSeq_next,
-                agentState=agentState_next,
-                slow=slow_next,
-                evict=evict_next,
-                checkpointed=checkpointed_next,
-                faults=faults_next,
-                prevMasterSeq=prevMasterSeq_next,
-                finishCount=finishCount_next,
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
             ),
             (("w", w),),
         )
@@ -1202,44 +1353,59 @@ def process_ids_evictSlow(c: Constants) -> frozenset[Value]:
     return frozenset({"evictSlow"})
 
 
-def enabled_evictSlow(c: Constants, s: State, self: Value) -> bool:
-    """Whether evictSlow can take a step from s."""
-    return next(_steps_evictSlow(c, s, self), None) is not None
+def enabled_evictSlow(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether evictSlow can take a step from s (with the choices in bind)."""
+    return next(_steps_evictSlow(c, s, self, bind), None) is not None
 
 
-def successors_evictSlow(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by evictSlow."""
-    return list(dict.fromkeys(_steps_evictSlow(c, s, self)))
+def successors_evictSlow(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by evictSlow (with the choices in bind)."""
+    return _tla.unique(list(_steps_evictSlow(c, s, self, bind)))
 
 
-def _steps_evictSlow(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """evictSlow at spec/AegisPhase.tla:882."""
-    # 882: evictSlow == /\ CanEvictSlow
+def _steps_evictSlow(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """evictSlow in spec/AegisPhase.tla: its successors in a fixed order."""
+    # evictSlow == /\ CanEvictSlow
     if not CanEvictSlow(c, s):
         return
-    # 883: /\ \E w \in Evicted:
-    for w in _tla.enum(Evicted(c, s)):
-        # 884: /\ phase' = "Restarting"
+    # /\ \E w \in Evicted:
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.evict, bind["w"])
+            and apply(s.agentState, bind["w"]) == "Exited",
+        )
+        if "w" in bind
+        else _tla.enum(Evicted(c, s))
+    ):
+        # /\ phase' = "Restarting"
         phase_next = "Restarting"
-        # 885: /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
+        # /\ innerPhase' = [innerPhase EXCEPT ![w] = "Restarting"]
         innerPhase_next = _tla.except_value(s.innerPhase, (w,), "Restarting")
-        # 886: /\ finished' = [finished EXCEPT ![w] = FALSE]
+        # /\ finished' = [finished EXCEPT ![w] = FALSE]
         finished_next = _tla.except_value(s.finished, (w,), False)
-        # 887: /\ finishCount' = [finishCount EXCEPT ![w] = 0]
+        # /\ finishCount' = [finishCount EXCEPT ![w] = 0]
         finishCount_next = _tla.except_value(s.finishCount, (w,), 0)
-        # 888: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
+        # /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = InitSeqNum - 1]
         lastFinishSeq_next = _tla.except_value(s.lastFinishSeq, (w,), c.InitSeqNum - 1)
-        # 889: /\ msgs' = {m \in msgs : m.from # w}
+        # /\ msgs' = {m \in msgs : m.from # w}
         msgs_next = frozenset(m for m in s.msgs if apply(m, "from") != w)
-        # 890: /\ slow' = [slow EXCEPT ![w] = FALSE]
+        # /\ slow' = [slow EXCEPT ![w] = FALSE]
         slow_next = _tla.except_value(s.slow, (w,), False)
-        # 891: /\ evict' = [evict EXCEPT ![w] = FALSE]
+        # /\ evict' = [evict EXCEPT ![w] = FALSE]
         evict_next = _tla.except_value(s.evict, (w,), False)
-        # 892: /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
+        # /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
         retries_next = _tla.except_value(s.retries, (w,), apply(s.retries, w) + 1)
-        # 893: /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+        # /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
-        # 894: /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
+        # /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
         shouldQuit_next = s.shouldQuit
         podRestarted_next = s.podRestarted
         masterSeq_next = s.masterSeq
@@ -1249,25 +1415,28 @@ def _steps_evictSlow(c: Constants, s: State, self: Value) -> Iterator[Successor]
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         yield Successor(
-            State(
-                phase=phase_next,
-                shouldQuit=shouldQuit_next,
-                recoverCount=recoverCount_next,
-                innerPhase=innerPhase_next,
-                finished=finished_next,
-                retries=retries_next,
-                podRestarted=podRestarted_next,
-                masterSeq=masterSeq_next,
-                lastFinishSeq=lastFinishSeq_next,
-                msgs=msgs_next,
-                agentSeq=agentSeq_next,
-                agentState=agentState_next,
-                slow=slow_next,
-                evict=evict_next,
-                checkpointed=checkpointed_next,
-                faults=faults_next,
-                prevMasterSeq=prevMasterSeq_next,
-                finishCount=finishCount_next,
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
             ),
             (("w", w),),
         )
@@ -1278,58 +1447,80 @@ def process_ids_agentJoin(c: Constants) -> frozenset[Value]:
     return frozenset({"agentJoin"})
 
 
-def enabled_agentJoin(c: Constants, s: State, self: Value) -> bool:
-    """Whether agentJoin can take a step from s."""
-    return next(_steps_agentJoin(c, s, self), None) is not None
+def enabled_agentJoin(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether agentJoin can take a step from s (with the choices in bind)."""
+    return next(_steps_agentJoin(c, s, self, bind), None) is not None
 
 
-def successors_agentJoin(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by agentJoin."""
-    return list(dict.fromkeys(_steps_agentJoin(c, s, self)))
+def successors_agentJoin(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by agentJoin (with the choices in bind)."""
+    return _tla.unique(list(_steps_agentJoin(c, s, self, bind)))
 
 
-def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentJoin at spec/AegisPhase.tla:897."""
-    # 897: agentJoin == /\ Quiescent /\ ~Terminated
+def _steps_agentJoin(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """agentJoin in spec/AegisPhase.tla: its successors in a fixed order."""
+    # agentJoin == /\ Quiescent /\ ~Terminated
     if not Quiescent(c, s):
         return
     if Terminated(c, s):
         return
-    # 898: /\ \E w \in {x \in Workers : agentState[x] = "Fresh"
-    for w in _tla.enum(
-        frozenset(
-            x
-            for x in c.Workers
-            if apply(s.agentState, x) == "Fresh"
-            and (not apply(s.podRestarted, x) or apply(s.innerPhase, x) == "Restarting")
+    # /\ \E w \in {x \in Workers : agentState[x] = "Fresh"
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.agentState, bind["w"]) == "Fresh"
+            and (
+                not apply(s.podRestarted, bind["w"])
+                or apply(s.innerPhase, bind["w"]) == "Restarting"
+            ),
+        )
+        if "w" in bind
+        else _tla.enum(
+            _tla.select(
+                _S_agentJoin_1,
+                c,
+                s,
+                c.Workers,
+                lambda c, s, x: (
+                    apply(s.agentState, x) == "Fresh"
+                    and (not apply(s.podRestarted, x) or apply(s.innerPhase, x) == "Restarting")
+                ),
+            )
         )
     ):
-        # 900: LET ack == [from |-> w, type |-> "ACK", seq |-> agentSeq[w]] IN
-        # 901: /\ agentState' = [agentState EXCEPT ![w] = "Ready"]
+        # LET ack == [from |-> w, type |-> "ACK", seq |-> agentSeq[w]] IN
+        # /\ agentState' = [agentState EXCEPT ![w] = "Ready"]
         agentState_next = _tla.except_value(s.agentState, (w,), "Ready")
-        # 902: /\ IF podRestarted[w]
+        # /\ IF podRestarted[w]
         if apply(s.podRestarted, w):
-            # 903: THEN /\ podRestarted' = [podRestarted EXCEPT ![w] = FALSE]
+            # THEN /\ podRestarted' = [podRestarted EXCEPT ![w] = FALSE]
             podRestarted_next = _tla.except_value(s.podRestarted, (w,), False)
-            # 904: /\ innerPhase' = [innerPhase EXCEPT ![w] = phase]
+            # /\ innerPhase' = [innerPhase EXCEPT ![w] = phase]
             innerPhase_next = _tla.except_value(s.innerPhase, (w,), s.phase)
-            # 907: /\ IF phase = "Pending" /\ FreshFinish(ack)
+            # /\ IF phase = "Pending" /\ FreshFinish(ack)
             if s.phase == "Pending" and FreshFinish(
                 c, s, Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)})
             ):
-                # 908: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
+                # THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
                 finished_next = _tla.except_value(s.finished, (w,), True)
-                # 909: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
+                # /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
                 lastFinishSeq_next = _tla.except_value(
                     s.lastFinishSeq,
                     (w,),
                     apply(Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)}), "seq"),
                 )
-                # 910: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
+                # /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
                 finishCount_next = _tla.except_value(
                     s.finishCount, (w,), apply(s.finishCount, w) + 1
                 )
-                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                # /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
                 phase_next = s.phase
                 shouldQuit_next = s.shouldQuit
                 recoverCount_next = s.recoverCount
@@ -1343,310 +1534,8 @@ def _steps_agentJoin(c: Constants, s: State, self: Value) -> Iterator[Successor]
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
                 yield Successor(
-                    State(
-                        phase=phase_next,
-                        shouldQuit=shouldQuit_next,
-                        recoverCount=recoverCount_next,
-                        innerPhase=innerPhase_next,
-                        finished=finished_next,
-                        retries=retries_next,
-                        podRestarted=podRestarted_next,
-                        masterSeq=masterSeq_next,
-                        lastFinishSeq=lastFinishSeq_next,
-                        msgs=msgs_next,
-                        agentSeq=agentSeq_next,
-                        agentState=agentState_next,
-                        slow=slow_next,
-                        evict=evict_next,
-                        checkpointed=checkpointed_next,
-                        faults=faults_next,
-                        prevMasterSeq=prevMasterSeq_next,
-                        finishCount=finishCount_next,
-                    ),
-                    (("w", w),),
-                )
-            else:
-                # 912: /\ UNCHANGED << finished, lastFinishSeq,
-                finished_next = s.finished
-                lastFinishSeq_next = s.lastFinishSeq
-                finishCount_next = s.finishCount
-                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
-                phase_next = s.phase
-                shouldQuit_next = s.shouldQuit
-                recoverCount_next = s.recoverCount
-                retries_next = s.retries
-                masterSeq_next = s.masterSeq
-                msgs_next = s.msgs
-                agentSeq_next = s.agentSeq
-                slow_next = s.slow
-                evict_next = s.evict
-                checkpointed_next = s.checkpointed
-                faults_next = s.faults
-                prevMasterSeq_next = s.prevMasterSeq
-                yield Successor(
-                    State(
-                        phase=phase_next,
-                        shouldQuit=shouldQuit_next,
-                        recoverCount=recoverCount_next,
-                        innerPhase=innerPhase_next,
-                        finished=finished_next,
-                        retries=retries_next,
-                        podRestarted=podRestarted_next,
-                        masterSeq=masterSeq_next,
-                        lastFinishSeq=lastFinishSeq_next,
-                        msgs=msgs_next,
-                        agentSeq=agentSeq_next,
-                        agentState=agentState_next,
-                        slow=slow_next,
-                        evict=evict_next,
-                        checkpointed=checkpointed_next,
-                        faults=faults_next,
-                        prevMasterSeq=prevMasterSeq_next,
-                        finishCount=finishCount_next,
-                    ),
-                    (("w", w),),
-                )
-        else:
-            # 906: /\ UNCHANGED << innerPhase, podRestarted >>
-            innerPhase_next = s.innerPhase
-            podRestarted_next = s.podRestarted
-            # 907: /\ IF phase = "Pending" /\ FreshFinish(ack)
-            if s.phase == "Pending" and FreshFinish(
-                c, s, Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)})
-            ):
-                # 908: THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
-                finished_next = _tla.except_value(s.finished, (w,), True)
-                # 909: /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
-                lastFinishSeq_next = _tla.except_value(
-                    s.lastFinishSeq,
-                    (w,),
-                    apply(Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)}), "seq"),
-                )
-                # 910: /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
-                finishCount_next = _tla.except_value(
-                    s.finishCount, (w,), apply(s.finishCount, w) + 1
-                )
-                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
-                phase_next = s.phase
-                shouldQuit_next = s.shouldQuit
-                recoverCount_next = s.recoverCount
-                retries_next = s.retries
-                masterSeq_next = s.masterSeq
-                msgs_next = s.msgs
-                agentSeq_next = s.agentSeq
-                slow_next = s.slow
-                evict_next = s.evict
-                checkpointed_next = s.checkpointed
-                faults_next = s.faults
-                prevMasterSeq_next = s.prevMasterSeq
-                yield Successor(
-                    State(
-                        phase=phase_next,
-                        shouldQuit=shouldQuit_next,
-                        recoverCount=recoverCount_next,
-                        innerPhase=innerPhase_next,
-                        finished=finished_next,
-                        retries=retries_next,
-                        podRestarted=podRestarted_next,
-                        masterSeq=masterSeq_next,
-                        lastFinishSeq=lastFinishSeq_next,
-                        msgs=msgs_next,
-                        agentSeq=agentSeq_next,
-                        agentState=agentState_next,
-                        slow=slow_next,
-                        evict=evict_next,
-                        checkpointed=checkpointed_next,
-                        faults=faults_next,
-                        prevMasterSeq=prevMasterSeq_next,
-                        finishCount=finishCount_next,
-                    ),
-                    (("w", w),),
-                )
-            else:
-                # 912: /\ UNCHANGED << finished, lastFinishSeq,
-                finished_next = s.finished
-                lastFinishSeq_next = s.lastFinishSeq
-                finishCount_next = s.finishCount
-                # 914: /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
-                phase_next = s.phase
-                shouldQuit_next = s.shouldQuit
-                recoverCount_next = s.recoverCount
-                retries_next = s.retries
-                masterSeq_next = s.masterSeq
-                msgs_next = s.msgs
-                agentSeq_next = s.agentSeq
-                slow_next = s.slow
-                evict_next = s.evict
-                checkpointed_next = s.checkpointed
-                faults_next = s.faults
-                prevMasterSeq_next = s.prevMasterSeq
-                yield Successor(
-                    State(
-                        phase=phase_next,
-                        shouldQuit=shouldQuit_next,
-                        recoverCount=recoverCount_next,
-                        innerPhase=innerPhase_next,
-                        finished=finished_next,
-                        retries=retries_next,
-                        podRestarted=podRestarted_next,
-                        masterSeq=masterSeq_next,
-                        lastFinishSeq=lastFinishSeq_next,
-                        msgs=msgs_next,
-                        agentSeq=agentSeq_next,
-                        agentState=agentState_next,
-                        slow=slow_next,
-                        evict=evict_next,
-                        checkpointed=checkpointed_next,
-                        faults=faults_next,
-                        prevMasterSeq=prevMasterSeq_next,
-                        finishCount=finishCount_next,
-                    ),
-                    (("w", w),),
-                )
-
-
-def process_ids_agentWork(c: Constants) -> frozenset[Value]:
-    """The ids of the process that runs agentWork (process agentWork)."""
-    return frozenset({"agentWork"})
-
-
-def enabled_agentWork(c: Constants, s: State, self: Value) -> bool:
-    """Whether agentWork can take a step from s."""
-    return next(_steps_agentWork(c, s, self), None) is not None
-
-
-def successors_agentWork(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by agentWork."""
-    return list(dict.fromkeys(_steps_agentWork(c, s, self)))
-
-
-def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentWork at spec/AegisPhase.tla:918."""
-    # 918: agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < mas...
-    for w in _tla.enum(
-        frozenset(
-            x
-            for x in c.Workers
-            if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
-        )
-    ):
-        # 919: \E outcome \in Outcomes:
-        for outcome in _tla.enum(Outcomes(c, s)):
-            # 920: /\ Quiescent /\ phase \in OrderPhases
-            if Quiescent(c, s) and s.phase in OrderPhases(c):
-                # 921: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
-                agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
-                # 922: /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
-                msgs_next = s.msgs | frozenset(
-                    {Fn({"from": w, "type": outcome, "seq": s.masterSeq})}
-                )
-                # 923: /\ IF outcome = "Error"
-                if outcome == "Error":
-                    # 924: THEN /\ faults' = faults - 1
-                    faults_next = s.faults - 1
-                    # 925: /\ IF phase # "RunCommand"
-                    if s.phase != "RunCommand":
-                        # 926: THEN /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
-                        agentState_next = _tla.except_value(s.agentState, (w,), "Exited")
-                        # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
-                        phase_next = s.phase
-                        shouldQuit_next = s.shouldQuit
-                        recoverCount_next = s.recoverCount
-                        innerPhase_next = s.innerPhase
-                        finished_next = s.finished
-                        retries_next = s.retries
-                        podRestarted_next = s.podRestarted
-                        masterSeq_next = s.masterSeq
-                        lastFinishSeq_next = s.lastFinishSeq
-                        slow_next = s.slow
-                        evict_next = s.evict
-                        checkpointed_next = s.checkpointed
-                        prevMasterSeq_next = s.prevMasterSeq
-                        finishCount_next = s.finishCount
-                        yield Successor(
-                            State(
-                                phase=phase_next,
-                                shouldQuit=shouldQuit_next,
-                                recoverCount=recoverCount_next,
-                                innerPhase=innerPhase_next,
-                                finished=finished_next,
-                                retries=retries_next,
-                                podRestarted=podRestarted_next,
-                                masterSeq=masterSeq_next,
-                                lastFinishSeq=lastFinishSeq_next,
-                                msgs=msgs_next,
-                                agentSeq=agentSeq_next,
-                                agentState=agentState_next,
-                                slow=slow_next,
-                                evict=evict_next,
-                                checkpointed=checkpointed_next,
-                                faults=faults_next,
-                                prevMasterSeq=prevMasterSeq_next,
-                                finishCount=finishCount_next,
-                            ),
-                            (("w", w), ("outcome", outcome)),
-                        )
-                    else:
-                        # 928: /\ UNCHANGED agentState
-                        agentState_next = s.agentState
-                        # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
-                        phase_next = s.phase
-                        shouldQuit_next = s.shouldQuit
-                        recoverCount_next = s.recoverCount
-                        innerPhase_next = s.innerPhase
-                        finished_next = s.finished
-                        retries_next = s.retries
-                        podRestarted_next = s.podRestarted
-                        masterSeq_next = s.masterSeq
-                        lastFinishSeq_next = s.lastFinishSeq
-                        slow_next = s.slow
-                        evict_next = s.evict
-                        checkpointed_next = s.checkpointed
-                        prevMasterSeq_next = s.prevMasterSeq
-                        finishCount_next = s.finishCount
-                        yield Successor(
-                            State(
-                                phase=phase_next,
-                                shouldQuit=shouldQuit_next,
-                                recoverCount=recoverCount_next,
-                                innerPhase=innerPhase_next,
-                                finished=finished_next,
-                                retries=retries_next,
-                                podRestarted=podRestarted_next,
-                                masterSeq=masterSeq_next,
-                                lastFinishSeq=lastFinishSeq_next,
-                                msgs=msgs_next,
-                                agentSeq=agentSeq_next,
-                                agentState=agentState_next,
-                                slow=slow_next,
-                                evict=evict_next,
-                                checkpointed=checkpointed_next,
-                                faults=faults_next,
-                                prevMasterSeq=prevMasterSeq_next,
-                                finishCount=finishCount_next,
-                            ),
-                            (("w", w), ("outcome", outcome)),
-                        )
-                else:
-                    # 930: /\ UNCHANGED << agentState, faults >>
-                    agentState_next = s.agentState
-                    faults_next = s.faults
-                    # 931: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
-                    phase_next = s.phase
-                    shouldQuit_next = s.shouldQuit
-                    recoverCount_next = s.recoverCount
-                    innerPhase_next = s.innerPhase
-                    finished_next = s.finished
-                    retries_next = s.retries
-                    podRestarted_next = s.podRestarted
-                    masterSeq_next = s.masterSeq
-                    lastFinishSeq_next = s.lastFinishSeq
-                    slow_next = s.slow
-                    evict_next = s.evict
-                    checkpointed_next = s.checkpointed
-                    prevMasterSeq_next = s.prevMasterSeq
-                    finishCount_next = s.finishCount
-                    yield Successor(
+                    _tla.child(
+                        s,
                         State(
                             phase=phase_next,
                             shouldQuit=shouldQuit_next,
@@ -1667,6 +1556,352 @@ def _steps_agentWork(c: Constants, s: State, self: Value) -> Iterator[Successor]
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
                         ),
+                    ),
+                    (("w", w),),
+                )
+            else:
+                # /\ UNCHANGED << finished, lastFinishSeq,
+                finished_next = s.finished
+                lastFinishSeq_next = s.lastFinishSeq
+                finishCount_next = s.finishCount
+                # /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                phase_next = s.phase
+                shouldQuit_next = s.shouldQuit
+                recoverCount_next = s.recoverCount
+                retries_next = s.retries
+                masterSeq_next = s.masterSeq
+                msgs_next = s.msgs
+                agentSeq_next = s.agentSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
+                faults_next = s.faults
+                prevMasterSeq_next = s.prevMasterSeq
+                yield Successor(
+                    _tla.child(
+                        s,
+                        State(
+                            phase=phase_next,
+                            shouldQuit=shouldQuit_next,
+                            recoverCount=recoverCount_next,
+                            innerPhase=innerPhase_next,
+                            finished=finished_next,
+                            retries=retries_next,
+                            podRestarted=podRestarted_next,
+                            masterSeq=masterSeq_next,
+                            lastFinishSeq=lastFinishSeq_next,
+                            msgs=msgs_next,
+                            agentSeq=agentSeq_next,
+                            agentState=agentState_next,
+                            slow=slow_next,
+                            evict=evict_next,
+                            checkpointed=checkpointed_next,
+                            faults=faults_next,
+                            prevMasterSeq=prevMasterSeq_next,
+                            finishCount=finishCount_next,
+                        ),
+                    ),
+                    (("w", w),),
+                )
+        else:
+            # /\ UNCHANGED << innerPhase, podRestarted >>
+            innerPhase_next = s.innerPhase
+            podRestarted_next = s.podRestarted
+            # /\ IF phase = "Pending" /\ FreshFinish(ack)
+            if s.phase == "Pending" and FreshFinish(
+                c, s, Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)})
+            ):
+                # THEN /\ finished' = [finished EXCEPT ![w] = TRUE]
+                finished_next = _tla.except_value(s.finished, (w,), True)
+                # /\ lastFinishSeq' = [lastFinishSeq EXCEPT ![w] = ack.seq]
+                lastFinishSeq_next = _tla.except_value(
+                    s.lastFinishSeq,
+                    (w,),
+                    apply(Fn({"from": w, "type": "ACK", "seq": apply(s.agentSeq, w)}), "seq"),
+                )
+                # /\ finishCount' = [finishCount EXCEPT ![w] = finishCount[w] + 1]
+                finishCount_next = _tla.except_value(
+                    s.finishCount, (w,), apply(s.finishCount, w) + 1
+                )
+                # /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                phase_next = s.phase
+                shouldQuit_next = s.shouldQuit
+                recoverCount_next = s.recoverCount
+                retries_next = s.retries
+                masterSeq_next = s.masterSeq
+                msgs_next = s.msgs
+                agentSeq_next = s.agentSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
+                faults_next = s.faults
+                prevMasterSeq_next = s.prevMasterSeq
+                yield Successor(
+                    _tla.child(
+                        s,
+                        State(
+                            phase=phase_next,
+                            shouldQuit=shouldQuit_next,
+                            recoverCount=recoverCount_next,
+                            innerPhase=innerPhase_next,
+                            finished=finished_next,
+                            retries=retries_next,
+                            podRestarted=podRestarted_next,
+                            masterSeq=masterSeq_next,
+                            lastFinishSeq=lastFinishSeq_next,
+                            msgs=msgs_next,
+                            agentSeq=agentSeq_next,
+                            agentState=agentState_next,
+                            slow=slow_next,
+                            evict=evict_next,
+                            checkpointed=checkpointed_next,
+                            faults=faults_next,
+                            prevMasterSeq=prevMasterSeq_next,
+                            finishCount=finishCount_next,
+                        ),
+                    ),
+                    (("w", w),),
+                )
+            else:
+                # /\ UNCHANGED << finished, lastFinishSeq,
+                finished_next = s.finished
+                lastFinishSeq_next = s.lastFinishSeq
+                finishCount_next = s.finishCount
+                # /\ UNCHANGED << phase, shouldQuit, recoverCount, retries,
+                phase_next = s.phase
+                shouldQuit_next = s.shouldQuit
+                recoverCount_next = s.recoverCount
+                retries_next = s.retries
+                masterSeq_next = s.masterSeq
+                msgs_next = s.msgs
+                agentSeq_next = s.agentSeq
+                slow_next = s.slow
+                evict_next = s.evict
+                checkpointed_next = s.checkpointed
+                faults_next = s.faults
+                prevMasterSeq_next = s.prevMasterSeq
+                yield Successor(
+                    _tla.child(
+                        s,
+                        State(
+                            phase=phase_next,
+                            shouldQuit=shouldQuit_next,
+                            recoverCount=recoverCount_next,
+                            innerPhase=innerPhase_next,
+                            finished=finished_next,
+                            retries=retries_next,
+                            podRestarted=podRestarted_next,
+                            masterSeq=masterSeq_next,
+                            lastFinishSeq=lastFinishSeq_next,
+                            msgs=msgs_next,
+                            agentSeq=agentSeq_next,
+                            agentState=agentState_next,
+                            slow=slow_next,
+                            evict=evict_next,
+                            checkpointed=checkpointed_next,
+                            faults=faults_next,
+                            prevMasterSeq=prevMasterSeq_next,
+                            finishCount=finishCount_next,
+                        ),
+                    ),
+                    (("w", w),),
+                )
+
+
+def process_ids_agentWork(c: Constants) -> frozenset[Value]:
+    """The ids of the process that runs agentWork (process agentWork)."""
+    return frozenset({"agentWork"})
+
+
+def enabled_agentWork(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether agentWork can take a step from s (with the choices in bind)."""
+    return next(_steps_agentWork(c, s, self, bind), None) is not None
+
+
+def successors_agentWork(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by agentWork (with the choices in bind)."""
+    return _tla.unique(list(_steps_agentWork(c, s, self, bind)))
+
+
+def _steps_agentWork(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """agentWork in spec/AegisPhase.tla: its successors in a fixed order."""
+    # agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.agentState, bind["w"]) == "Ready"
+            and apply(s.agentSeq, bind["w"]) < s.masterSeq,
+        )
+        if "w" in bind
+        else _tla.enum(
+            _tla.select(
+                _S_agentWork_1,
+                c,
+                s,
+                c.Workers,
+                lambda c, s, x: (
+                    apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
+                ),
+            )
+        )
+    ):
+        # \E outcome \in Outcomes:
+        for outcome in (
+            _tla.bound(bind["outcome"], bind["outcome"] in Outcomes(c, s))
+            if "outcome" in bind
+            else _tla.enum(Outcomes(c, s))
+        ):
+            # /\ Quiescent /\ phase \in OrderPhases
+            if Quiescent(c, s) and s.phase in OrderPhases(c):
+                # /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
+                agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
+                # /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
+                msgs_next = s.msgs | frozenset(
+                    {Fn({"from": w, "type": outcome, "seq": s.masterSeq})}
+                )
+                # /\ IF outcome = "Error"
+                if outcome == "Error":
+                    # THEN /\ faults' = faults - 1
+                    faults_next = s.faults - 1
+                    # /\ IF phase # "RunCommand"
+                    if s.phase != "RunCommand":
+                        # THEN /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
+                        agentState_next = _tla.except_value(s.agentState, (w,), "Exited")
+                        # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                        phase_next = s.phase
+                        shouldQuit_next = s.shouldQuit
+                        recoverCount_next = s.recoverCount
+                        innerPhase_next = s.innerPhase
+                        finished_next = s.finished
+                        retries_next = s.retries
+                        podRestarted_next = s.podRestarted
+                        masterSeq_next = s.masterSeq
+                        lastFinishSeq_next = s.lastFinishSeq
+                        slow_next = s.slow
+                        evict_next = s.evict
+                        checkpointed_next = s.checkpointed
+                        prevMasterSeq_next = s.prevMasterSeq
+                        finishCount_next = s.finishCount
+                        yield Successor(
+                            _tla.child(
+                                s,
+                                State(
+                                    phase=phase_next,
+                                    shouldQuit=shouldQuit_next,
+                                    recoverCount=recoverCount_next,
+                                    innerPhase=innerPhase_next,
+                                    finished=finished_next,
+                                    retries=retries_next,
+                                    podRestarted=podRestarted_next,
+                                    masterSeq=masterSeq_next,
+                                    lastFinishSeq=lastFinishSeq_next,
+                                    msgs=msgs_next,
+                                    agentSeq=agentSeq_next,
+                                    agentState=agentState_next,
+                                    slow=slow_next,
+                                    evict=evict_next,
+                                    checkpointed=checkpointed_next,
+                                    faults=faults_next,
+                                    prevMasterSeq=prevMasterSeq_next,
+                                    finishCount=finishCount_next,
+                                ),
+                            ),
+                            (("w", w), ("outcome", outcome)),
+                        )
+                    else:
+                        # /\ UNCHANGED agentState
+                        agentState_next = s.agentState
+                        # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                        phase_next = s.phase
+                        shouldQuit_next = s.shouldQuit
+                        recoverCount_next = s.recoverCount
+                        innerPhase_next = s.innerPhase
+                        finished_next = s.finished
+                        retries_next = s.retries
+                        podRestarted_next = s.podRestarted
+                        masterSeq_next = s.masterSeq
+                        lastFinishSeq_next = s.lastFinishSeq
+                        slow_next = s.slow
+                        evict_next = s.evict
+                        checkpointed_next = s.checkpointed
+                        prevMasterSeq_next = s.prevMasterSeq
+                        finishCount_next = s.finishCount
+                        yield Successor(
+                            _tla.child(
+                                s,
+                                State(
+                                    phase=phase_next,
+                                    shouldQuit=shouldQuit_next,
+                                    recoverCount=recoverCount_next,
+                                    innerPhase=innerPhase_next,
+                                    finished=finished_next,
+                                    retries=retries_next,
+                                    podRestarted=podRestarted_next,
+                                    masterSeq=masterSeq_next,
+                                    lastFinishSeq=lastFinishSeq_next,
+                                    msgs=msgs_next,
+                                    agentSeq=agentSeq_next,
+                                    agentState=agentState_next,
+                                    slow=slow_next,
+                                    evict=evict_next,
+                                    checkpointed=checkpointed_next,
+                                    faults=faults_next,
+                                    prevMasterSeq=prevMasterSeq_next,
+                                    finishCount=finishCount_next,
+                                ),
+                            ),
+                            (("w", w), ("outcome", outcome)),
+                        )
+                else:
+                    # /\ UNCHANGED << agentState, faults >>
+                    agentState_next = s.agentState
+                    faults_next = s.faults
+                    # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+                    phase_next = s.phase
+                    shouldQuit_next = s.shouldQuit
+                    recoverCount_next = s.recoverCount
+                    innerPhase_next = s.innerPhase
+                    finished_next = s.finished
+                    retries_next = s.retries
+                    podRestarted_next = s.podRestarted
+                    masterSeq_next = s.masterSeq
+                    lastFinishSeq_next = s.lastFinishSeq
+                    slow_next = s.slow
+                    evict_next = s.evict
+                    checkpointed_next = s.checkpointed
+                    prevMasterSeq_next = s.prevMasterSeq
+                    finishCount_next = s.finishCount
+                    yield Successor(
+                        _tla.child(
+                            s,
+                            State(
+                                phase=phase_next,
+                                shouldQuit=shouldQuit_next,
+                                recoverCount=recoverCount_next,
+                                innerPhase=innerPhase_next,
+                                finished=finished_next,
+                                retries=retries_next,
+                                podRestarted=podRestarted_next,
+                                masterSeq=masterSeq_next,
+                                lastFinishSeq=lastFinishSeq_next,
+                                msgs=msgs_next,
+                                agentSeq=agentSeq_next,
+                                agentState=agentState_next,
+                                slow=slow_next,
+                                evict=evict_next,
+                                checkpointed=checkpointed_next,
+                                faults=faults_next,
+                                prevMasterSeq=prevMasterSeq_next,
+                                finishCount=finishCount_next,
+                            ),
+                        ),
                         (("w", w), ("outcome", outcome)),
                     )
 
@@ -1676,33 +1911,52 @@ def process_ids_agentHang(c: Constants) -> frozenset[Value]:
     return frozenset({"agentHang"})
 
 
-def enabled_agentHang(c: Constants, s: State, self: Value) -> bool:
-    """Whether agentHang can take a step from s."""
-    return next(_steps_agentHang(c, s, self), None) is not None
+def enabled_agentHang(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether agentHang can take a step from s (with the choices in bind)."""
+    return next(_steps_agentHang(c, s, self, bind), None) is not None
 
 
-def successors_agentHang(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by agentHang."""
-    return list(dict.fromkeys(_steps_agentHang(c, s, self)))
+def successors_agentHang(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by agentHang (with the choices in bind)."""
+    return _tla.unique(list(_steps_agentHang(c, s, self, bind)))
 
 
-def _steps_agentHang(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentHang at spec/AegisPhase.tla:936."""
-    # 936: agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < mas...
-    for w in _tla.enum(
-        frozenset(
-            x
-            for x in c.Workers
-            if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
+def _steps_agentHang(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """agentHang in spec/AegisPhase.tla: its successors in a fixed order."""
+    # agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.agentState, bind["w"]) == "Ready"
+            and apply(s.agentSeq, bind["w"]) < s.masterSeq,
+        )
+        if "w" in bind
+        else _tla.enum(
+            _tla.select(
+                _S_agentHang_1,
+                c,
+                s,
+                c.Workers,
+                lambda c, s, x: (
+                    apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
+                ),
+            )
         )
     ):
-        # 937: /\ Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w]
+        # /\ Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w]
         if Quiescent(c, s) and s.phase == "RunCommand" and s.faults > 0 and not apply(s.slow, w):
-            # 938: /\ faults' = faults - 1
+            # /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # 939: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
+            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
             msgs_next = s.msgs | frozenset({Fn({"from": w, "type": "Hang", "seq": s.masterSeq})})
-            # 940: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1720,25 +1974,28 @@ def _steps_agentHang(c: Constants, s: State, self: Value) -> Iterator[Successor]
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
             yield Successor(
-                State(
-                    phase=phase_next,
-                    shouldQuit=shouldQuit_next,
-                    recoverCount=recoverCount_next,
-                    innerPhase=innerPhase_next,
-                    finished=finished_next,
-                    retries=retries_next,
-                    podRestarted=podRestarted_next,
-                    masterSeq=masterSeq_next,
-                    lastFinishSeq=lastFinishSeq_next,
-                    msgs=msgs_next,
-                    agentSeq=agentSeq_next,
-                    agentState=agentState_next,
-                    slow=slow_next,
-                    evict=evict_next,
-                    checkpointed=checkpointed_next,
-                    faults=faults_next,
-                    prevMasterSeq=prevMasterSeq_next,
-                    finishCount=finishCount_next,
+                _tla.child(
+                    s,
+                    State(
+                        phase=phase_next,
+                        shouldQuit=shouldQuit_next,
+                        recoverCount=recoverCount_next,
+                        innerPhase=innerPhase_next,
+                        finished=finished_next,
+                        retries=retries_next,
+                        podRestarted=podRestarted_next,
+                        masterSeq=masterSeq_next,
+                        lastFinishSeq=lastFinishSeq_next,
+                        msgs=msgs_next,
+                        agentSeq=agentSeq_next,
+                        agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
+                        faults=faults_next,
+                        prevMasterSeq=prevMasterSeq_next,
+                        finishCount=finishCount_next,
+                    ),
                 ),
                 (("w", w),),
             )
@@ -1749,38 +2006,57 @@ def process_ids_agentCheckpoint(c: Constants) -> frozenset[Value]:
     return frozenset({"agentCheckpoint"})
 
 
-def enabled_agentCheckpoint(c: Constants, s: State, self: Value) -> bool:
-    """Whether agentCheckpoint can take a step from s."""
-    return next(_steps_agentCheckpoint(c, s, self), None) is not None
+def enabled_agentCheckpoint(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether agentCheckpoint can take a step from s (with the choices in bind)."""
+    return next(_steps_agentCheckpoint(c, s, self, bind), None) is not None
 
 
-def successors_agentCheckpoint(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by agentCheckpoint."""
-    return list(dict.fromkeys(_steps_agentCheckpoint(c, s, self)))
+def successors_agentCheckpoint(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by agentCheckpoint (with the choices in bind)."""
+    return _tla.unique(list(_steps_agentCheckpoint(c, s, self, bind)))
 
 
-def _steps_agentCheckpoint(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentCheckpoint at spec/AegisPhase.tla:945."""
-    # 945: agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]...
-    for w in _tla.enum(
-        frozenset(
-            x
-            for x in c.Workers
-            if apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
+def _steps_agentCheckpoint(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """agentCheckpoint in spec/AegisPhase.tla: its successors in a fixed order."""
+    # agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < ma...
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.agentState, bind["w"]) == "Ready"
+            and apply(s.agentSeq, bind["w"]) < s.masterSeq,
+        )
+        if "w" in bind
+        else _tla.enum(
+            _tla.select(
+                _S_agentCheckpoint_1,
+                c,
+                s,
+                c.Workers,
+                lambda c, s, x: (
+                    apply(s.agentState, x) == "Ready" and apply(s.agentSeq, x) < s.masterSeq
+                ),
+            )
         )
     ):
-        # 946: /\ Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {}
+        # /\ Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {}
         if (
             Quiescent(c, s)
             and s.phase == "RunCommand"
             and not s.checkpointed
             and Evicting(c, s) != frozenset()
         ):
-            # 947: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
+            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
             msgs_next = s.msgs | frozenset(
                 {Fn({"from": w, "type": "Checkpoint", "seq": s.masterSeq})}
             )
-            # 948: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1799,25 +2075,28 @@ def _steps_agentCheckpoint(c: Constants, s: State, self: Value) -> Iterator[Succ
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
             yield Successor(
-                State(
-                    phase=phase_next,
-                    shouldQuit=shouldQuit_next,
-                    recoverCount=recoverCount_next,
-                    innerPhase=innerPhase_next,
-                    finished=finished_next,
-                    retries=retries_next,
-                    podRestarted=podRestarted_next,
-                    masterSeq=masterSeq_next,
-                    lastFinishSeq=lastFinishSeq_next,
-                    msgs=msgs_next,
-                    agentSeq=agentSeq_next,
-                    agentState=agentState_next,
-                    slow=slow_next,
-                    evict=evict_next,
-                    checkpointed=checkpointed_next,
-                    faults=faults_next,
-                    prevMasterSeq=prevMasterSeq_next,
-                    finishCount=finishCount_next,
+                _tla.child(
+                    s,
+                    State(
+                        phase=phase_next,
+                        shouldQuit=shouldQuit_next,
+                        recoverCount=recoverCount_next,
+                        innerPhase=innerPhase_next,
+                        finished=finished_next,
+                        retries=retries_next,
+                        podRestarted=podRestarted_next,
+                        masterSeq=masterSeq_next,
+                        lastFinishSeq=lastFinishSeq_next,
+                        msgs=msgs_next,
+                        agentSeq=agentSeq_next,
+                        agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
+                        faults=faults_next,
+                        prevMasterSeq=prevMasterSeq_next,
+                        finishCount=finishCount_next,
+                    ),
                 ),
                 (("w", w),),
             )
@@ -1828,35 +2107,55 @@ def process_ids_agentEvict(c: Constants) -> frozenset[Value]:
     return frozenset({"agentEvict"})
 
 
-def enabled_agentEvict(c: Constants, s: State, self: Value) -> bool:
-    """Whether agentEvict can take a step from s."""
-    return next(_steps_agentEvict(c, s, self), None) is not None
+def enabled_agentEvict(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether agentEvict can take a step from s (with the choices in bind)."""
+    return next(_steps_agentEvict(c, s, self, bind), None) is not None
 
 
-def successors_agentEvict(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by agentEvict."""
-    return list(dict.fromkeys(_steps_agentEvict(c, s, self)))
+def successors_agentEvict(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by agentEvict (with the choices in bind)."""
+    return _tla.unique(list(_steps_agentEvict(c, s, self, bind)))
 
 
-def _steps_agentEvict(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """agentEvict at spec/AegisPhase.tla:954."""
-    # 954: agentEvict == /\ \E w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
-    for w in _tla.enum(
-        frozenset(
-            x
-            for x in c.Workers
-            if apply(s.evict, x)
-            and apply(s.agentState, x) == "Ready"
-            and apply(s.agentSeq, x) < s.masterSeq
+def _steps_agentEvict(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """agentEvict in spec/AegisPhase.tla: its successors in a fixed order."""
+    # agentEvict == /\ \E w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
+    for w in (
+        _tla.bound(
+            bind["w"],
+            bind["w"] in c.Workers
+            and apply(s.evict, bind["w"])
+            and apply(s.agentState, bind["w"]) == "Ready"
+            and apply(s.agentSeq, bind["w"]) < s.masterSeq,
+        )
+        if "w" in bind
+        else _tla.enum(
+            _tla.select(
+                _S_agentEvict_1,
+                c,
+                s,
+                c.Workers,
+                lambda c, s, x: (
+                    apply(s.evict, x)
+                    and apply(s.agentState, x) == "Ready"
+                    and apply(s.agentSeq, x) < s.masterSeq
+                ),
+            )
         )
     ):
-        # 956: /\ Quiescent /\ phase = "RunCommand" /\ checkpointed
+        # /\ Quiescent /\ phase = "RunCommand" /\ checkpointed
         if Quiescent(c, s) and s.phase == "RunCommand" and s.checkpointed:
-            # 957: /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
+            # /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
             agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
-            # 958: /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
+            # /\ agentState' = [agentState EXCEPT ![w] = "Exited"]
             agentState_next = _tla.except_value(s.agentState, (w,), "Exited")
-            # 959: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1874,25 +2173,28 @@ def _steps_agentEvict(c: Constants, s: State, self: Value) -> Iterator[Successor
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
             yield Successor(
-                State(
-                    phase=phase_next,
-                    shouldQuit=shouldQuit_next,
-                    recoverCount=recoverCount_next,
-                    innerPhase=innerPhase_next,
-                    finished=finished_next,
-                    retries=retries_next,
-                    podRestarted=podRestarted_next,
-                    masterSeq=masterSeq_next,
-                    lastFinishSeq=lastFinishSeq_next,
-                    msgs=msgs_next,
-                    agentSeq=agentSeq_next,
-                    agentState=agentState_next,
-                    slow=slow_next,
-                    evict=evict_next,
-                    checkpointed=checkpointed_next,
-                    faults=faults_next,
-                    prevMasterSeq=prevMasterSeq_next,
-                    finishCount=finishCount_next,
+                _tla.child(
+                    s,
+                    State(
+                        phase=phase_next,
+                        shouldQuit=shouldQuit_next,
+                        recoverCount=recoverCount_next,
+                        innerPhase=innerPhase_next,
+                        finished=finished_next,
+                        retries=retries_next,
+                        podRestarted=podRestarted_next,
+                        masterSeq=masterSeq_next,
+                        lastFinishSeq=lastFinishSeq_next,
+                        msgs=msgs_next,
+                        agentSeq=agentSeq_next,
+                        agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
+                        faults=faults_next,
+                        prevMasterSeq=prevMasterSeq_next,
+                        finishCount=finishCount_next,
+                    ),
                 ),
                 (("w", w),),
             )
@@ -1903,31 +2205,37 @@ def process_ids_envPodRestart(c: Constants) -> frozenset[Value]:
     return frozenset({"envPodRestart"})
 
 
-def enabled_envPodRestart(c: Constants, s: State, self: Value) -> bool:
-    """Whether envPodRestart can take a step from s."""
-    return next(_steps_envPodRestart(c, s, self), None) is not None
+def enabled_envPodRestart(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether envPodRestart can take a step from s (with the choices in bind)."""
+    return next(_steps_envPodRestart(c, s, self, bind), None) is not None
 
 
-def successors_envPodRestart(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by envPodRestart."""
-    return list(dict.fromkeys(_steps_envPodRestart(c, s, self)))
+def successors_envPodRestart(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by envPodRestart (with the choices in bind)."""
+    return _tla.unique(list(_steps_envPodRestart(c, s, self, bind)))
 
 
-def _steps_envPodRestart(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envPodRestart at spec/AegisPhase.tla:964."""
-    # 964: envPodRestart == /\ \E w \in Workers:
-    for w in _tla.enum(c.Workers):
-        # 965: /\ Quiescent /\ faults > 0 /\ ~Terminated
+def _steps_envPodRestart(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """envPodRestart in spec/AegisPhase.tla: its successors in a fixed order."""
+    # envPodRestart == /\ \E w \in Workers:
+    for w in _tla.bound(bind["w"], bind["w"] in c.Workers) if "w" in bind else _tla.enum(c.Workers):
+        # /\ Quiescent /\ faults > 0 /\ ~Terminated
         if Quiescent(c, s) and s.faults > 0 and not Terminated(c, s):
-            # 966: /\ faults' = faults - 1
+            # /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # 967: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
+            # /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
             podRestarted_next = _tla.except_value(s.podRestarted, (w,), True)
-            # 968: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
+            # /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
             agentState_next = _tla.except_value(s.agentState, (w,), "Fresh")
-            # 969: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+            # /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
             agentSeq_next = _tla.except_value(s.agentSeq, (w,), c.InitSeqNum)
-            # 970: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -1943,25 +2251,28 @@ def _steps_envPodRestart(c: Constants, s: State, self: Value) -> Iterator[Succes
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
             yield Successor(
-                State(
-                    phase=phase_next,
-                    shouldQuit=shouldQuit_next,
-                    recoverCount=recoverCount_next,
-                    innerPhase=innerPhase_next,
-                    finished=finished_next,
-                    retries=retries_next,
-                    podRestarted=podRestarted_next,
-                    masterSeq=masterSeq_next,
-                    lastFinishSeq=lastFinishSeq_next,
-                    msgs=msgs_next,
-                    agentSeq=agentSeq_next,
-                    agentState=agentState_next,
-                    slow=slow_next,
-                    evict=evict_next,
-                    checkpointed=checkpointed_next,
-                    faults=faults_next,
-                    prevMasterSeq=prevMasterSeq_next,
-                    finishCount=finishCount_next,
+                _tla.child(
+                    s,
+                    State(
+                        phase=phase_next,
+                        shouldQuit=shouldQuit_next,
+                        recoverCount=recoverCount_next,
+                        innerPhase=innerPhase_next,
+                        finished=finished_next,
+                        retries=retries_next,
+                        podRestarted=podRestarted_next,
+                        masterSeq=masterSeq_next,
+                        lastFinishSeq=lastFinishSeq_next,
+                        msgs=msgs_next,
+                        agentSeq=agentSeq_next,
+                        agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
+                        faults=faults_next,
+                        prevMasterSeq=prevMasterSeq_next,
+                        finishCount=finishCount_next,
+                    ),
                 ),
                 (("w", w),),
             )
@@ -1972,31 +2283,49 @@ def process_ids_envDuplicate(c: Constants) -> frozenset[Value]:
     return frozenset({"envDuplicate"})
 
 
-def enabled_envDuplicate(c: Constants, s: State, self: Value) -> bool:
-    """Whether envDuplicate can take a step from s."""
-    return next(_steps_envDuplicate(c, s, self), None) is not None
+def enabled_envDuplicate(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether envDuplicate can take a step from s (with the choices in bind)."""
+    return next(_steps_envDuplicate(c, s, self, bind), None) is not None
 
 
-def successors_envDuplicate(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by envDuplicate."""
-    return list(dict.fromkeys(_steps_envDuplicate(c, s, self)))
+def successors_envDuplicate(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by envDuplicate (with the choices in bind)."""
+    return _tla.unique(list(_steps_envDuplicate(c, s, self, bind)))
 
 
-def _steps_envDuplicate(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envDuplicate at spec/AegisPhase.tla:975."""
-    # 975: envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
-    for w in _tla.enum(
-        frozenset(x for x in c.Workers if apply(s.lastFinishSeq, x) >= c.InitSeqNum)
+def _steps_envDuplicate(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """envDuplicate in spec/AegisPhase.tla: its successors in a fixed order."""
+    # envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
+    for w in (
+        _tla.bound(
+            bind["w"], bind["w"] in c.Workers and apply(s.lastFinishSeq, bind["w"]) >= c.InitSeqNum
+        )
+        if "w" in bind
+        else _tla.enum(
+            _tla.select(
+                _S_envDuplicate_1,
+                c,
+                s,
+                c.Workers,
+                lambda c, s, x: apply(s.lastFinishSeq, x) >= c.InitSeqNum,
+            )
+        )
     ):
-        # 976: /\ Quiescent /\ faults > 0 /\ ~Terminated
+        # /\ Quiescent /\ faults > 0 /\ ~Terminated
         if Quiescent(c, s) and s.faults > 0 and not Terminated(c, s):
-            # 977: /\ faults' = faults - 1
+            # /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # 978: /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w...
+            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w]]})
             msgs_next = s.msgs | frozenset(
                 {Fn({"from": w, "type": "Finish", "seq": apply(s.lastFinishSeq, w)})}
             )
-            # 979: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+            # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
             recoverCount_next = s.recoverCount
@@ -2014,25 +2343,28 @@ def _steps_envDuplicate(c: Constants, s: State, self: Value) -> Iterator[Success
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
             yield Successor(
-                State(
-                    phase=phase_next,
-                    shouldQuit=shouldQuit_next,
-                    recoverCount=recoverCount_next,
-                    innerPhase=innerPhase_next,
-                    finished=finished_next,
-                    retries=retries_next,
-                    podRestarted=podRestarted_next,
-                    masterSeq=masterSeq_next,
-                    lastFinishSeq=lastFinishSeq_next,
-                    msgs=msgs_next,
-                    agentSeq=agentSeq_next,
-                    agentState=agentState_next,
-                    slow=slow_next,
-                    evict=evict_next,
-                    checkpointed=checkpointed_next,
-                    faults=faults_next,
-                    prevMasterSeq=prevMasterSeq_next,
-                    finishCount=finishCount_next,
+                _tla.child(
+                    s,
+                    State(
+                        phase=phase_next,
+                        shouldQuit=shouldQuit_next,
+                        recoverCount=recoverCount_next,
+                        innerPhase=innerPhase_next,
+                        finished=finished_next,
+                        retries=retries_next,
+                        podRestarted=podRestarted_next,
+                        masterSeq=masterSeq_next,
+                        lastFinishSeq=lastFinishSeq_next,
+                        msgs=msgs_next,
+                        agentSeq=agentSeq_next,
+                        agentState=agentState_next,
+                        slow=slow_next,
+                        evict=evict_next,
+                        checkpointed=checkpointed_next,
+                        faults=faults_next,
+                        prevMasterSeq=prevMasterSeq_next,
+                        finishCount=finishCount_next,
+                    ),
                 ),
                 (("w", w),),
             )
@@ -2043,19 +2375,25 @@ def process_ids_envQuit(c: Constants) -> frozenset[Value]:
     return frozenset({"envQuit"})
 
 
-def enabled_envQuit(c: Constants, s: State, self: Value) -> bool:
-    """Whether envQuit can take a step from s."""
-    return next(_steps_envQuit(c, s, self), None) is not None
+def enabled_envQuit(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether envQuit can take a step from s (with the choices in bind)."""
+    return next(_steps_envQuit(c, s, self, bind), None) is not None
 
 
-def successors_envQuit(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by envQuit."""
-    return list(dict.fromkeys(_steps_envQuit(c, s, self)))
+def successors_envQuit(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by envQuit (with the choices in bind)."""
+    return _tla.unique(list(_steps_envQuit(c, s, self, bind)))
 
 
-def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """envQuit at spec/AegisPhase.tla:985."""
-    # 985: envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
+def _steps_envQuit(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """envQuit in spec/AegisPhase.tla: its successors in a fixed order."""
+    # envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
     if not Quiescent(c, s):
         return
     if s.faults <= 0:
@@ -2064,11 +2402,11 @@ def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
         return
     if Terminated(c, s):
         return
-    # 986: /\ faults' = faults - 1
+    # /\ faults' = faults - 1
     faults_next = s.faults - 1
-    # 987: /\ shouldQuit' = TRUE
+    # /\ shouldQuit' = TRUE
     shouldQuit_next = True
-    # 988: /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries,
+    # /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries,
     phase_next = s.phase
     recoverCount_next = s.recoverCount
     innerPhase_next = s.innerPhase
@@ -2086,25 +2424,28 @@ def _steps_envQuit(c: Constants, s: State, self: Value) -> Iterator[Successor]:
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
     yield Successor(
-        State(
-            phase=phase_next,
-            shouldQuit=shouldQuit_next,
-            recoverCount=recoverCount_next,
-            innerPhase=innerPhase_next,
-            finished=finished_next,
-            retries=retries_next,
-            podRestarted=podRestarted_next,
-            masterSeq=masterSeq_next,
-            lastFinishSeq=lastFinishSeq_next,
-            msgs=msgs_next,
-            agentSeq=agentSeq_next,
-            agentState=agentState_next,
-            slow=slow_next,
-            evict=evict_next,
-            checkpointed=checkpointed_next,
-            faults=faults_next,
-            prevMasterSeq=prevMasterSeq_next,
-            finishCount=finishCount_next,
+        _tla.child(
+            s,
+            State(
+                phase=phase_next,
+                shouldQuit=shouldQuit_next,
+                recoverCount=recoverCount_next,
+                innerPhase=innerPhase_next,
+                finished=finished_next,
+                retries=retries_next,
+                podRestarted=podRestarted_next,
+                masterSeq=masterSeq_next,
+                lastFinishSeq=lastFinishSeq_next,
+                msgs=msgs_next,
+                agentSeq=agentSeq_next,
+                agentState=agentState_next,
+                slow=slow_next,
+                evict=evict_next,
+                checkpointed=checkpointed_next,
+                faults=faults_next,
+                prevMasterSeq=prevMasterSeq_next,
+                finishCount=finishCount_next,
+            ),
         ),
         (),
     )
@@ -2115,32 +2456,46 @@ def process_ids_reschedule(c: Constants) -> frozenset[Value]:
     return frozenset({"reschedule"})
 
 
-def enabled_reschedule(c: Constants, s: State, self: Value) -> bool:
-    """Whether reschedule can take a step from s."""
-    return next(_steps_reschedule(c, s, self), None) is not None
+def enabled_reschedule(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether reschedule can take a step from s (with the choices in bind)."""
+    return next(_steps_reschedule(c, s, self, bind), None) is not None
 
 
-def successors_reschedule(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by reschedule."""
-    return list(dict.fromkeys(_steps_reschedule(c, s, self)))
+def successors_reschedule(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by reschedule (with the choices in bind)."""
+    return _tla.unique(list(_steps_reschedule(c, s, self, bind)))
 
 
-def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """reschedule at spec/AegisPhase.tla:993."""
-    # 993: reschedule == /\ Quiescent /\ ~Terminated
+def _steps_reschedule(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """reschedule in spec/AegisPhase.tla: its successors in a fixed order."""
+    # reschedule == /\ Quiescent /\ ~Terminated
     if not Quiescent(c, s):
         return
     if Terminated(c, s):
         return
-    # 994: /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
-    for w in _tla.enum(frozenset(x for x in c.Workers if apply(s.agentState, x) == "Exited")):
-        # 995: /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
+    # /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
+    for w in (
+        _tla.bound(bind["w"], bind["w"] in c.Workers and apply(s.agentState, bind["w"]) == "Exited")
+        if "w" in bind
+        else _tla.enum(
+            _tla.select(
+                _S_reschedule_1, c, s, c.Workers, lambda c, s, x: apply(s.agentState, x) == "Exited"
+            )
+        )
+    ):
+        # /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
         podRestarted_next = _tla.except_value(s.podRestarted, (w,), True)
-        # 996: /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
+        # /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
         agentState_next = _tla.except_value(s.agentState, (w,), "Fresh")
-        # 997: /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+        # /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
         agentSeq_next = _tla.except_value(s.agentSeq, (w,), c.InitSeqNum)
-        # 998: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+        # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -2157,6 +2512,81 @@ def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
         yield Successor(
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    shouldQuit=shouldQuit_next,
+                    recoverCount=recoverCount_next,
+                    innerPhase=innerPhase_next,
+                    finished=finished_next,
+                    retries=retries_next,
+                    podRestarted=podRestarted_next,
+                    masterSeq=masterSeq_next,
+                    lastFinishSeq=lastFinishSeq_next,
+                    msgs=msgs_next,
+                    agentSeq=agentSeq_next,
+                    agentState=agentState_next,
+                    slow=slow_next,
+                    evict=evict_next,
+                    checkpointed=checkpointed_next,
+                    faults=faults_next,
+                    prevMasterSeq=prevMasterSeq_next,
+                    finishCount=finishCount_next,
+                ),
+            ),
+            (("w", w),),
+        )
+
+
+def process_ids_jobDone(c: Constants) -> frozenset[Value]:
+    """The ids of the process that runs jobDone (process jobDone)."""
+    return frozenset({"jobDone"})
+
+
+def enabled_jobDone(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether jobDone can take a step from s (with the choices in bind)."""
+    return next(_steps_jobDone(c, s, self, bind), None) is not None
+
+
+def successors_jobDone(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by jobDone (with the choices in bind)."""
+    return _tla.unique(list(_steps_jobDone(c, s, self, bind)))
+
+
+def _steps_jobDone(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """jobDone in spec/AegisPhase.tla: its successors in a fixed order."""
+    # jobDone == /\ Terminated
+    if not Terminated(c, s):
+        return
+    # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
+    phase_next = s.phase
+    shouldQuit_next = s.shouldQuit
+    recoverCount_next = s.recoverCount
+    innerPhase_next = s.innerPhase
+    finished_next = s.finished
+    retries_next = s.retries
+    podRestarted_next = s.podRestarted
+    masterSeq_next = s.masterSeq
+    lastFinishSeq_next = s.lastFinishSeq
+    msgs_next = s.msgs
+    agentSeq_next = s.agentSeq
+    agentState_next = s.agentState
+    slow_next = s.slow
+    evict_next = s.evict
+    checkpointed_next = s.checkpointed
+    faults_next = s.faults
+    prevMasterSeq_next = s.prevMasterSeq
+    finishCount_next = s.finishCount
+    yield Successor(
+        _tla.child(
+            s,
             State(
                 phase=phase_next,
                 shouldQuit=shouldQuit_next,
@@ -2177,69 +2607,6 @@ def _steps_reschedule(c: Constants, s: State, self: Value) -> Iterator[Successor
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
             ),
-            (("w", w),),
-        )
-
-
-def process_ids_jobDone(c: Constants) -> frozenset[Value]:
-    """The ids of the process that runs jobDone (process jobDone)."""
-    return frozenset({"jobDone"})
-
-
-def enabled_jobDone(c: Constants, s: State, self: Value) -> bool:
-    """Whether jobDone can take a step from s."""
-    return next(_steps_jobDone(c, s, self), None) is not None
-
-
-def successors_jobDone(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by jobDone."""
-    return list(dict.fromkeys(_steps_jobDone(c, s, self)))
-
-
-def _steps_jobDone(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """jobDone at spec/AegisPhase.tla:1003."""
-    # 1003: jobDone == /\ Terminated
-    if not Terminated(c, s):
-        return
-    # 1004: /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
-    phase_next = s.phase
-    shouldQuit_next = s.shouldQuit
-    recoverCount_next = s.recoverCount
-    innerPhase_next = s.innerPhase
-    finished_next = s.finished
-    retries_next = s.retries
-    podRestarted_next = s.podRestarted
-    masterSeq_next = s.masterSeq
-    lastFinishSeq_next = s.lastFinishSeq
-    msgs_next = s.msgs
-    agentSeq_next = s.agentSeq
-    agentState_next = s.agentState
-    slow_next = s.slow
-    evict_next = s.evict
-    checkpointed_next = s.checkpointed
-    faults_next = s.faults
-    prevMasterSeq_next = s.prevMasterSeq
-    finishCount_next = s.finishCount
-    yield Successor(
-        State(
-            phase=phase_next,
-            shouldQuit=shouldQuit_next,
-            recoverCount=recoverCount_next,
-            innerPhase=innerPhase_next,
-            finished=finished_next,
-            retries=retries_next,
-            podRestarted=podRestarted_next,
-            masterSeq=masterSeq_next,
-            lastFinishSeq=lastFinishSeq_next,
-            msgs=msgs_next,
-            agentSeq=agentSeq_next,
-            agentState=agentState_next,
-            slow=slow_next,
-            evict=evict_next,
-            checkpointed=checkpointed_next,
-            faults=faults_next,
-            prevMasterSeq=prevMasterSeq_next,
-            finishCount=finishCount_next,
         ),
         (),
     )
@@ -2254,7 +2621,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_advance,
         enabled=enabled_advance,
         successors=successors_advance,
-        source="spec/AegisPhase.tla:708",
+        steps=_steps_advance,
+        source="spec/AegisPhase.tla",
     ),
     Label.restartInRun: ActionInfo(
         label=Label.restartInRun,
@@ -2263,7 +2631,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartInRun,
         enabled=enabled_restartInRun,
         successors=successors_restartInRun,
-        source="spec/AegisPhase.tla:727",
+        steps=_steps_restartInRun,
+        source="spec/AegisPhase.tla",
     ),
     Label.restartOutsideRun: ActionInfo(
         label=Label.restartOutsideRun,
@@ -2272,7 +2641,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartOutsideRun,
         enabled=enabled_restartOutsideRun,
         successors=successors_restartOutsideRun,
-        source="spec/AegisPhase.tla:743",
+        steps=_steps_restartOutsideRun,
+        source="spec/AegisPhase.tla",
     ),
     Label.restartDone: ActionInfo(
         label=Label.restartDone,
@@ -2281,7 +2651,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_restartDone,
         enabled=enabled_restartDone,
         successors=successors_restartDone,
-        source="spec/AegisPhase.tla:757",
+        steps=_steps_restartDone,
+        source="spec/AegisPhase.tla",
     ),
     Label.retriesExhausted: ActionInfo(
         label=Label.retriesExhausted,
@@ -2290,7 +2661,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_retriesExhausted,
         enabled=enabled_retriesExhausted,
         successors=successors_retriesExhausted,
-        source="spec/AegisPhase.tla:771",
+        steps=_steps_retriesExhausted,
+        source="spec/AegisPhase.tla",
     ),
     Label.failedWrapUp: ActionInfo(
         label=Label.failedWrapUp,
@@ -2299,7 +2671,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_failedWrapUp,
         enabled=enabled_failedWrapUp,
         successors=successors_failedWrapUp,
-        source="spec/AegisPhase.tla:780",
+        steps=_steps_failedWrapUp,
+        source="spec/AegisPhase.tla",
     ),
     Label.alignRetries: ActionInfo(
         label=Label.alignRetries,
@@ -2308,7 +2681,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_alignRetries,
         enabled=enabled_alignRetries,
         successors=successors_alignRetries,
-        source="spec/AegisPhase.tla:789",
+        steps=_steps_alignRetries,
+        source="spec/AegisPhase.tla",
     ),
     Label.quitRequested: ActionInfo(
         label=Label.quitRequested,
@@ -2317,7 +2691,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_quitRequested,
         enabled=enabled_quitRequested,
         successors=successors_quitRequested,
-        source="spec/AegisPhase.tla:797",
+        steps=_steps_quitRequested,
+        source="spec/AegisPhase.tla",
     ),
     Label.receive: ActionInfo(
         label=Label.receive,
@@ -2326,7 +2701,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_receive,
         enabled=enabled_receive,
         successors=successors_receive,
-        source="spec/AegisPhase.tla:806",
+        steps=_steps_receive,
+        source="spec/AegisPhase.tla",
     ),
     Label.hangWithQuit: ActionInfo(
         label=Label.hangWithQuit,
@@ -2335,7 +2711,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_hangWithQuit,
         enabled=enabled_hangWithQuit,
         successors=successors_hangWithQuit,
-        source="spec/AegisPhase.tla:873",
+        steps=_steps_hangWithQuit,
+        source="spec/AegisPhase.tla",
     ),
     Label.evictSlow: ActionInfo(
         label=Label.evictSlow,
@@ -2344,7 +2721,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_evictSlow,
         enabled=enabled_evictSlow,
         successors=successors_evictSlow,
-        source="spec/AegisPhase.tla:882",
+        steps=_steps_evictSlow,
+        source="spec/AegisPhase.tla",
     ),
     Label.agentJoin: ActionInfo(
         label=Label.agentJoin,
@@ -2353,7 +2731,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentJoin,
         enabled=enabled_agentJoin,
         successors=successors_agentJoin,
-        source="spec/AegisPhase.tla:897",
+        steps=_steps_agentJoin,
+        source="spec/AegisPhase.tla",
     ),
     Label.agentWork: ActionInfo(
         label=Label.agentWork,
@@ -2362,7 +2741,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentWork,
         enabled=enabled_agentWork,
         successors=successors_agentWork,
-        source="spec/AegisPhase.tla:918",
+        steps=_steps_agentWork,
+        source="spec/AegisPhase.tla",
     ),
     Label.agentHang: ActionInfo(
         label=Label.agentHang,
@@ -2371,7 +2751,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentHang,
         enabled=enabled_agentHang,
         successors=successors_agentHang,
-        source="spec/AegisPhase.tla:936",
+        steps=_steps_agentHang,
+        source="spec/AegisPhase.tla",
     ),
     Label.agentCheckpoint: ActionInfo(
         label=Label.agentCheckpoint,
@@ -2380,7 +2761,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentCheckpoint,
         enabled=enabled_agentCheckpoint,
         successors=successors_agentCheckpoint,
-        source="spec/AegisPhase.tla:945",
+        steps=_steps_agentCheckpoint,
+        source="spec/AegisPhase.tla",
     ),
     Label.agentEvict: ActionInfo(
         label=Label.agentEvict,
@@ -2389,7 +2771,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_agentEvict,
         enabled=enabled_agentEvict,
         successors=successors_agentEvict,
-        source="spec/AegisPhase.tla:954",
+        steps=_steps_agentEvict,
+        source="spec/AegisPhase.tla",
     ),
     Label.envPodRestart: ActionInfo(
         label=Label.envPodRestart,
@@ -2398,7 +2781,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envPodRestart,
         enabled=enabled_envPodRestart,
         successors=successors_envPodRestart,
-        source="spec/AegisPhase.tla:964",
+        steps=_steps_envPodRestart,
+        source="spec/AegisPhase.tla",
     ),
     Label.envDuplicate: ActionInfo(
         label=Label.envDuplicate,
@@ -2407,7 +2791,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envDuplicate,
         enabled=enabled_envDuplicate,
         successors=successors_envDuplicate,
-        source="spec/AegisPhase.tla:975",
+        steps=_steps_envDuplicate,
+        source="spec/AegisPhase.tla",
     ),
     Label.envQuit: ActionInfo(
         label=Label.envQuit,
@@ -2416,7 +2801,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_envQuit,
         enabled=enabled_envQuit,
         successors=successors_envQuit,
-        source="spec/AegisPhase.tla:985",
+        steps=_steps_envQuit,
+        source="spec/AegisPhase.tla",
     ),
     Label.reschedule: ActionInfo(
         label=Label.reschedule,
@@ -2425,7 +2811,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_reschedule,
         enabled=enabled_reschedule,
         successors=successors_reschedule,
-        source="spec/AegisPhase.tla:993",
+        steps=_steps_reschedule,
+        source="spec/AegisPhase.tla",
     ),
     Label.jobDone: ActionInfo(
         label=Label.jobDone,
@@ -2434,7 +2821,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_jobDone,
         enabled=enabled_jobDone,
         successors=successors_jobDone,
-        source="spec/AegisPhase.tla:1003",
+        steps=_steps_jobDone,
+        source="spec/AegisPhase.tla",
     ),
 }
 
@@ -2462,6 +2850,12 @@ PROCESSES: dict[str | None, tuple[Label, ...]] = {
     "reschedule": (Label.reschedule,),
     "jobDone": (Label.jobDone,),
 }
+
+
+def commit(s: State) -> None:
+    """s is now the runtime's current state: keep its derived sets (carried over from the
+    state it came from) and forget the older states (see _tla.commit)."""
+    _tla.commit(s, VARIABLES)
 
 
 def next_states(c: Constants, s: State) -> Iterator[tuple[Label, Value, Successor]]:

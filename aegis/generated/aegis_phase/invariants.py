@@ -28,67 +28,67 @@ from .model import Constants, State
 
 
 def inv_ValidPhase(c: Constants, s: State) -> bool:
-    """ValidPhase (spec/AegisPhase.tla:628)."""
+    """ValidPhase (spec/AegisPhase.tla)."""
     return _tla.boolean(ValidPhase(c, s), "ValidPhase")
 
 
 def inv_ValidInnerPhase(c: Constants, s: State) -> bool:
-    """ValidInnerPhase (spec/AegisPhase.tla:630)."""
+    """ValidInnerPhase (spec/AegisPhase.tla)."""
     return _tla.boolean(ValidInnerPhase(c, s), "ValidInnerPhase")
 
 
 def inv_RecoverCountBound(c: Constants, s: State) -> bool:
-    """RecoverCountBound (spec/AegisPhase.tla:634)."""
+    """RecoverCountBound (spec/AegisPhase.tla)."""
     return _tla.boolean(RecoverCountBound(c, s), "RecoverCountBound")
 
 
 def inv_RetriesBound(c: Constants, s: State) -> bool:
-    """RetriesBound (spec/AegisPhase.tla:637)."""
+    """RetriesBound (spec/AegisPhase.tla)."""
     return _tla.boolean(RetriesBound(c, s), "RetriesBound")
 
 
 def inv_PhaseConsistency(c: Constants, s: State) -> bool:
-    """PhaseConsistency (spec/AegisPhase.tla:641)."""
+    """PhaseConsistency (spec/AegisPhase.tla)."""
     return _tla.boolean(PhaseConsistency(c, s), "PhaseConsistency")
 
 
 def inv_NoFinishDoubleProcessed(c: Constants, s: State) -> bool:
-    """NoFinishDoubleProcessed (spec/AegisPhase.tla:648)."""
+    """NoFinishDoubleProcessed (spec/AegisPhase.tla)."""
     return _tla.boolean(NoFinishDoubleProcessed(c, s), "NoFinishDoubleProcessed")
 
 
 def inv_MasterSeqNumMonotonic(c: Constants, s: State) -> bool:
-    """MasterSeqNumMonotonic (spec/AegisPhase.tla:650)."""
+    """MasterSeqNumMonotonic (spec/AegisPhase.tla)."""
     return _tla.boolean(MasterSeqNumMonotonic(c, s), "MasterSeqNumMonotonic")
 
 
 def inv_WorkerSeqNumBound(c: Constants, s: State) -> bool:
-    """WorkerSeqNumBound (spec/AegisPhase.tla:652)."""
+    """WorkerSeqNumBound (spec/AegisPhase.tla)."""
     return _tla.boolean(WorkerSeqNumBound(c, s), "WorkerSeqNumBound")
 
 
 def inv_StaleFinishRejected(c: Constants, s: State) -> bool:
-    """StaleFinishRejected (spec/AegisPhase.tla:656)."""
+    """StaleFinishRejected (spec/AegisPhase.tla)."""
     return _tla.boolean(StaleFinishRejected(c, s), "StaleFinishRejected")
 
 
 def inv_EvictOnlySlow(c: Constants, s: State) -> bool:
-    """EvictOnlySlow (spec/AegisPhase.tla:660)."""
+    """EvictOnlySlow (spec/AegisPhase.tla)."""
     return _tla.boolean(EvictOnlySlow(c, s), "EvictOnlySlow")
 
 
 def inv_EvictAtCheckpoint(c: Constants, s: State) -> bool:
-    """EvictAtCheckpoint (spec/AegisPhase.tla:663)."""
+    """EvictAtCheckpoint (spec/AegisPhase.tla)."""
     return _tla.boolean(EvictAtCheckpoint(c, s), "EvictAtCheckpoint")
 
 
 def inv_EvictionAffordable(c: Constants, s: State) -> bool:
-    """EvictionAffordable (spec/AegisPhase.tla:666)."""
+    """EvictionAffordable (spec/AegisPhase.tla)."""
     return _tla.boolean(EvictionAffordable(c, s), "EvictionAffordable")
 
 
 def constraint_SeqBound(c: Constants, s: State) -> bool:
-    """SeqBound (spec/AegisPhase.tla:672)."""
+    """SeqBound (spec/AegisPhase.tla)."""
     return _tla.boolean(SeqBound(c, s), "SeqBound")
 
 
