@@ -16,7 +16,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+import immutables
+
 Value: TypeAlias = Any  # bool | int | str | ModelValue | frozenset | tuple | Fn
+PMap = immutables.Map  # the persistent (HAMT) map under Fn, also for generated key sets
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -30,40 +33,87 @@ class ModelValue:
 
 
 class Fn(Mapping[Value, Value]):
-    """A TLA+ function or record: an immutable, hashable mapping."""
+    """A TLA+ function or record: an immutable, hashable mapping (a persistent HAMT map).
 
-    __slots__ = ("_d", "_h")
+    A function made by EXCEPT remembers the function it came from and the key it changed
+    (`base`, `key`): generated code keeps derived sets current from that by re-testing only
+    the changed keys. Provenance is no part of the value (equality, hash, repr ignore it)."""
+
+    __slots__ = ("_base", "_depth", "_h", "_key", "_m")
 
     def __init__(self, items: Mapping[Value, Value] | Iterable[tuple[Value, Value]] = ()) -> None:
-        self._d: dict[Value, Value] = dict(items)
+        self._m: immutables.Map[Value, Value] = (
+            items._m if isinstance(items, Fn) else immutables.Map(items)
+        )
         self._h: int | None = None
+        self._base: Fn | None = None
+        self._key: Value = None
+        self._depth = 0
+
+    @classmethod
+    def _derived(cls, m: immutables.Map[Value, Value], base: Fn, key: Value) -> Fn:
+        """The function `m`, made from `base` by changing `key`."""
+        f = cls.__new__(cls)
+        f._m, f._h = m, None
+        if base._depth < MAX_PROVENANCE:
+            f._base, f._key, f._depth = base, key, base._depth + 1
+        else:  # a long chain nobody consumed: forget it (its users recompute)
+            f._base, f._key, f._depth = None, None, 0
+        return f
+
+    def changed_since(self, old: Fn) -> list[Value] | None:
+        """The keys at which this function may differ from `old`, if it was made from `old`
+        by EXCEPT (None when provenance does not say)."""
+        keys: list[Value] = []
+        f: Fn | None = self
+        while f is not None:
+            if f is old:
+                return keys
+            keys.append(f._key)
+            f = f._base
+        return None
+
+    def forget_base(self) -> None:
+        """Drop the provenance (the base becomes garbage once nothing else holds it)."""
+        self._base, self._key, self._depth = None, None, 0
 
     def __getitem__(self, key: Value) -> Value:
         try:
-            return self._d[key]
+            return self._m[key]
         except KeyError:
             raise KeyError(
-                f"{render(key)} is not in the domain {render(frozenset(self._d))}"
+                f"{render(key)} is not in the domain {render(frozenset(self._m))}"
             ) from None
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._m
+
     def __iter__(self) -> Iterator[Value]:
-        return iter(self._d)
+        return iter(self._m)
 
     def __len__(self) -> int:
-        return len(self._d)
+        return len(self._m)
 
     def __hash__(self) -> int:
         if self._h is None:
-            self._h = hash(frozenset(self._d.items()))
+            self._h = hash(self._m)
         return self._h
 
     def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
         if isinstance(other, Fn):
-            return self._d == other._d
+            return self._m == other._m
         return False
 
     def __repr__(self) -> str:
         return render(self)
+
+    def __reduce__(self) -> tuple[type[Fn], tuple[immutables.Map[Value, Value]]]:
+        return (Fn, (self._m,))  # a copy or pickle is the value alone, not its provenance
+
+
+MAX_PROVENANCE = 32  # EXCEPTs a function remembers back (a committed state cuts the chain)
 
 
 def fn(items: Mapping[Value, Value] | Iterable[tuple[Value, Value]]) -> Value:
@@ -96,7 +146,9 @@ def apply(f: Value, arg: Value) -> Value:
 
 
 def except_(f: Value, path: tuple[Value, ...], update: Any) -> Value:
-    """[f EXCEPT ![p1][p2]... = e]; `update` is called with the old value (for `@`)."""
+    """[f EXCEPT ![p1][p2]... = e]; `update` is called with the old value (for `@`).
+
+    O(log n) for a function (one key of a persistent map); O(n) for a sequence."""
     head, rest = path[0], path[1:]
     old = apply(f, head)
     new = update(old) if not rest else except_(old, rest, update)
@@ -104,9 +156,7 @@ def except_(f: Value, path: tuple[Value, ...], update: Any) -> Value:
         lst = list(f)
         lst[head - 1] = new
         return tuple(lst)
-    d = dict(f._d)
-    d[head] = new
-    return Fn(d)
+    return Fn._derived(f._m.set(head, new), f, head)
 
 
 def _sort_key(v: Value) -> tuple[int, Any]:

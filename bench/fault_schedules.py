@@ -69,7 +69,10 @@ def main() -> int:
     ap.add_argument("--train", action="store_true", help="examples/train_ddp.py as command")
     ap.add_argument("--tlc", action="store_true", help="TLC validates every step log too")
     ap.add_argument(
-        "--drop-orders", type=float, default=0.0, help="also drop orders with this probability"
+        "--drop-orders",
+        type=float,
+        default=None,
+        help="drop orders with this probability in every schedule (default: as drawn, 0 or 0.2)",
     )
     ap.add_argument("--limit", type=float, default=150.0, help="hard bound per run (s)")
     args = ap.parse_args()

@@ -34,18 +34,24 @@ _jinja.filters["strings"] = lambda names: py_value(tuple(names))
 _jinja.filters["labels"] = lambda names: label_tuple(tuple(names))
 
 
-def emit(spec: ir.Spec) -> dict[str, str]:
-    """Generated file name → Python source (before formatting)."""
-    return _Emitter(spec).files()
+def emit(spec: ir.Spec, *, incremental: bool = True) -> dict[str, str]:
+    """Generated file name → Python source (before formatting).
+
+    `incremental` (the default, what the runtime and conformance run) emits quantifiers over
+    constant sets as sites kept current per state and actions that bind observed choices;
+    without it, every quantifier is evaluated from scratch and every choice enumerated (the
+    straightforward reference the differential tests compare with)."""
+    return _Emitter(spec, incremental=incremental).files()
 
 
 class _Emitter:
     """Holds what the templates share: names, the expression compiler, the header."""
 
-    def __init__(self, spec: ir.Spec) -> None:
+    def __init__(self, spec: ir.Spec, *, incremental: bool = True) -> None:
         self.spec = spec
         self.module = spec.module
-        self.exprs = ExprCompiler(spec.module)
+        self.incremental = incremental
+        self.exprs = ExprCompiler(spec.module, incremental=incremental)
         self.def_names = {py_name(d.name) for d in self._defs()}
         self.common = {
             "header": HEADER.format(spec=self.module.path),
@@ -75,7 +81,7 @@ class _Emitter:
     # -- contexts -------------------------------------------------------------------------
 
     def init_context(self) -> dict[str, Any]:
-        exports = ["ACTIONS", "PROCESSES", "initial_states", "next_states"]
+        exports = ["ACTIONS", "PROCESSES", "commit", "initial_states", "next_states"]
         exports += ["CONSTRAINTS", "INVARIANTS", "PROPERTIES", "violated_invariants"]
         exports += ["within_constraints", "CFG_CONSTANTS", "CONSTANT_NAMES", "VARIABLES"]
         exports += ["ActionInfo", "Constants", "Label", "State", "Successor", "defs"]
@@ -95,7 +101,7 @@ class _Emitter:
             cfg_constants = f"Constants({args})"
         uses_mv = given and "ModelValue(" in (cfg_constants or "")
         return {
-            "labels": [{"label": a.label, "source": self.source(a.loc)} for a in self.spec.actions],
+            "labels": [{"label": a.label, "source": a.loc.file} for a in self.spec.actions],
             "variables": [self.decl(v) for v in self.module.variables],
             "constants": [self.decl(k) for k in consts],
             "cfg_constants": cfg_constants,
@@ -104,11 +110,12 @@ class _Emitter:
 
     def decl(self, name: str) -> dict[str, str]:
         loc = self.module.declared.get(name)
-        return {"name": name, "source": self.source(loc) if loc else self.module.path}
+        return {"name": name, "source": loc.file if loc else self.module.path}
 
     def defs_context(self) -> dict[str, Any]:
-        defs = []
+        defs: list[dict[str, Any]] = []
         for d in self._defs():
+            self.exprs.anchor = d.name
             scope = self.scope()
             env = Env(self.module, scope, state="s" if d.level else None)
             params = ["c: Constants"] + (["s: State"] if d.level else [])
@@ -123,19 +130,26 @@ class _Emitter:
                     "name": py_name(d.name),
                     "signature": ", ".join(params),
                     "body": body,
-                    "doc": f"{sig} at line {d.loc.line}.",
-                    "source": self.source(d.loc),
+                    "doc": f"{sig} ({d.loc.file}).",
+                    # a state's value of a 0-ary definition is kept on the state (its value
+                    # never changes: states are immutable), asked again by every guard
+                    "cached": self.incremental and d.level == ir.STATE_LEVEL and not d.params,
                 }
             )
-        used = _names(*(d["body"] for d in defs))
+        sites = self.sites()
+        used = _names(*(d["body"] for d in defs), *(s["text"] for s in sites))
+        if any(d["cached"] for d in defs):
+            used.add("_tla")
         return {
             "defs": defs,
+            "sites": sites,
             "values_imports": ", ".join(n for n in _VALUES if n in used or n == "Value"),
             "uses_tla": "_tla" in used,
             "uses_state": any(d.level for d in self._defs()),
         }
 
     def actions_context(self) -> dict[str, Any]:
+        self.exprs.anchor = "Init"
         init_env = Env(self.module, self.scope(), state=None, init_mode=True)
         init_lines = StepCompiler(self.module, self.exprs, init_mode=True).body(
             self.spec.init, init_env, self._init_loc(), "Init"
@@ -145,11 +159,14 @@ class _Emitter:
         for a in self.spec.actions:
             processes.setdefault(a.process, []).append(a.label)
         init_body = _indent(init_lines)
+        sites = self.sites()
         used = _names(init_body, *(a["body"] for a in actions), *(a["ids"] for a in actions))
+        used |= _names(*(s["text"] for s in sites))
         return {
             "init_body": init_body,
             "init_source": self.source(self._init_loc()),
             "actions": actions,
+            "sites": sites,
             "processes": [
                 {"name": lit(p) if p is not None else "None", "labels": labels}
                 for p, labels in processes.items()
@@ -159,14 +176,15 @@ class _Emitter:
         }
 
     def action(self, a: ir.Action) -> dict[str, str]:
+        self.exprs.anchor = a.label
         scope = self.scope()
         scope.taken.add("self")
+        scope.taken.add("bind")
         env = Env(self.module, scope)
         if a.self_param is not None:
             env = env.bind(a.self_param, "self")
-        lines = StepCompiler(self.module, self.exprs, init_mode=False).body(
-            a.body, env, a.loc, a.label
-        )
+        steps = StepCompiler(self.module, self.exprs, init_mode=False, bind=self.incremental)
+        lines = steps.body(a.body, env, a.loc, a.label)
         process = next((p for p in self.spec.processes if a.label in p.labels), None)
         const_env = Env(self.module, self.scope(), state=None)
         if process is None or process.ids is None:
@@ -185,7 +203,7 @@ class _Emitter:
             "kind": kind,
             "ids": ids,
             "body": _indent(lines),
-            "source": f"{a.loc.file}:{a.loc.line}",
+            "source": a.loc.file,
         }
 
     def invariants_context(self) -> dict[str, Any]:
@@ -271,7 +289,19 @@ class _Emitter:
         return Scope(taken=set(RESERVED) | self.def_names)
 
     def source(self, loc: ir.Loc) -> str:
-        return f"{loc.file}:{loc.line}"
+        """Where generated code came from: the spec file (the names say what; no line
+        numbers, so that moving lines in the spec does not change the generated code)."""
+        return loc.file
+
+    def sites(self) -> list[dict[str, str]]:
+        """The module-level `_tla.Site` constants of the sites compiled since the last call."""
+        return [
+            {
+                "name": s.const,
+                "text": f"_tla.Site({lit(s.anchor)}, {py_value(s.keyed)}, {py_value(s.reads)})",
+            }
+            for s in self.exprs.take_sites()
+        ]
 
 
 def _check_identifiers(module: ir.Module) -> None:

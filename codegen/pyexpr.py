@@ -131,11 +131,43 @@ def lit(value: bool | int | str) -> str:
     return repr(value)
 
 
-class ExprCompiler:
-    """Compiles IR expressions under an Env."""
+@dataclass(frozen=True, slots=True)
+class SiteInfo:
+    """A quantifier kept current per state by the generated code (`_tla.Site`): the name of
+    its module-level constant, the definition or action it is in, the variables its body
+    reads at the bound key only (`keyed`) and the variables it reads otherwise (`reads`)."""
 
-    def __init__(self, module: ir.Module) -> None:
+    const: str
+    anchor: str
+    keyed: tuple[str, ...]
+    reads: tuple[str, ...]
+
+
+class ExprCompiler:
+    """Compiles IR expressions under an Env.
+
+    With `incremental`, a quantifier over a CONSTANT set whose body reads the state only
+    through `v[x]` at its own bound key x (and other variables as a whole) becomes a
+    `_tla.Site` whose satisfying keys the generated code keeps current from the parent
+    state (re-testing only the keys that changed); the sites it made are in `sites`."""
+
+    def __init__(self, module: ir.Module, *, incremental: bool = False) -> None:
         self.module = module
+        self.incremental = incremental
+        self.anchor = ""  # the definition or action being compiled (names sites, errors)
+        self.sites: list[SiteInfo] = []
+        self._site_names: set[str] = set()
+        self._var_reads: dict[str, frozenset[str] | None] = {}
+
+    def take_sites(self) -> list[SiteInfo]:
+        """The sites compiled since the last call (one generated module's)."""
+        sites, self.sites = self.sites, []
+        return sites
+
+    def where(self, e: ir.Expr) -> str:
+        """Where `e` is, for a run-time error: the spec file and the enclosing definition
+        (no line number: the generated code does not change when lines move)."""
+        return f"{e.loc.file} ({self.anchor})" if self.anchor else e.loc.file
 
     def compile(self, e: ir.Expr, env: Env) -> Py:
         """The Python expression computing `e`."""
@@ -193,7 +225,8 @@ class ExprCompiler:
 
     def _call(self, e: ir.Call, env: Env) -> Py:
         op = self.module.defs[e.op]
-        if e.op in env.lets or op.level >= ir.ACTION_LEVEL or (env.init_mode and op.level > 0):
+        inlined = e.op in env.lets or "#" in e.op  # LET, an INSTANCE's, a part of plain Next
+        if inlined or op.level >= ir.ACTION_LEVEL or (env.init_mode and op.level > 0):
             return self.compile(op.body, self.inline_env(e, env))
         args = [self.text(a, env) for a in e.args]
         head = ["c"] if op.level == ir.CONSTANT_LEVEL else ["c", self.state(env, e)]
@@ -202,7 +235,7 @@ class ExprCompiler:
     def inline_env(self, e: ir.Call, env: Env) -> Env:
         """The env for the body of the called operator: parameters bound to the arguments."""
         op = self.module.defs[e.op]
-        base = env.lets.get(e.op)
+        base = env.lets.get(e.op, env if "#" in e.op else None)  # not LET: the caller's env
         if base is None:
             base = Env(self.module, env.scope, state=env.state, init_mode=env.init_mode)
         inner = replace(base, scope=env.scope, primed=env.primed, at=None)
@@ -229,7 +262,7 @@ class ExprCompiler:
         tail = (
             self.compile(e.other, env)
             if e.other is not None
-            else Py(f'_tla.case_error("{e.loc}")', ATOM)
+            else Py(f'_tla.case_error("{self.where(e)}")', ATOM)
         )
         for cond, value in reversed(e.arms):
             c, v = self.compile(cond, env), self.compile(value, env)
@@ -263,13 +296,16 @@ class ExprCompiler:
         return " ".join(clauses), inner, elem
 
     def _quant(self, e: ir.Quant, env: Env) -> Py:
+        site = self.site_reads(e, env) if self.incremental else None
+        if site is not None:
+            return self.site(e, env, *site)
         clauses, inner, elem = self.loops(e.bounds, env)
         body = self.compile(e.body, inner)
         if e.kind in ("exists", "forall"):
             fn = "any" if e.kind == "exists" else "all"
             return Py(f"{fn}({body.at(TERNARY)} {clauses})", ATOM)
         if e.kind == "choose":
-            return Py(f'_tla.choose([{elem} {clauses} if {body.at(OR)}], "{e.loc}")', ATOM)
+            return Py(f'_tla.choose([{elem} {clauses} if {body.at(OR)}], "{self.where(e)}")', ATOM)
         if e.kind == "filter":
             return Py(f"frozenset({elem} {clauses} if {body.at(OR)})", ATOM)
         if e.kind == "map":
@@ -277,6 +313,117 @@ class ExprCompiler:
         if e.kind == "function":
             return Py(f"fn(({elem}, {body.at(TERNARY)}) {clauses})", ATOM)
         raise UnsupportedError(f"binder {e.kind}", e.loc)
+
+    # -- incremental quantifiers ----------------------------------------------------------
+
+    def site(self, e: ir.Quant, env: Env, keyed: tuple[str, ...], reads: tuple[str, ...]) -> Py:
+        """`e` as a `_tla.Site` query: exists / forall / select over its kept key set."""
+        ident = e.bounds[0].idents[0]
+        dom = self.text(e.bounds[0].domain, env)
+        name = env.scope.fresh(ident.name)
+        inner = replace(env, state="s").bind(ident, name)
+        body = self.compile(e.body, inner).at(LAMBDA)
+        const = self.site_name()
+        self.sites.append(SiteInfo(const, self.anchor, keyed, reads))
+        query = {"exists": "exists", "forall": "forall", "filter": "select"}[e.kind]
+        return Py(f"_tla.{query}({const}, c, s, {dom}, lambda c, s, {name}: {body})", ATOM)
+
+    def site_name(self) -> str:
+        base = "_S_" + (self.anchor or "expr")
+        n = 1
+        while f"{base}_{n}" in self._site_names:
+            n += 1
+        self._site_names.add(f"{base}_{n}")
+        return f"{base}_{n}"
+
+    def site_reads(self, e: ir.Quant, env: Env) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """(keyed, reads) when `e` can be a site here, else None."""
+        if e.kind not in ("exists", "forall", "filter") or len(e.bounds) != 1:
+            return None
+        b = e.bounds[0]
+        if b.is_tuple or len(b.idents) != 1 or not isinstance(b.domain, ir.Const):
+            return None
+        if env.state != "s" or env.init_mode or env.primed or e.body.level > ir.STATE_LEVEL:
+            return None
+        keyed: set[str] = set()
+        reads: set[str] = set()
+        if not self._reads(e.body, b.idents[0].uid, {b.idents[0].uid}, keyed, reads):
+            return None
+        return tuple(sorted(keyed - reads)), tuple(sorted(reads))
+
+    def _reads(
+        self, e: ir.Expr, key: int, bound: set[int], keyed: set[str], reads: set[str]
+    ) -> bool:
+        """Sort the variables `e` reads into keyed (only as v[key]) and reads; False if `e`
+        has a free identifier, a LET, @ or a primed variable (no site then)."""
+        if isinstance(e, ir.Builtin) and e.op == "apply":
+            f, arg = e.args
+            at_key = isinstance(arg, ir.Param) and arg.ident.uid == key
+            if at_key and isinstance(f, ir.Var) and not f.primed:
+                keyed.add(f.name)
+                return True
+        if isinstance(e, ir.Var):
+            if e.primed:
+                return False
+            reads.add(e.name)
+            return True
+        if isinstance(e, ir.Param):
+            return e.ident.uid in bound
+        if isinstance(e, ir.Let | ir.At):
+            return False
+        if isinstance(e, ir.Call):
+            if "#" in e.op or self.module.defs[e.op].level > ir.STATE_LEVEL:
+                return False
+            found = self.var_reads(e.op)
+            if found is None:
+                return False
+            reads.update(found)
+        if isinstance(e, ir.Quant):
+            bound = bound | {i.uid for b in e.bounds for i in b.idents}
+        return all(self._reads(x, key, bound, keyed, reads) for x in ir.children(e))
+
+    def var_reads(self, op: str) -> frozenset[str] | None:
+        """Every variable definition `op` reads, through the definitions it calls."""
+        if op not in self._var_reads:
+            self._var_reads[op] = None  # recursion guard
+            found: set[str] = set()
+            ok = self._all_vars(self.module.defs[op].body, found)
+            self._var_reads[op] = frozenset(found) if ok else None
+        return self._var_reads[op]
+
+    def _all_vars(self, e: ir.Expr, found: set[str]) -> bool:
+        if isinstance(e, ir.Var):
+            found.add(e.name)
+        if isinstance(e, ir.Let):
+            for key in e.defs:
+                if not self._all_vars(self.module.defs[key].body, found):
+                    return False
+        if isinstance(e, ir.Call):
+            if "#" in e.op:
+                if not self._all_vars(self.module.defs[e.op].body, found):
+                    return False
+            else:
+                sub = self.var_reads(e.op)
+                if sub is None:
+                    return False
+                found.update(sub)
+        return all(self._all_vars(x, found) for x in ir.children(e))
+
+    def member(self, value: str, d: ir.Expr, env: Env) -> Py:
+        """`value \\in d` without building d when it is `{x \\in S : P}` (or a definition
+        that is one): `value \\in S /\\ P(value)`. `value` is Python text (an atom)."""
+        while isinstance(d, ir.Call) and not d.args and "#" not in d.op:
+            op = self.module.defs[d.op]
+            if op.level > ir.STATE_LEVEL or not _is_filter(self.module, op.body):
+                break
+            env, d = self.inline_env(d, env), op.body
+        if isinstance(d, ir.Quant) and d.kind == "filter" and len(d.bounds) == 1:
+            b = d.bounds[0]
+            if not b.is_tuple and len(b.idents) == 1:
+                dom = self.member_set(b.domain, env).at(BOR)
+                test = self.compile(d.body, env.bind(b.idents[0], value)).at(AND)
+                return Py(f"{value} in {dom} and {test}", AND)
+        return Py(f"{value} in {self.member_set(d, env).at(BOR)}", CMP)
 
     # -- structures -----------------------------------------------------------------------
 
@@ -405,6 +552,13 @@ def _is_set_former(module: ir.Module, e: ir.Expr) -> bool:
     if isinstance(e, ir.Builtin):
         return e.op in (*_INFINITE, "BOOLEAN", "seq", "powerset", "fcnset")
     return isinstance(e, ir.Record) and e.kind == "records"
+
+
+def _is_filter(module: ir.Module, e: ir.Expr) -> bool:
+    """Whether `e` (through zero-arity definitions) is `{x \\in S : P}`."""
+    while isinstance(e, ir.Call) and not e.args and "#" not in e.op:
+        e = module.defs[e.op].body
+    return isinstance(e, ir.Quant) and e.kind == "filter"
 
 
 def _flat(e: ir.Expr, op: str) -> list[ir.Expr]:

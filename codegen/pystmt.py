@@ -34,12 +34,20 @@ K = Callable[[Ctx], Lines]
 
 
 class StepCompiler:
-    """Compiles one action (action mode) or Init (init mode) of a module."""
+    """Compiles one action (action mode) or Init (init mode) of a module.
 
-    def __init__(self, module: ir.Module, exprs: ExprCompiler, init_mode: bool) -> None:
+    With `bind`, the generator function takes `bind` (choice name → observed value): a choice
+    named there is not enumerated but tested (`v \\in S`, without building S when S is a set
+    former), and each successor links to its state (`_tla.child`) so that the derived sets of
+    the successor are kept current from those of `s`."""
+
+    def __init__(
+        self, module: ir.Module, exprs: ExprCompiler, init_mode: bool, *, bind: bool = False
+    ) -> None:
         self.module = module
         self.exprs = exprs
         self.init_mode = init_mode
+        self.bind = bind and not init_mode
         self.names: dict[int, str] = {}
         self.scope = Scope()
         self.where = ir.Loc(module.path, 0, 0)
@@ -161,11 +169,20 @@ class StepCompiler:
         var = self.target(e.args[0])
         assert var is not None and var not in ctx.env.primed
         domain = self.exprs.compile(e.args[1], ctx.env).text
+        loop = self.loop_domain(f"{var}'", e.args[1], domain, ctx.env)
         name = self.var_name(var)
         env = replace(ctx.env, primed={**ctx.env.primed, var: name}).in_loop(name)
         choices = ctx.choices if self.init_mode else (*ctx.choices, (f"{var}'", name))
         inner = replace(ctx, env=env, depth=ctx.depth + 1, flat=False, choices=choices)
-        return [self.pad(ctx, f"for {name} in _tla.enum({domain}):"), *k(inner)]
+        return [self.pad(ctx, f"for {name} in {loop}:"), *k(inner)]
+
+    def loop_domain(self, choice: str, d: ir.Expr, domain: str, env: Env) -> str:
+        """What a choice's loop runs over: the set in order, or only the observed value."""
+        if not self.bind:
+            return f"_tla.enum({domain})"
+        value = f'bind["{choice}"]'
+        member = self.exprs.member(value, d, env).text
+        return f'(_tla.bound({value}, {member}) if "{choice}" in bind else _tla.enum({domain}))'
 
     def unchanged(self, e: ir.Builtin, ctx: Ctx, k: K) -> Lines:
         if self.init_mode:
@@ -225,6 +242,7 @@ class StepCompiler:
         env, choices, live, depth = ctx.env, ctx.choices, ctx.live, ctx.depth
         for b in e.bounds:
             domain = self.exprs.compile(b.domain, env).text
+            outer = env
             names = []
             for ident in b.idents:
                 name = self.bound_name(ident, live)
@@ -232,13 +250,16 @@ class StepCompiler:
                 env = env.bind(ident, name).in_loop(name)
                 names.append(name)
                 choices = (*choices, (ident.name, name))
-            patterns = [", ".join(names)] if b.is_tuple else names
-            if b.is_tuple and len(names) == 1:
-                patterns = [f"({names[0]},)"]
-            for pattern in patterns:
-                out.append(
-                    self.pad(replace(ctx, depth=depth), f"for {pattern} in _tla.enum({domain}):")
-                )
+            if b.is_tuple:
+                pattern = f"({names[0]},)" if len(names) == 1 else ", ".join(names)
+                loops = [(pattern, f"_tla.enum({domain})")]
+            else:
+                loops = [
+                    (n, self.loop_domain(i.name, b.domain, domain, outer))
+                    for n, i in zip(names, b.idents, strict=True)
+                ]
+            for pattern, loop in loops:
+                out.append(self.pad(replace(ctx, depth=depth), f"for {pattern} in {loop}:"))
                 depth += 1
         inner = replace(ctx, env=env, depth=depth, flat=False, choices=choices, live=live)
         return out + self.seq([e.body], inner, k)
@@ -255,7 +276,8 @@ class StepCompiler:
             return [self.pad(ctx, f"yield State({fields})")]
         choices = ", ".join(f'("{name}", {py})' for name, py in ctx.choices)
         tup = f"({choices},)" if len(ctx.choices) == 1 else f"({choices})"
-        return [self.pad(ctx, f"yield Successor(State({fields}), {tup})")]
+        state = f"_tla.child(s, State({fields}))" if self.bind else f"State({fields})"
+        return [self.pad(ctx, f"yield Successor({state}, {tup})")]
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -283,7 +305,7 @@ class StepCompiler:
         ctx = replace(ctx, last_line=loc.line)
         if not text:
             return ctx, []
-        line = f"# {loc.line}: {text}"
+        line = f"# {text}"
         room = COMMENT_WIDTH - 4 * ctx.depth
         if len(line) > room:
             line = line[: max(room - 3, 10)] + "..."

@@ -228,8 +228,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "CanRestartDone_any",
         "defs",
         "CanRestartDone",
-        "all(not apply(s.podRestarted, w)",
-        "any(not apply(s.podRestarted, w)",
+        "_tla.forall(",
+        "_tla.exists(",
         "Restarting ends before every pod is back",
     ),
     _m(

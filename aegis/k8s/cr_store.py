@@ -1,10 +1,15 @@
 """`StatusStore` over the Aegis CR's status subresource (the Aegis Controller's store).
 
 `save` sends a JSON merge patch of what changed since the last load/save, with the
-resourceVersion it last saw as a precondition. On 409 it re-reads the CR: if only metadata or
-spec moved, it retries with the new resourceVersion (at most `attempts` times); if the *status*
-changed under it, another writer is active and it raises StatusConflictError instead of
-overwriting (crash-only: the controller restarts and resumes from the CR).
+resourceVersion it last saw as a precondition. The controller's group commit calls it once per
+batch of events (docs/persistence.md). In the CR, a spec variable that is a function over the
+pods (`{"fn": [[{"mv": pod}, value], ...]}`) is kept as `{"fnOfMv": {pod: value}}`, so that the
+patch of an event carries the entries it changed, not the whole function.
+
+On 409 it re-reads the CR: if only metadata or spec moved, it retries with the new
+resourceVersion (at most `attempts` times); if the *status* changed under it, another writer
+is active and it raises StatusConflictError instead of overwriting (crash-only: the controller
+restarts and resumes from the CR).
 """
 
 from __future__ import annotations
@@ -60,7 +65,48 @@ def status_from_cr(obj: Mapping[str, Any]) -> Status | None:
     status = obj.get("status")
     if not isinstance(status, dict) or "version" not in status:
         return None
-    return Status.from_json(json.dumps(status))
+    return Status.from_json(json.dumps(_from_cr(status)))
+
+
+def _to_cr(status: dict[str, Any]) -> dict[str, Any]:
+    """The CR form of a status object (functions over model values keyed by name)."""
+    variables = _variables(status)
+    if variables is None:
+        return status
+    keyed = {name: _keyed(value) for name, value in variables.items()}
+    return {**status, "specState": {**status["specState"], "variables": keyed}}
+
+
+def _from_cr(status: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of `_to_cr` (a status written before it is returned as it is)."""
+    variables = _variables(status)
+    if variables is None:
+        return status
+    listed = {name: _listed(value) for name, value in variables.items()}
+    return {**status, "specState": {**status["specState"], "variables": listed}}
+
+
+def _variables(status: Mapping[str, Any]) -> dict[str, Any] | None:
+    spec = status.get("specState")
+    variables = spec.get("variables") if isinstance(spec, dict) else None
+    return variables if isinstance(variables, dict) else None
+
+
+def _keyed(value: Any) -> Any:
+    pairs = value.get("fn") if isinstance(value, dict) and len(value) == 1 else None
+    if not isinstance(pairs, list) or not pairs:
+        return value
+    names = [k.get("mv") if isinstance(k, dict) and len(k) == 1 else None for k, _ in pairs]
+    if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        return value
+    return {"fnOfMv": {name: v for name, (_, v) in zip(names, pairs, strict=True)}}
+
+
+def _listed(value: Any) -> Any:
+    keyed = value.get("fnOfMv") if isinstance(value, dict) and len(value) == 1 else None
+    if not isinstance(keyed, dict):
+        return value
+    return {"fn": [[{"mv": name}, keyed[name]] for name in sorted(keyed)]}
 
 
 class CrStatusStore:
@@ -85,7 +131,7 @@ class CrStatusStore:
         """Persist `status`; StatusConflictError if another writer changed it meanwhile."""
         if self._seen is None:
             self._read()
-        new = json.loads(status.to_json())
+        new = _to_cr(json.loads(status.to_json()))
         for attempt in range(1, self.attempts + 1):
             body: dict[str, Any] = {"status": merge_patch(self._seen or {}, new)}
             if self._version:

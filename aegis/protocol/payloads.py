@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from aegis.generated.aegis_phase.agent_view import DERIVED, GLOBALS, PER_POD
 from aegis.protocol.errors import MalformedMessage
+from aegis.protocol.state_codec import CodecError, decode, encode
+from aegis.values import Value
 
 MAX_REASON = 500  # characters of a free-text reason kept by the controller
 
@@ -51,31 +54,45 @@ def _text(value: str, limit: int) -> str:
 
 @dataclass(frozen=True)
 class Order:
-    """The controller's order for masterSeq: the spec state and where to rendezvous."""
+    """The controller's order for masterSeq: the agent's projection of the spec state
+    (aegis.generated.aegis_phase.agent_view) and where to rendezvous.
+
+    Its size does not grow with the job: `globals` are the variables the agent's actions read
+    that are not per worker, `derived` the definitions they read over every worker (evaluated
+    by the controller), `pod` the PER_POD entries of the one pod the order is for (None in the
+    broadcast), `finished` how many workers finished the current order."""
 
     spec_phase: str
     final: str | None  # "Succeed" / "Failed" once the job ended: every agent leaves
-    state: Mapping[str, Any] = field(hash=False)  # the spec state (aegis.protocol.state_codec)
     retry: int
     max_retry: int
     master_addr: str
     master_port: int
     check_port: int
-    world: tuple[str, ...]
+    globals: Mapping[str, Value] = field(hash=False)
+    derived: Mapping[str, Value] = field(hash=False)
+    pod: Mapping[str, Value] | None = field(default=None, hash=False)
+    finished: int = 0
 
     def to_data(self) -> dict[str, Any]:
         """The order's `Data` object."""
-        return {
+        data: dict[str, Any] = {
             "specPhase": self.spec_phase,
             "final": self.final,
-            "state": dict(self.state),
             "retry": self.retry,
             "maxRetry": self.max_retry,
             "masterAddr": self.master_addr,
             "masterPort": self.master_port,
             "checkPort": self.check_port,
-            "world": list(self.world),
+            "view": {
+                "globals": {k: encode(v) for k, v in self.globals.items()},
+                "derived": {k: encode(v) for k, v in self.derived.items()},
+            },
+            "finished": self.finished,
         }
+        if self.pod is not None:
+            data["pod"] = {k: encode(v) for k, v in self.pod.items()}
+        return data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Order:
@@ -83,23 +100,40 @@ class Order:
         final = data.get("final")
         if final is not None and not isinstance(final, str):
             raise MalformedMessage(f"Data['final'] must be a phase name or null; got {final!r}")
-        world = _field(data, "world", list)
-        if not world or not all(isinstance(p, str) for p in world):
-            raise MalformedMessage("Data['world'] must be a non-empty list of pod names")
         ports = [_field(data, k, int) for k in ("masterPort", "checkPort")]
         if not all(0 < p < 65536 for p in ports):
             raise MalformedMessage(f"ports must be in 1..65535; got {ports}")
+        view = _field(data, "view", dict)
+        finished = _field(data, "finished", int)
+        if finished < 0:
+            raise MalformedMessage(f"Data['finished'] must be >= 0; got {finished}")
+        pod = data.get("pod")
         return cls(
             spec_phase=_field(data, "specPhase", str),
             final=final,
-            state=_field(data, "state", dict),
             retry=_field(data, "retry", int),
             max_retry=_field(data, "maxRetry", int),
             master_addr=_field(data, "masterAddr", str),
             master_port=ports[0],
             check_port=ports[1],
-            world=tuple(world),
+            globals=_values(_field(view, "globals", dict), GLOBALS, "view.globals"),
+            derived=_values(_field(view, "derived", dict), DERIVED, "view.derived"),
+            pod=None if pod is None else _values(_field(data, "pod", dict), PER_POD, "pod"),
+            finished=finished,
         )
+
+
+def _values(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> dict[str, Value]:
+    """The spec values of exactly `names` in `obj` (MalformedMessage naming what is wrong)."""
+    if set(obj) != set(names):
+        missing, extra = sorted(set(names) - set(obj)), sorted(set(obj) - set(names))
+        raise MalformedMessage(
+            f"Data[{where!r}] must hold {list(names)}: missing {missing}, unexpected {extra[:5]}"
+        )
+    try:
+        return {k: decode(obj[k]) for k in names}
+    except CodecError as exc:
+        raise MalformedMessage(f"Data[{where!r}]: {exc}") from None
 
 
 @dataclass(frozen=True)

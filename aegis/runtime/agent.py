@@ -68,6 +68,10 @@ log = logging.getLogger(__name__)
 BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
 TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven checks of design §6
 LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
+# an agent that heard no order for this many heartbeat intervals asks for the current one
+# again (its ACK's reply): orders are published once, and a lost one must not hang the job
+REASK_BEATS = 4
+MIN_REASK_S = 1.0
 
 
 def placement(
@@ -172,6 +176,13 @@ class AgentService:
         self.warm: asyncio.Task[None] | None = None
         self.slow_note = ""  # why this node is slow (its last performance check), if it is
         self.gpu_type = "cpu"  # from the bootcheck's environment check
+        self.heard = 0.0  # loop time of the last order (or reply to an ACK) received
+        self.reasks = 0  # ACKs sent again because no order came for `reask_s`
+
+    @property
+    def reask_s(self) -> float:
+        """How long without any order before the agent asks for the current one again."""
+        return max(REASK_BEATS * self.cfg.heartbeat_s, MIN_REASK_S)
 
     async def run(self) -> int:
         """Connect (or fall back), then serve orders until the job ends or we must exit."""
@@ -192,10 +203,12 @@ class AgentService:
                     return AgentExit.NO_CONTROLLER
                 return await run_independent(self.cfg)
             beat = supervised(self._heartbeat(), "heartbeat", self._background_failed)
+            reask = supervised(self._reask(), "order re-ask", self._background_failed)
             try:
                 await self._serve()
             finally:
                 beat.cancel()
+                reask.cancel()
             return self.exit_code
         finally:
             await self._stop_work()
@@ -238,7 +251,7 @@ class AgentService:
             reconnect_attempts=-1,
             inbox_prefix=self.subjects.inbox_prefix(cfg.pod),
         )
-        await self.bus.subscribe(self.subjects.master, self.orders.put)
+        await self.bus.subscribe(self.subjects.master, self._heard)
         await self.bus.subscribe(
             self.subjects.ctl_agent(cfg.pod), lambda m: handle_agent_request(self, m)
         )
@@ -253,7 +266,35 @@ class AgentService:
                 break
             except TransportError:
                 await asyncio.sleep(0.1)
-        await self.orders.put(reply)
+        await self._heard(reply)
+
+    async def _heard(self, msg: Message) -> None:
+        """An order (or the reply to an ACK) arrived: queue it; the re-ask clock restarts."""
+        self.heard = asyncio.get_running_loop().time()
+        await self.orders.put(msg)
+
+    async def _reask(self) -> None:
+        """A lost order ends within `reask_s` (+ one request): an agent that heard no order
+        for that long sends its ACK again; the reply is the controller's current order for
+        it, which `AgentCore.on_order` ignores unless it is newer than what the agent has
+        (a duplicate is harmless). While the command runs no order comes for a long time:
+        one small request per `reask_s` per agent is the price."""
+        loop = asyncio.get_running_loop()
+        while not self.stopped.is_set():
+            wait = self.heard + self.reask_s - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            self.heard = loop.time()  # the next try in `reask_s`, answered or not
+            if self.core.exited or self.bus is None or not self.bus.connected:
+                continue  # leaving by itself (Level 3), or no bus to ask on
+            try:
+                reply = await self.bus.request(self.report_subject, self.core.ack(), timeout=2.0)
+            except TransportError as exc:
+                log.info("agent %s: re-asking for the current order failed: %s", self.cfg.pod, exc)
+                continue
+            self.reasks += 1
+            await self._heard(reply)
 
     async def _serve(self) -> None:
         while not self.stopped.is_set():

@@ -1,7 +1,9 @@
 """The agent's side of the spec without I/O: which order to work on, what to report, when to go.
 
-The core keeps the last spec state the controller published, overlaid with its own agentSeq
-and agentState (its *view*), and decides only through the generated actions on that view:
+The core keeps the agent's projection of the last order (its *view*: a one-worker spec state,
+Workers = {this pod}, with the order's globals, this pod's PER_POD entries, its own agentSeq
+and agentState, and the definitions the controller evaluated over every worker; see the
+generated agent_view), and decides only through the generated agent actions on that view:
 it works on an order when `agentWork` is enabled for itself, reports Hang / Checkpoint only
 when `agentHang` / `agentCheckpoint` are, and leaves at a safe point only when `agentEvict` is.
 Every report is the message of the successor it applied. `AgentService` (agent.py) does the
@@ -12,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aegis.checks.recovery import Level, classify
 from aegis.checks.result import CheckResult, CheckType
-from aegis.generated.aegis_phase import Label, State
+from aegis.generated.aegis_phase import ACTIONS, Constants, Label, State, Successor, agent_view
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.exitcodes import AgentExit
@@ -30,10 +32,9 @@ from aegis.protocol.payloads import (
     Sender,
     parse_order,
 )
-from aegis.protocol.state_codec import CodecError, decode_state
-from aegis.runtime.engine import Engine, runtime_constants
+from aegis.runtime.engine import initial_state, runtime_constants
 from aegis.runtime.phases import message_phase
-from aegis.values import ModelValue, apply, except_
+from aegis.values import Fn, ModelValue, Value, apply
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,59 @@ def describe_failures(results: Sequence[CheckResult]) -> str:
     return "; ".join(bad) or "no failed check"
 
 
+class AgentView:
+    """The agent's one-worker view (Workers = {its pod}) and the derived definitions of the
+    order it was made of; steps only by the generated agent actions (agent_view)."""
+
+    def __init__(self, constants: Constants, state: State, derived: agent_view.Derived) -> None:
+        self.constants = constants
+        self.state = state
+        self.derived = derived
+
+    @classmethod
+    def of(cls, pod: str, order: Order, pod_part: Mapping[str, Value], agent_seq: int) -> AgentView:
+        """The view of `order` for `pod` (its PER_POD entries `pod_part`, Init's where absent;
+        its own agentSeq, agentState Ready)."""
+        me = ModelValue(pod)
+        c = runtime_constants((pod,), order.max_retry)
+        init = initial_state(c)
+        state = init.as_dict()
+        _same_types(order.globals, state, "global")
+        state.update(order.globals)
+        own = {name: apply(state[name], me) for name in agent_view.PER_POD}
+        _same_types(pod_part, own, "per-pod entry")
+        for name in agent_view.PER_POD:
+            if name in pod_part:
+                state[name] = Fn({me: pod_part[name]})
+        state["agentSeq"] = Fn({me: agent_seq})
+        state["agentState"] = Fn({me: "Ready"})
+        expected = agent_view.derive(c, init)
+        _same_types(order.derived, {n: getattr(expected, n) for n in order.derived}, "derived")
+        derived = agent_view.Derived(**order.derived)
+        return cls(c, State.from_dict(state), derived)
+
+    def successors(self, label: Label) -> list[Successor]:
+        """The successors of the view by the agent's action `label`."""
+        pid = next(iter(ACTIONS[label].process_ids(self.constants)))
+        return agent_view.AGENT_STEPS[label](self.constants, self.state, self.derived, pid)
+
+    def observe(self, label: Label, **choices: Value) -> State | None:
+        """Apply `label` with these choices (besides the acting worker); None if not enabled."""
+        for succ in self.successors(label):
+            made = dict(succ.choices)
+            if all(made.get(k) == v for k, v in choices.items()):
+                self.state = succ.state
+                return succ.state
+        return None
+
+
+def _same_types(got: Mapping[str, Value], like: Mapping[str, Value], what: str) -> None:
+    """TypeError unless each value has the type of the spec's own value of that name."""
+    for name, value in got.items():
+        if type(value) is not type(like[name]):
+            raise TypeError(f"{what} {name} must be a {type(like[name]).__name__}: {value!r:.60}")
+
+
 class AgentCore:
     """One agent's protocol state: its view of the spec, its seq and the order it works on."""
 
@@ -120,7 +174,10 @@ class AgentCore:
         self.pod = pod
         self.me = ModelValue(pod)
         self.sender = sender
-        self.view: Engine | None = None
+        self.view: AgentView | None = None
+        self.order: Order | None = None  # the order the view was made of
+        self.pod_part: dict[str, Value] = {}  # this pod's PER_POD entries, as last sent
+        self.malformed = 0  # orders dropped: not an order, or not a view of a spec state
         self.agent_seq = 0  # the seq of this agent's last report of agentWork
         self.work_seq = -1  # the order the agent works on
         self.mark_reason = ""  # why this agent reported Hang last
@@ -134,6 +191,7 @@ class AgentCore:
         try:
             payload = parse_order(msg.data)
         except MalformedMessage as exc:
+            self.malformed += 1
             log.warning("agent %s: order %d dropped: %s", self.pod, msg.seq, exc)
             return Ignore(str(exc))
         if isinstance(payload, Eviction):
@@ -157,30 +215,24 @@ class AgentCore:
         return Work(msg.seq, payload)
 
     def _update_view(self, order: Order) -> bool:
+        part = self.pod_part if order.pod is None else dict(order.pod)
         try:
-            state = decode_state(order.state)
-            constants = runtime_constants(order.world, order.max_retry)
-        except (CodecError, ValueError, TypeError) as exc:
-            log.warning("agent %s: order state rejected: %s", self.pod, exc)
+            self.view = AgentView.of(self.pod, order, part, self.agent_seq)
+            self.order, self.pod_part = order, part
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            self.malformed += 1
+            log.warning("agent %s: order view rejected: %s", self.pod, exc)
             return False
-        self.view = Engine(constants, self._overlay(state), check_invariants=False)
         return True
-
-    def _overlay(self, s: State) -> State:
-        seq = except_(s.agentSeq, (self.me,), lambda _: self.agent_seq)
-        st = except_(s.agentState, (self.me,), lambda _: "Ready")
-        return State.from_dict({**s.as_dict(), "agentSeq": seq, "agentState": st})
 
     def enabled(self, label: Label) -> bool:
         """Whether the agent's action `label` is enabled for itself on its view."""
-        return self.view is not None and self.view.enabled(label, w=self.me)
+        return self.view is not None and bool(self.view.successors(label))
 
     def peers_finished(self) -> bool:
-        """Whether another worker already finished the current order (the order's state)."""
-        if self.view is None:
-            return False
-        s = self.view.state
-        return any(bool(apply(s.finished, w)) for w in self.view.constants.Workers if w != self.me)
+        """Whether another worker already finished the current order (the order's `finished`
+        count: this agent has not finished the order it is about to work on)."""
+        return self.order is not None and self.order.finished > 0
 
     # ---------------- reports ----------------
 
@@ -188,11 +240,11 @@ class AgentCore:
         """agentWork(outcome) for order `seq`: the report to send, None if not enabled."""
         if self.view is None:
             return None
-        step = self.view.observe(Label.agentWork, w=self.me, outcome=outcome)
-        if not step.applied:
+        state = self.view.observe(Label.agentWork, outcome=outcome)
+        if state is None:
             log.warning("agent %s: agentWork(%s) not enabled in order %d", self.pod, outcome, seq)
             return None
-        self.agent_seq = int(apply(step.state.agentSeq, self.me))
+        self.agent_seq = int(apply(state.agentSeq, self.me))
         return self.message(MessageType(outcome), message_phase(phase), self.agent_seq, report)
 
     @property
@@ -205,7 +257,7 @@ class AgentCore:
         if not self.enabled(Label.agentHang):
             return None
         assert self.view is not None
-        self.view.observe(Label.agentHang, w=self.me)
+        self.view.observe(Label.agentHang)
         self.mark_reason = reason
         return self._command_report(MessageType.HANG, Report(self.sender, reason=reason))
 
@@ -214,12 +266,12 @@ class AgentCore:
         if not self.enabled(Label.agentCheckpoint):
             return None
         assert self.view is not None
-        self.view.observe(Label.agentCheckpoint, w=self.me)
+        self.view.observe(Label.agentCheckpoint)
         return self._command_report(MessageType.CHECKPOINT, Report(self.sender, step=step))
 
     def evict(self) -> Message | None:
         """agentEvict: the Evicted report (sent before the command stops), None if not enabled."""
-        if self.view is None or not self.view.observe(Label.agentEvict, w=self.me).applied:
+        if self.view is None or self.view.observe(Label.agentEvict) is None:
             return None
         self.agent_seq = int(self.view.state.masterSeq)
         reason = self.mark_reason or "marked slow"

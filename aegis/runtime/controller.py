@@ -14,28 +14,49 @@ next heartbeat or report is answered with an eviction, and it exits so that it i
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from aegis.checks.faultlog import FaultRecord
 from aegis.errors import AegisError
-from aegis.generated.aegis_phase import Constants, Label, State, violated_invariants
+from aegis.generated.aegis_phase import (
+    Constants,
+    Label,
+    State,
+    agent_view,
+    violated_invariants,
+)
 from aegis.protocol.envelope import Message, MessageType
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import Eviction, Order, Receipt, ReceiptResult, Report, Sender
-from aegis.protocol.state_codec import CodecError, decode_state, encode_state
-from aegis.runtime.engine import Engine, StepResult, runtime_constants
+from aegis.protocol.state_codec import (
+    CodecError,
+    decode,
+    decode_choices,
+    decode_state,
+    encode,
+    encode_choices,
+    encode_state,
+)
+from aegis.runtime.engine import (
+    Engine,
+    EngineError,
+    StepResult,
+    candidates,
+    initial_state,
+    runtime_constants,
+)
 from aegis.runtime.errors import CorruptStatusError
 from aegis.runtime.phases import message_phase, terminal
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import ErrorNode, PodInfo, Status, StatusStore
+from aegis.runtime.undo import TrackedCounter, TrackedDict, UndoLog
+from aegis.runtime.wal import WalRecord, WriteAheadLog
 from aegis.values import Fn, ModelValue, apply
 
 log = logging.getLogger(__name__)
@@ -51,6 +72,9 @@ REPORT_ACTIONS: Mapping[MessageType, Label] = {
     MessageType.EVICTED: Label.agentEvict,
 }
 SAVE_BACKOFF_S = (0.05, 0.1, 0.2, 0.4)  # pauses between the tries of one status save
+# a snapshot (the status file) is taken at a change of phase, recoverCount or shouldQuit, and
+# after max(SNAPSHOT_MIN_RECORDS, pods) WAL records: O(pods) once per O(pods) events
+SNAPSHOT_MIN_RECORDS = 256
 P = ParamSpec("P")
 
 
@@ -94,19 +118,27 @@ class PersistenceError(AegisError):
 
 
 def transaction(method: Callable[P, R]) -> Callable[P, R]:
-    """Handle one event as a transaction: if it fails (e.g. the status cannot be saved), the
-    controller's memory is rolled back to what it was before, so it never runs ahead of disk."""
+    """Handle one event as a transaction: if it fails, the controller's memory is rolled back
+    to what it was before (O(what it changed)); at the end of the outermost one, with
+    `autocommit`, its changes are committed (a failed commit rolls them back too), so memory
+    never runs ahead of disk."""
 
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         core = args[0]
         assert isinstance(core, ControllerCore)
         saved = core.checkpoint_memory()
+        core._depth += 1
         try:
-            return method(*args, **kwargs)
+            result = method(*args, **kwargs)
         except BaseException:
             core.restore_memory(saved)
             raise
+        finally:
+            core._depth -= 1
+        if core._depth == 0 and core.autocommit:
+            core.commit()
+        return result
 
     return wrapper
 
@@ -136,19 +168,45 @@ class JobConfig:
         return self.port_base + 2 * (seq % _PORT_SLOTS), self.port_base + 2 * _PORT_SLOTS
 
 
-@dataclass
 class Extras:
-    """Runtime bookkeeping persisted beside the spec state (not part of the model)."""
+    """Runtime bookkeeping persisted beside the spec state (not part of the model); its maps
+    log their changes in `undo` (a rollback and a WAL record cost O(the changes))."""
 
-    incarnations: dict[str, str | None] = field(default_factory=dict)
-    step_no: int = 0
-    command_orders: int = 0
-    published_seq: int = -1
-    counters: Counter[str] = field(default_factory=Counter)
-    evicted: dict[str, str] = field(default_factory=dict)  # pod -> incarnation declared lost
+    MAPS = ("incarnations", "evicted", "counters", "reasons")
+
+    def __init__(
+        self,
+        *,
+        incarnations: Mapping[str, str | None] | None = None,
+        step_no: int = 0,
+        command_orders: int = 0,
+        published_seq: int = -1,
+        counters: Mapping[str, int] | None = None,
+        evicted: Mapping[str, str] | None = None,
+        reasons: Mapping[str, str] | None = None,
+    ) -> None:
+        self.undo = UndoLog()
+        self.incarnations: TrackedDict[str, str | None] = _tracked(self.undo, incarnations)
+        self.step_no = step_no
+        self.command_orders = command_orders
+        self.published_seq = published_seq
+        self.counters = TrackedCounter(self.undo, (counters or {}).items())
+        self.evicted: TrackedDict[str, str] = _tracked(self.undo, evicted)  # pod -> lost inc.
+        self.reasons: TrackedDict[str, str] = _tracked(self.undo, reasons)  # last failure
+        for name, value in self.counters.items():
+            if not isinstance(name, str) or not isinstance(value, int):
+                raise TypeError(f"counter {name!r} = {value!r}: not a count")
+
+    def scalars(self) -> tuple[int, int, int]:
+        """(step_no, command_orders, published_seq): what a rollback restores besides `undo`."""
+        return self.step_no, self.command_orders, self.published_seq
+
+    def set_scalars(self, values: tuple[int, int, int]) -> None:
+        """The inverse of `scalars`."""
+        self.step_no, self.command_orders, self.published_seq = values
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON object kept in Status.runtime."""
+        """The JSON object kept in Status.runtime (the reasons are in its podInfos)."""
         return {
             "incarnations": dict(self.incarnations),
             "stepNo": self.step_no,
@@ -159,16 +217,70 @@ class Extras:
         }
 
     @classmethod
-    def from_json(cls, ex: Mapping[str, Any]) -> Extras:
+    def from_json(cls, ex: Mapping[str, Any], reasons: Mapping[str, str] | None = None) -> Extras:
         """The inverse of `to_json` (missing keys take their defaults)."""
         return cls(
             incarnations=dict(ex.get("incarnations", {})),
             step_no=int(ex.get("stepNo", 0)),
             command_orders=int(ex.get("commandOrders", 0)),
             published_seq=int(ex.get("publishedSeq", -1)),
-            counters=Counter(ex.get("counters", {})),
+            counters=dict(ex.get("counters", {})),
             evicted=dict(ex.get("evicted", {})),
+            reasons=reasons,
         )
+
+    def delta(self) -> dict[str, Any]:
+        """What changed since the last commit (`undo.forget`): the part of a WAL record."""
+        out: dict[str, Any] = {
+            "stepNo": self.step_no,
+            "commandOrders": self.command_orders,
+            "publishedSeq": self.published_seq,
+        }
+        for name in self.MAPS:
+            target: TrackedDict[str, Any] = getattr(self, name)
+            keys = list(self.undo.changed(target))
+            if keys:
+                out[name] = {
+                    "set": {k: target[k] for k in keys if k in target},
+                    "del": [k for k in keys if k not in target],
+                }
+        return out
+
+    def apply_delta(self, delta: Mapping[str, Any]) -> None:
+        """Replay a `delta` (ValueError, TypeError or KeyError if it is not one)."""
+        self.set_scalars(
+            (int(delta["stepNo"]), int(delta["commandOrders"]), int(delta["publishedSeq"]))
+        )
+        for name in self.MAPS:
+            change = delta.get(name)
+            if change is None:
+                continue
+            target: TrackedDict[str, Any] = getattr(self, name)
+            sets, dels = change["set"], change["del"]
+            if not isinstance(sets, dict) or not isinstance(dels, list):
+                raise TypeError(f"{name}: set must be an object and del a list")
+            if name == "counters" and not all(isinstance(v, int) for v in sets.values()):
+                raise TypeError("counters: counts must be integers")
+            target.update(sets)
+            for key in dels:
+                target.pop(key, None)
+
+
+def _tracked(undo: UndoLog, items: Mapping[str, Any] | None) -> TrackedDict[str, Any]:
+    return TrackedDict(undo, (items or {}).items())
+
+
+class Memory(NamedTuple):
+    """What an event may change in memory, as `checkpoint_memory` keeps it (O(1) to take)."""
+
+    state: State
+    seq_no: int
+    rejected: int
+    scalars: tuple[int, int, int]
+    undo_mark: int
+    status: Status
+    unlogged: int
+    dirty: bool
 
 
 @dataclass(frozen=True)
@@ -180,7 +292,12 @@ class Outcome:
 
 
 class ControllerCore:
-    """Executes the spec for one job; persists after every event."""
+    """Executes the spec for one job; makes every event durable before its effects are seen.
+
+    With a WriteAheadLog (`wal`) a commit appends one record of the changes (the applied
+    steps, the bookkeeping that changed) and snapshots the whole status now and then; without
+    one (the CR on Kubernetes) a commit saves the whole status. With `autocommit` each event
+    commits as it ends; the service turns it off and commits a batch of events at once."""
 
     def __init__(
         self,
@@ -190,11 +307,20 @@ class ControllerCore:
         *,
         constants: Constants | None = None,
         on_fault: Callable[[FaultRecord], None] | None = None,
+        wal: WriteAheadLog | None = None,
     ) -> None:
         """`constants` defaults to the job's (Workers = its pods, no fault budget); `on_fault`
-        receives one record per fault (the structured fault log)."""
+        receives one record per fault (the structured fault log); `wal`: the write-ahead log
+        beside a file store (docs/persistence.md)."""
         self.job = job
         self.store = store
+        self.wal = wal
+        self.autocommit = True  # commit at the end of each event (off: the caller commits)
+        self._depth = 0  # transactions in progress (nested: taint inside on_pod_lost)
+        self._dirty = False  # an event since the last commit must be made durable
+        self._wal_next = 1  # the number of the next WAL record
+        self._since_snapshot = 0  # WAL records since the last snapshot
+        self.snapshot_every = max(SNAPSHOT_MIN_RECORDS, len(job.pods))
         self.steplog = steplog
         self.constants = constants or runtime_constants(job.pods, job.max_retry)
         self.on_fault = on_fault
@@ -203,6 +329,15 @@ class ControllerCore:
         self.status = loaded or Status()
         self.addresses: dict[str, tuple[str, str, str]] = {}  # pod -> (pod IP, node, node IP)
         self._published_marks: tuple[object, ...] | None = None
+        self._order_cache: tuple[State, Order] | None = None
+        # (PER_POD functions last published, {pod: its entries where not the default})
+        self._published_parts: tuple[tuple[object, ...], dict[str, tuple[object, ...]]] | None
+        self._published_parts = None
+        self._unpublished_parts: tuple[tuple[object, ...], dict[str, tuple[object, ...]]] | None
+        self._unpublished_parts = None
+        one = initial_state(runtime_constants(job.pods[:1], job.max_retry)).as_dict()
+        first = ModelValue(job.pods[0])
+        self._default_part = tuple(apply(one[n], first) for n in agent_view.PER_POD)
         self._unlogged: list[StepResult] = []  # steps of this event, logged once it is saved
         self._impersonators: set[str] = set()  # pods already logged for claiming another
         self.persistence = SaveHealth()  # failed status saves (kept across rollbacks)
@@ -211,12 +346,19 @@ class ControllerCore:
         now = time.monotonic()  # a restarted controller gives every known agent a full timeout
         self.last_seen = {p: now for p, inc in self.extras.incarnations.items() if inc}
         self.engine = Engine(self.constants, state, seq_no=self.extras.step_no, on_step=self._log)
-        if state is None:
+        self._base = self.checkpoint_memory()  # memory as last committed (= disk)
+        self._snapped = self._snapshot_key()
+        if state is None:  # saved before it is logged: a log never runs ahead of the disk
+            self._retrying(lambda: self._put_snapshot(self._snapshot_status()))
             if steplog is not None:
                 steplog.write_initial(self.constants, self.state)
-            self._save()
-        elif steplog is not None:  # resumed: the log goes on from the restored state
-            steplog.write_resume(self.engine.seq_no, self.state)
+        else:
+            if steplog is not None:  # resumed: the log goes on from the restored state
+                if steplog.empty:  # the first start died between its first save and its log
+                    steplog.write_initial(self.constants, initial_state(self.constants))
+                steplog.write_resume(self.engine.seq_no, self.state)
+            if self._since_snapshot:
+                self._snapshot()  # the status file is current again, the WAL empty
 
     # ---------------- events ----------------
 
@@ -231,6 +373,10 @@ class ControllerCore:
         if known == inc and self._agent_state(w) == "Ready":
             self.extras.counters["duplicate_ack"] += 1
             return Outcome(self.order_for(pod))
+        if known is not None and known != inc and self.extras.evicted.get(pod) == inc:
+            # an incarnation declared lost, asking again (agents re-ask for lost orders)
+            # after its replacement joined: it must leave, not take the pod back
+            return Outcome(self.eviction(pod, inc))
         if known is not None and known != inc:
             self._lost(pod, replaced=True)
             self.engine.settle()
@@ -321,7 +467,7 @@ class ControllerCore:
             self.extras.counters["lost_unknown"] += 1
             return Outcome()
         if exit_code == 1 and self._agent_state(ModelValue(pod)) == "Exited":
-            why = self.status.pod_infos.get(pod, PodInfo()).last_failed_reason or "node fault"
+            why = self.extras.reasons.get(pod) or "node fault"
             self.taint(node, f"agent {pod} exited 1: {why}", save=False)
             if not why.startswith(SLOW_EVICTED):
                 self.extras.counters["node_faults"] += 1
@@ -459,7 +605,7 @@ class ControllerCore:
                 "agentState": self._agent_state(w),
                 "node": node,
                 "incarnation": self.extras.incarnations.get(pod),
-                "lastFailedReason": self.status.pod_infos.get(pod, PodInfo()).last_failed_reason,
+                "lastFailedReason": self.extras.reasons.get(pod, ""),
                 "lastFault": _last_fault(self.__dict__.get("last_faults", {}).get(pod)),
             }
         return {
@@ -492,21 +638,61 @@ class ControllerCore:
         return terminal(self.constants, self.state)
 
     def order_for(self, pod: str = "master") -> Message:
-        """The current order (broadcast, or the reply to one agent's ACK)."""
+        """The current order: the broadcast ("master": globals and derived definitions), or
+        one pod's (the reply to its ACK, or its per-pod entries changed) with its PER_POD part.
+        Its size does not depend on the number of pods (agent_view: the agent's projection)."""
         s = self.state
+        base = self._order_base()
+        part = None
+        if pod != "master":
+            w = ModelValue(pod)
+            part = {name: apply(getattr(s, name), w) for name in agent_view.PER_POD}
+        order = dataclasses.replace(base, pod=part)
+        return self._order(pod, order.to_data())
+
+    def _order_base(self) -> Order:
+        """The broadcast order of the current state (cached per state: ACK replies reuse it)."""
+        s = self.state
+        cached = self._order_cache
+        if cached is not None and cached[0] is s:
+            return cached[1]
         master_port, check_port = self.job.ports(s.masterSeq)
+        derived = agent_view.derive(self.constants, s)
         order = Order(
             spec_phase=str(s.phase),
             final=self.terminal,
-            state=encode_state(s),
             retry=int(s.recoverCount),
             max_retry=self.job.max_retry,
             master_addr=self.job.rdzv_host,
             master_port=master_port,
             check_port=check_port,
-            world=self.job.pods,
+            globals={name: getattr(s, name) for name in agent_view.GLOBALS},
+            derived={name: getattr(derived, name) for name in agent_view.DERIVED},
+            finished=sum(1 for w in self.constants.Workers if apply(s.finished, w)),
         )
-        return self._order(pod, order.to_data())
+        self._order_cache = (s, order)
+        return order
+
+    def pod_orders(self) -> list[Message]:
+        """One order per pod whose PER_POD entries changed since the last publish (sent before
+        the broadcast, so that the pod has them when it acts on it); usually none."""
+        s = self.state
+        current = tuple(getattr(s, name) for name in agent_view.PER_POD)
+        last = self._published_parts
+        if last is not None and all(a is b for a, b in zip(current, last[0], strict=True)):
+            return []
+        sent = {} if last is None else last[1]
+        changed = []
+        now: dict[str, tuple[object, ...]] = {}
+        for pod in self.job.pods:
+            w = ModelValue(pod)
+            part = tuple(apply(f, w) for f in current)
+            if part != self._default_part:
+                now[pod] = part
+            if part != sent.get(pod, self._default_part):
+                changed.append(pod)
+        self._unpublished_parts = (current, now)  # kept by mark_published once they went out
+        return [self.order_for(pod) for pod in changed]
 
     def _order(self, pod: str, data: Mapping[str, Any]) -> Message:
         """An order message to `pod` ("master": every worker) in the current phase and seq."""
@@ -536,6 +722,8 @@ class ControllerCore:
         """The current order went out; persisted so a restart knows (it re-publishes anyway)."""
         self.extras.published_seq = self.state.masterSeq
         self._published_marks = self._slow_marks()
+        if self._unpublished_parts is not None:
+            self._published_parts, self._unpublished_parts = self._unpublished_parts, None
 
     @property
     def needs_publish(self) -> bool:
@@ -553,15 +741,71 @@ class ControllerCore:
 
     # ---------------- transactions ----------------
 
-    def checkpoint_memory(self) -> tuple[Any, ...]:
-        """What an event may change in memory (spec state, bookkeeping, status)."""
+    def checkpoint_memory(self) -> Memory:
+        """What an event may change in memory, in O(1): the spec state and status (immutable
+        values), the bookkeeping's scalars and a mark in its undo log."""
         e = self.engine
-        return (e.state, e.seq_no, e.rejected, copy.deepcopy(self.extras), self.status, [])
+        return Memory(
+            e.state,
+            e.seq_no,
+            e.rejected,
+            self.extras.scalars(),
+            self.extras.undo.mark(),
+            self.status,
+            len(self._unlogged),
+            self._dirty,
+        )
 
-    def restore_memory(self, saved: tuple[Any, ...]) -> None:
-        """Undo a failed event: memory goes back to `checkpoint_memory`'s (= the disk's)."""
+    def restore_memory(self, saved: Memory) -> None:
+        """Undo a failed event: memory goes back to `checkpoint_memory`'s (O(the changes))."""
         e = self.engine
-        e.state, e.seq_no, e.rejected, self.extras, self.status, self._unlogged = saved
+        e.state, e.seq_no, e.rejected = saved.state, saved.seq_no, saved.rejected
+        self.extras.set_scalars(saved.scalars)
+        self.extras.undo.undo_to(saved.undo_mark)
+        self.status, self._dirty = saved.status, saved.dirty
+        del self._unlogged[saved.unlogged :]
+
+    @property
+    def dirty(self) -> bool:
+        """Whether events were handled since the last commit whose changes must be durable."""
+        return self._dirty
+
+    def commit(self, *, compact: bool = True) -> None:
+        """Make the events handled since the last commit durable: one WAL record (or, without
+        a WAL, the whole status saved), then the step log, then (with `compact`) a snapshot
+        if one is due. PersistenceError: they were all rolled back (memory equals disk)."""
+        if not self._dirty:
+            return
+        self.extras.step_no = self.engine.seq_no
+        try:
+            if self.wal is None:
+                status = self._snapshot_status()
+                self._retrying(lambda: self.store.save(status))
+                self.status = status
+            else:
+                wal, number, record = self.wal, self._wal_next, self._wal_record()
+                self._retrying(lambda: wal.append(number, record))
+        except PersistenceError:
+            published = self.extras.published_seq  # what went out stays out
+            self.restore_memory(self._base)
+            self.extras.published_seq = published
+            raise
+        if self.wal is not None:
+            self._wal_next += 1
+            self._since_snapshot += 1
+        self.extras.undo.forget()
+        self._dirty = False
+        self._write_steplog()
+        self._base = self.checkpoint_memory()
+        if compact:
+            self.compact()
+
+    def compact(self) -> None:
+        """Take a snapshot if one is due (O(pods); docs/persistence.md). Not needed for
+        durability (the WAL holds every commit), so the service takes it after the commit's
+        order is published and its replies are sent: a fault's order does not wait for it."""
+        if self.wal is not None and not self._dirty and self._snapshot_due():
+            self._snapshot()
 
     # ---------------- internals ----------------
 
@@ -635,10 +879,7 @@ class ControllerCore:
         )
 
     def _set_reason(self, pod: str, reason: str) -> None:
-        infos = dict(self.status.pod_infos)
-        old = infos.get(pod, PodInfo())
-        infos[pod] = dataclasses.replace(old, last_failed_reason=reason[:500])
-        self.status = dataclasses.replace(self.status, pod_infos=infos)
+        self.extras.reasons[pod] = reason[:500]
 
     def _finish(self, reply: Message | None) -> Outcome:
         self.engine.settle()
@@ -654,17 +895,26 @@ class ControllerCore:
             self._fault(pod, "hangWithQuit: evict at the next checkpoint")
         self._unlogged.append(step)
 
+    # ---------------- persistence (docs/persistence.md) ----------------
+
     def _restore(self) -> State | None:
+        """The state to resume from: the snapshot (the status), checked against the spec and
+        this job, then the WAL records after it replayed through the generated tables."""
+        records = self.wal.read() if self.wal is not None else []
         saved = self.status.spec_state
         if not saved:
+            if records:  # the status was moved away to start afresh: so is its WAL
+                log.warning("no saved status: the %d WAL record(s) left are dropped", len(records))
             return None
-        fix = "move the status file away to start the job afresh"
         try:
             # older status files kept the bookkeeping inside specState
-            self.extras = Extras.from_json(self.status.runtime or saved.get("runtime", {}))
+            runtime = self.status.runtime or saved.get("runtime", {})
+            reasons = {p: i.last_failed_reason for p, i in self.status.pod_infos.items()}
+            self.extras = Extras.from_json(runtime, {p: r for p, r in reasons.items() if r})
             state = decode_state(saved["variables"])
+            covered = int(runtime.get("walRecord", 0))
         except (CodecError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            why = f"saved specState is not a state of the spec ({exc}); {fix}"
+            why = f"saved specState is not a state of the spec ({exc}); {FIX}"
             raise CorruptStatusError(why) from None
         saved_pods = (
             sorted(str(w) for w in state.innerPhase) if isinstance(state.innerPhase, Fn) else []
@@ -673,33 +923,133 @@ class ControllerCore:
             raise CorruptStatusError(
                 f"the saved job has pods {saved_pods[:4]}{'...' if len(saved_pods) > 4 else ''} "
                 f"({len(saved_pods)}); this job has {len(self.job.pods)} ({self.job.pods[0]}...): "
-                f"another job's state; {fix}"
+                f"another job's state; {FIX}"
             )
         try:
             bad = violated_invariants(self.constants, state)
         except (KeyError, TypeError, AttributeError) as exc:
-            raise CorruptStatusError(f"saved specState is malformed ({exc!r}); {fix}") from None
+            raise CorruptStatusError(f"saved specState is malformed ({exc!r}); {FIX}") from None
         if bad:
             raise CorruptStatusError(
                 f"saved specState breaks the spec's invariant(s) {', '.join(bad)} "
-                f"(phase {state.phase!r}, recoverCount {state.recoverCount!r}); {fix}"
+                f"(phase {state.phase!r}, recoverCount {state.recoverCount!r}); {FIX}"
             )
-        return state
+        check_status_fields(self.status, state, self.job.pods)
+        return self._replay(state, covered, records)
+
+    def _replay(self, state: State, covered: int, records: list[WalRecord]) -> State:
+        """`state` (the snapshot's, which covers WAL records up to `covered`) after the later
+        records; a record that does not replay is a CorruptStatusError naming it."""
+        engine = Engine(self.constants, state, seq_no=self.extras.step_no)
+        self._wal_next = covered + 1
+        for rec in records:
+            if rec.number <= covered:
+                continue  # in the snapshot already (a crash before the WAL was emptied)
+            where = f"{self.wal.path if self.wal else 'WAL'}:{rec.line}: record {rec.number}"
+            fix = f"move the status file and {self.wal.path.name if self.wal else 'the WAL'} away "
+            fix += "to start the job afresh"
+            if rec.number != self._wal_next:
+                raise CorruptStatusError(
+                    f"{where} follows record {self._wal_next - 1}: records are missing; {fix}"
+                )
+            try:
+                self._replay_record(engine, rec.body)
+            except CorruptStatusError as exc:
+                raise CorruptStatusError(f"{where}: {exc}; {fix}") from None
+            except (CodecError, EngineError, KeyError, TypeError, ValueError) as exc:
+                raise CorruptStatusError(f"{where} does not replay ({exc}); {fix}") from None
+            self._wal_next += 1
+            self._since_snapshot += 1
+        self.extras.step_no = engine.seq_no
+        self.extras.undo.forget()
+        return engine.state
+
+    def _replay_record(self, engine: Engine, body: Mapping[str, Any]) -> None:
+        """Apply one WAL record: its steps through the generated tables, then its deltas."""
+        for index, (seq_no, label, process, choices) in enumerate(body["steps"]):
+            pid, wanted = decode(process), dict(decode_choices(choices))
+            found = [
+                (p, succ)
+                for p, succ in candidates(self.constants, engine.state, label, wanted)
+                if p == pid and dict(succ.choices) == wanted
+            ]
+            if len(found) != 1 or seq_no != engine.seq_no + 1:
+                raise CorruptStatusError(
+                    f"step {index} ({label} by {process} with {choices}, seq_no {seq_no}) is "
+                    f"not enabled after step {engine.seq_no} ({len(found)} successors match)"
+                )
+            engine.take(label, found[0])  # checks the invariants, as the live step did
+        self.extras.apply_delta(body["extras"])
+        if "errorNodes" in body:
+            nodes = tuple(ErrorNode(str(e["node"]), str(e["reason"]), float(e["time"]))
+                          for e in body["errorNodes"])  # fmt: skip
+            self.status = dataclasses.replace(self.status, error_nodes=nodes)
 
     def _save(self) -> None:
+        """This event's changes must be durable before anything it causes is seen: the next
+        commit (at the end of the event with `autocommit`, else the caller's) makes them so."""
+        self._dirty = True
+
+    def _wal_record(self) -> dict[str, Any]:
+        """The WAL record of the changes since the last commit: O(those changes)."""
+        record: dict[str, Any] = {
+            "steps": [
+                [s.seq_no, s.action, encode(s.process), encode_choices(s.choices)]
+                for s in self._unlogged
+                if s.applied
+            ],
+            "extras": self.extras.delta(),
+        }
+        if self.status.error_nodes is not self._base.status.error_nodes:
+            record["errorNodes"] = [
+                {"node": e.node, "reason": e.reason, "time": e.time}
+                for e in self.status.error_nodes
+            ]
+        return record
+
+    def _snapshot_key(self) -> tuple[object, ...]:
         s = self.state
-        self.extras.step_no = self.engine.seq_no
+        return str(s.phase), int(s.recoverCount), bool(s.shouldQuit), self.status.error_nodes
+
+    def _snapshot_due(self) -> bool:
+        """At a change of what users read first (phase, recoverCount, shouldQuit, the error
+        nodes), or when the WAL holds `snapshot_every` records (bounds the replay)."""
+        return self._since_snapshot >= self.snapshot_every or self._snapshot_key() != self._snapped
+
+    def _snapshot(self) -> None:
+        """Save the whole status (it covers every WAL record so far), then empty the WAL. A
+        failure is shown and tried again at the next commit: the WAL still holds everything."""
+        try:
+            self._put_snapshot(self._snapshot_status())
+        except (OSError, AegisError) as exc:
+            self.persistence.failed(exc)
+            return
+        self.persistence.saved()
+
+    def _put_snapshot(self, status: Status) -> None:
+        self.store.save(status)
+        self.status = status
+        self._base = self._base._replace(status=status)
+        self._snapped, self._since_snapshot = self._snapshot_key(), 0
+        if self.wal is not None:
+            self.wal.reset()  # a crash before this: the records are skipped at resume
+
+    def _snapshot_status(self) -> Status:
+        """The whole status of the committed state: O(pods)."""
+        s = self.state
+        now = time.time()
         infos = {}
         for pod in self.job.pods:
             w = ModelValue(pod)
             old = self.status.pod_infos.get(pod, PodInfo())
-            infos[pod] = dataclasses.replace(
+            new = dataclasses.replace(
                 old,
                 inner_phase=str(apply(s.innerPhase, w)),
                 finished=bool(apply(s.finished, w)),
                 retries=int(apply(s.retries, w)),
-                updated_timestamp=time.time(),
+                last_failed_reason=self.extras.reasons.get(pod, ""),
             )
+            infos[pod] = new if new == old else dataclasses.replace(new, updated_timestamp=now)
         status = dataclasses.replace(
             self.status,
             phase=str(s.phase),
@@ -709,24 +1059,22 @@ class ControllerCore:
             master_seq=int(s.masterSeq),
             worker_seqs={p: int(apply(s.agentSeq, ModelValue(p))) for p in self.job.pods},
             spec_state={"variables": encode_state(s)},
-            runtime=self.extras.to_json(),
+            runtime={**self.extras.to_json(), "walRecord": self._wal_next - 1},
         )
         last = status.history[-1] if status.history else None
         snap = (status.phase, tuple(infos[p].retries for p in sorted(infos)), status.recover_count)
         if last is None or (last.phase, last.retries, last.recover_count) != snap:
             status = status.with_snapshot()
-        self._store(status)
-        self.status = status
-        self._write_steplog()
+        return status
 
-    def _store(self, status: Status) -> None:
-        """Save `status`, retrying a failed write SAVE_ATTEMPTS times (SAVE_BACKOFF_S apart,
-        < 1 s in all: the controller can do nothing safely until its state is on disk); the
-        failure is kept beside the state (not rolled back): `status_view` and the fault log
-        show it."""
+    def _retrying(self, write: Callable[[], None]) -> None:
+        """Run `write` (a WAL append or a status save), retrying a failure SAVE_BACKOFF_S
+        apart (< 1 s in all: the controller can do nothing safely until its state is on
+        disk); the failure is kept beside the state (not rolled back): `status_view` and the
+        fault log show it."""
         for attempt, pause in enumerate((*SAVE_BACKOFF_S, None)):
             try:
-                self.store.save(status)
+                write()
             except (OSError, AegisError) as exc:
                 self.persistence.failed(exc)
                 if pause is None:
@@ -741,8 +1089,8 @@ class ControllerCore:
                 return
 
     def _write_steplog(self) -> None:
-        """Log the steps of the event just saved (after the save: a rolled-back step is never
-        logged); a failed write is reported loudly, the saved state stays as it is."""
+        """Log the steps of the events just committed (after the commit: a rolled-back step
+        is never logged); a failed write is reported loudly, the saved state stays as it is."""
         steps, self._unlogged = self._unlogged, []
         if self.steplog is None:
             return
@@ -755,4 +1103,56 @@ class ControllerCore:
                 "step log write failed (%s): the log misses steps from %d on",
                 exc,
                 steps[0].seq_no if steps else -1,
+            )
+
+
+FIX = "move the status file away to start the job afresh"
+
+
+def check_status_fields(status: Status, state: State, pods: Iterable[str]) -> None:
+    """The status's own fields must say what its spec state says, for this job's pods (a
+    file edited by hand, or another job's): CorruptStatusError names the first that does
+    not."""
+
+    def bad(name: str, got: object, want: object) -> CorruptStatusError:
+        return CorruptStatusError(
+            f"saved status field {name} is {got!r:.80} but its specState says {want!r:.80}; {FIX}"
+        )
+
+    top = {
+        "phase": (status.phase, str(state.phase)),
+        "recoverCount": (status.recover_count, int(state.recoverCount)),
+        "shouldQuit": (status.should_quit, bool(state.shouldQuit)),
+        "masterSeq": (status.master_seq, int(state.masterSeq)),
+    }
+    for name, (got, want) in top.items():
+        if got != want:
+            raise bad(name, got, want)
+    names = sorted(pods)
+    for name, keys in (("podInfos", status.pod_infos), ("workerSeqs", status.worker_seqs)):
+        if sorted(keys) != names:
+            raise CorruptStatusError(
+                f"saved status field {name} lists pods {sorted(keys)[:3]}... ({len(keys)}); "
+                f"this job has {len(names)} ({names[0]}...); {FIX}"
+            )
+    for pod in names:
+        w, info = ModelValue(pod), status.pod_infos[pod]
+        fields = {
+            "innerPhase": (info.inner_phase, str(apply(state.innerPhase, w))),
+            "retries": (info.retries, int(apply(state.retries, w))),
+            "finished": (info.finished, bool(apply(state.finished, w))),
+        }
+        for name, (got, want) in fields.items():
+            if got != want:
+                raise bad(f"podInfos[{pod!r}].{name}", got, want)
+        if status.worker_seqs[pod] != apply(state.agentSeq, w):
+            raise bad(f"workerSeqs[{pod!r}]", status.worker_seqs[pod], apply(state.agentSeq, w))
+    runtime = status.runtime
+    for name in ("incarnations", "evicted"):
+        keys = runtime.get(name, {})
+        strays = sorted(set(keys) - set(names)) if isinstance(keys, Mapping) else keys
+        if strays:
+            raise CorruptStatusError(
+                f"saved status field runtime.{name} names pods this job does not have "
+                f"({strays!r:.80}); {FIX}"
             )

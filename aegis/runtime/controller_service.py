@@ -6,7 +6,9 @@ JobObserver (metrics) with the applied check reports; `serve()` writes the struc
 log (`<state_dir>/faults.jsonl`) and, with a metrics port, serves `GET /metrics`.
 
 A periodic task (every min(timeout / 4, 1) s, O(workers)) declares agents whose heartbeats
-stopped lost (`ControllerCore.on_heartbeat_lost`)."""
+stopped lost (`ControllerCore.on_heartbeat_lost`), only while the bus is seen to work (the
+controller's own probe comes back, or some agent is heard): a frozen nats-server is not a
+pod loss."""
 
 from __future__ import annotations
 
@@ -16,9 +18,11 @@ import json
 import logging
 import signal
 import sys
+import time
 from pathlib import Path
 
 from aegis.checks.faultlog import FaultLogWriter
+from aegis.protocol.control import make_reply
 from aegis.protocol.envelope import Message, MessageType
 from aegis.protocol.exitcodes import (
     CONTROLLER_EXIT_BY_PHASE,
@@ -31,6 +35,7 @@ from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
 from aegis.runtime.controller import ControllerCore, JobConfig, Outcome, PersistenceError
 from aegis.runtime.engine import EngineError
+from aegis.runtime.group_commit import GroupCommit
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.observability import JobObserver, MetricsServer, write_textfile
 from aegis.runtime.phases import order_phases
@@ -38,9 +43,13 @@ from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.bus import Bus
+from aegis.runtime.wal import WriteAheadLog
 
 log = logging.getLogger(__name__)
 MAX_SCAN_PERIOD_S = 1.0
+# the bus counts as down (a frozen nats-server) when neither our own probe nor any agent came
+# through it for this many scan periods (a freeze must last 3/4 of the timeout to cost a pod)
+BUS_SILENT_PERIODS = 2
 REPORT_TYPES = frozenset(
     {
         MessageType.FINISH,
@@ -64,12 +73,15 @@ class ControllerService:
         self.lock = asyncio.Lock()
         self.done = asyncio.Event()
         self.exit_code: int | None = None
+        # events commit in groups: durable, then the order is published, then the replies
+        core.autocommit = False
+        self.commits = GroupCommit(core, self.lock, self._publish)
 
     async def run(self, events: asyncio.StreamReader | None = None) -> int:
         """Subscribe, re-publish the current order, handle events until the job ends."""
         if self.observer is not None:
             self.observer.job_started(self.core.fresh)
-        await self.bus.subscribe_each(self.subjects.reports, self._on_message)
+        await self.bus.subscribe_each(self.subjects.reports, self._on_message, concurrent=True)
         await self.bus.subscribe_each(self.subjects.heartbeats, self._on_message)
         # a full heartbeat timeout from now, when agents can reach us: a restart that took
         # long (load, a slow bus) must not count the agents as lost
@@ -109,51 +121,75 @@ class ControllerService:
         # there), never the payload's PodName: a message that claims another pod is dropped
         if not self.core.sender_matches(self.subjects.sender(subject), msg):
             return None if msg.type is MessageType.HEARTBEAT else self.core.refusal(msg)
-        async with self.lock:
-            if msg.type is MessageType.HEARTBEAT:
+        if msg.type is MessageType.HEARTBEAT:
+            async with self.lock:
                 eviction = self.core.on_heartbeat(msg).reply
-                if eviction is not None:  # a heartbeat has no reply subject: publish it
-                    with contextlib.suppress(Exception):
-                        await self.bus.publish(self.subjects.master, eviction)
-                return None
-            if msg.type is MessageType.ACK:
-                return await self._apply(lambda: self.core.on_ack(msg))
-            if msg.type in REPORT_TYPES:
-                reply = await self._apply(lambda: self.core.on_report(msg))
-                applied = (
-                    reply is not None
-                    and Receipt.from_data(reply.data).result is ReceiptResult.APPLIED
-                )
-                if applied and self.observer is not None:
-                    self.observer.on_report(msg)
-                return reply
-            self.core.extras.counters["unexpected_type"] += 1
+            if eviction is not None:  # a heartbeat has no reply subject: publish it
+                with contextlib.suppress(Exception):
+                    await self.commits.durable()  # the loss it follows is on disk first
+                    await self.bus.publish(self.subjects.master, eviction)
             return None
+        async with self.lock:  # handled in memory; committed with the others of its batch
+            if msg.type is MessageType.ACK:
+                out = self._handle(lambda: self.core.on_ack(msg))
+            elif msg.type in REPORT_TYPES:
+                out = self._handle(lambda: self.core.on_report(msg))
+            else:
+                self.core.extras.counters["unexpected_type"] += 1
+                return None
+        try:
+            await self.commits.durable()
+        except PersistenceError as exc:
+            log.error("%s", exc)  # rolled back: the agent retries it
+            return None
+        reply = None if out is None else out.reply
+        applied = (
+            msg.type in REPORT_TYPES
+            and reply is not None
+            and Receipt.from_data(reply.data).result is ReceiptResult.APPLIED
+        )
+        if applied and self.observer is not None:
+            self.observer.on_report(msg)
+        return reply
 
     async def _on_control(self, msg: Message) -> Message:
         async with self.lock:
-            return await self.control.handle(msg)
+            reply = await self.control.handle(msg)
+            try:
+                await self.commits.commit_locked()  # a taint is durable before it is answered
+            except PersistenceError as exc:
+                log.error("%s", exc)
+                return make_reply(msg, ok=False, error=str(exc))
+            return reply
 
     async def _apply(self, handle: object) -> Message | None:
+        """Handle an event and commit it at once (the caller holds the lock)."""
+        out = self._handle(handle)
         try:
-            out: Outcome = handle()  # type: ignore[operator]
+            await self.commits.commit_locked()
         except PersistenceError as exc:
-            # memory was rolled back to what is on disk; the agent retries its report
+            # memory was rolled back to what is on disk; the event is handled when it recurs
             log.error("%s", exc)
             return None
+        return None if out is None else out.reply
+
+    def _handle(self, handle: object) -> Outcome | None:
+        """Apply one event in memory (under the lock); None if the engine stopped the job."""
+        try:
+            out: Outcome = handle()  # type: ignore[operator]
         except EngineError as exc:
             log.error("%s", exc)
             print(f"aegis: controller stopped the job: {exc}", file=sys.stderr, flush=True)
             self.stop(ControllerExit.STOPPED)
             return None
-        if out.publish:
-            await self._publish()
-        return out.reply
+        return out
 
     async def _publish(self) -> None:
         core = self.core
         if str(core.state.phase) not in order_phases(core.constants) and core.terminal is None:
             return  # no order in this phase (Pending, Restarting)
+        for pod_order in core.pod_orders():  # before the broadcast: each pod's own entries
+            await self.bus.publish(self.subjects.master, pod_order)
         await self.bus.publish(self.subjects.master, core.order_for())
         await self.bus.flush()
         core.mark_published()
@@ -161,26 +197,35 @@ class ControllerService:
             self.stop(CONTROLLER_EXIT_BY_PHASE[core.terminal])
 
     async def _watch_heartbeats(self) -> None:
+        """Declare the agents silent past the heartbeat timeout lost, but only while the bus
+        itself is seen to work (`_bus_works`): a bus outage or a frozen nats-server silences
+        every agent at once, and that is not N pod losses. When the bus works again (or this
+        process ran late: SIGSTOPped, starved) every agent gets a full timeout from then."""
         timeout = self.core.job.heartbeat_timeout
         if timeout <= 0:
             return
         period = min(timeout / 4, MAX_SCAN_PERIOD_S)
-        was_connected = True
+        was_up = True
         loop = asyncio.get_running_loop()
-        last = loop.time()
+        last = started = loop.time()
+        warned = False
         while not self.done.is_set():
+            await self.bus.echo()  # back within the next period if the server is running
             await asyncio.sleep(period)
             now = loop.time()
             late, last = now - last - period, now
-            connected = self.bus.connected
-            if not connected:
-                # our own bus is down: the agents' silence is ours, not theirs (a bus outage
-                # is not a pod loss); once it is back every agent gets a full timeout
-                was_connected = False
+            if self.bus.echoed_at is None and not warned and now - started > 10 * period:
+                warned = True
+                log.warning(
+                    "the bus probe never came back: a frozen nats-server is told from lost "
+                    "pods only by every agent falling silent at once"
+                )
+            if not self._bus_works(now, BUS_SILENT_PERIODS * period):
+                was_up = False
                 continue
-            if not was_connected:
+            if not was_up:
                 self.core.refresh_all()
-                was_connected = True
+                was_up = True
                 continue
             if late > timeout / 2:
                 # this process did not run for a while (SIGSTOPped, starved): the silence
@@ -190,6 +235,18 @@ class ControllerService:
             async with self.lock:
                 for pod in self.core.silent_pods():
                     await self._apply(lambda pod=pod: self.core.on_heartbeat_lost(pod))
+
+    def _bus_works(self, now: float, within: float) -> bool:
+        """Whether the bus carried something to us lately: connected, and our own probe came
+        back or some agent was heard within `within` s (a probe that never came back, e.g.
+        no permission for it, is not evidence of an outage)."""
+        if not self.bus.connected:
+            return False  # our own connection is down: the agents' silence is ours
+        echoed = self.bus.echoed_at
+        if echoed is None or now - echoed <= within:
+            return True
+        heard = max(self.core.last_seen.values(), default=float("-inf"))
+        return time.monotonic() - heard <= within
 
     async def _read_events(self, reader: asyncio.StreamReader) -> None:
         while line := await reader.readline():
@@ -234,6 +291,7 @@ async def serve(
     on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end."""
     state_dir.mkdir(parents=True, exist_ok=True)
     steplog = StepLog(state_dir / "steps.jsonl")
+    wal = WriteAheadLog(state_dir / "wal.jsonl")
     faults = FaultLogWriter(state_dir / "faults.jsonl")
     observer = JobObserver(len(job.pods))
     core = ControllerCore(
@@ -241,6 +299,7 @@ async def serve(
         FileStatusStore(state_dir / "status.json"),
         steplog,
         on_fault=observer.fault_sink(faults.write),
+        wal=wal,
     )
     bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
     service = ControllerService(core, bus, observer)
@@ -255,6 +314,7 @@ async def serve(
         orphan.cancel()
         await bus.close()
         steplog.close()
+        wal.close()
         if metrics is not None:
             await metrics.close()
             with contextlib.suppress(OSError):

@@ -6,11 +6,17 @@ the controller are applied by `settle()` until none is enabled, in DECISION_ORDE
 action has several successors (restartOutsideRun over several pods) the first in the
 generated order is taken, i.e. the smallest pod by name. Every step is checked against the
 spec's invariants.
+
+Cost per event does not grow with the number of pods: an observation binds its observed
+choices into the generated enumeration (the one reporting pod is tested, not every pod
+enumerated), a decision takes the first successor the generator yields, and the spec's
+derived sets, quantifiers and invariants are kept current by the generated code from the
+state a step came from (`commit` carries them over to each new current state).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from aegis.errors import AegisError
@@ -20,6 +26,7 @@ from aegis.generated.aegis_phase import (
     Label,
     State,
     Successor,
+    commit,
     initial_states,
     violated_invariants,
 )
@@ -109,21 +116,36 @@ def initial_state(c: Constants) -> State:
     return states[0]
 
 
-def matches(succ: Successor, wanted: dict[str, Value]) -> bool:
+def matches(succ: Successor, wanted: Mapping[str, Value]) -> bool:
     """Whether the successor's choices agree with every named one."""
     made = dict(succ.choices)
     return all(k in made and made[k] == v for k, v in wanted.items())
 
 
 def candidates(
-    c: Constants, s: State, label: str, wanted: dict[str, Value]
+    c: Constants, s: State, label: str, wanted: Mapping[str, Value]
 ) -> list[tuple[Value, Successor]]:
-    """The (process id, successor) pairs of `label` from s whose choices match `wanted`."""
+    """The (process id, successor) pairs of `label` from s whose choices match `wanted`.
+
+    The wanted choices are bound into the generated enumeration (only successors with those
+    choices are built); duplicates are removed only when there are several."""
     info = ACTIONS[label]
     out: list[tuple[Value, Successor]] = []
     for pid in sorted(info.process_ids(c), key=repr):
-        out.extend((pid, succ) for succ in info.successors(c, s, pid) if matches(succ, wanted))
+        found = [succ for succ in info.steps(c, s, pid, wanted) if matches(succ, wanted)]
+        out.extend((pid, succ) for succ in (found if len(found) < 2 else dict.fromkeys(found)))
     return out
+
+
+def first_successor(c: Constants, s: State, label: str) -> tuple[Value, Successor] | None:
+    """The first (process id, successor) of `label` from s in the generated order (the
+    smallest process id, then the smallest choice), without building the others."""
+    info = ACTIONS[label]
+    for pid in sorted(info.process_ids(c), key=repr):
+        succ = next(info.steps(c, s, pid, {}), None)
+        if succ is not None:
+            return pid, succ
+    return None
 
 
 class Engine:
@@ -201,9 +223,9 @@ class Engine:
 
     def _decide_once(self) -> StepResult | None:
         for label in DECISION_ORDER:
-            found = candidates(self.constants, self.state, label, {})
-            if found:
-                pid, succ = found[0]
+            found = first_successor(self.constants, self.state, label)
+            if found is not None:
+                pid, succ = found
                 return self._apply(label, pid, succ)
         return None
 
@@ -212,6 +234,7 @@ class Engine:
             bad = violated_invariants(self.constants, succ.state)
             if bad:
                 raise InvariantViolation(label, bad)
+        commit(succ.state)  # its derived sets kept; older states become garbage
         before = (self.seq_no, self.state)
         self.seq_no += 1
         self.state = succ.state

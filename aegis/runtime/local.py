@@ -1,8 +1,9 @@
 """`aegis run`: a whole job on one machine — nats-server, credential server, controller, agents.
 
-The controller runs as a subprocess (`aegis controller`) and is restarted if it dies; the
-launcher tells it on stdin when an agent process exits. An agent that exits 1 (node fault)
-gets its node blacklisted and is replaced on a fresh node slot; any other exit restarts it in
+The controller runs as a subprocess (`aegis controller`) and is restarted if it dies (not if
+it refused to run, exit 2: the job ends at once with its error); the launcher tells it on
+stdin when an agent process exits. An agent that exits 1 (node fault) gets its node
+blacklisted and is replaced on a fresh node slot; any other exit restarts it in
 place (AgentExit.RESTART_CONTAINER is Level 2: the launcher counts it per pod and node and tells the
 new agent, which escalates to Level 3 after MAX_CONTAINER_RESTARTS). Every child has its own
 process group, so Ctrl-C leaves nothing running.
@@ -57,6 +58,9 @@ from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
 
 log = logging.getLogger(__name__)
 MAX_CONTROLLER_RESTARTS = 5
+# `aegis controller` exits 2 when it refuses to run (aegis.cli: an AegisError such as a status
+# file that is not a state of the spec, or bad arguments): the same again on every restart
+CONTROLLER_REFUSED = 2
 NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
 CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
@@ -350,6 +354,15 @@ class Launcher:
                 self.done.set()
                 return
             if self.done.is_set():
+                return
+            if code == CONTROLLER_REFUSED:
+                print(
+                    f"aegis: the controller refused to run (exit {code}; its error is above): "
+                    "not restarting it, the job ends",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.interrupt(1)
                 return
             print(
                 f"aegis: controller exited {code}; restarting it ({attempt + 1})",

@@ -194,8 +194,18 @@ class StepLog:
         if step.applied:
             self._last = step.state
 
+    @property
+    def empty(self) -> bool:
+        """Whether nothing was logged yet (a resumed controller then logs the header first)."""
+        return self._f.tell() == 0
+
     def write_initial(self, constants: Constants, state: State) -> None:
-        """Append the first record: the run's constants and its initial state."""
+        """Write the first record: the run's constants and its initial state. A log already
+        there is emptied first: it is what a controller that died before its first status
+        save wrote (nothing of that start was saved, so nothing of it happened)."""
+        if not self.empty:
+            self._f.seek(0)
+            self._f.truncate()
         self._put(
             {
                 "format": FORMAT,

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
+import time
 from typing import Any
 
 import pytest
 
-from aegis.k8s.cr_store import CrStatusStore, merge_patch
+from aegis.k8s.cr_store import CrApi, CrStatusStore, merge_patch
 from aegis.k8s.errors import AegisCrMissingError, ApiError, StatusConflictError
 from aegis.k8s.resources import AEGIS, Resource
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.group_commit import GroupCommit
 from aegis.runtime.store import ErrorNode, PodInfo, Status, StatusStore
 
 from .cluster import NAMESPACE, Cluster
@@ -123,3 +129,56 @@ def test_conflict_retries_are_bounded() -> None:
 )
 def test_merge_patch(old: dict[str, Any], new: dict[str, Any], patch: dict[str, Any]) -> None:
     assert merge_patch(old, new) == patch
+
+
+class _Recording:
+    """The cluster's API, keeping every status patch sent."""
+
+    def __init__(self, api: CrApi) -> None:
+        self.api = api
+        self.patches: list[dict[str, Any]] = []
+
+    def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
+        return self.api.get(res, namespace, name, sub)
+
+    def patch(
+        self, res: Resource, namespace: str | None, name: str, patch: Any, sub: str = ""
+    ) -> dict[str, Any]:
+        self.patches.append(copy.deepcopy(patch))
+        return self.api.patch(res, namespace, name, patch, sub)
+
+
+async def test_a_batch_of_events_is_one_merge_patch_of_what_changed(cluster: Cluster) -> None:
+    """The controller's group commit writes the CR once per batch, and the patch carries the
+    pods the batch changed, not all of them (issue 12)."""
+    api = _Recording(cluster.api)
+    cluster.api.create(AEGIS, NAMESPACE, CR)
+    pods = tuple(f"train-worker-{r}" for r in range(40))
+    job = JobConfig("train", NAMESPACE, pods, 2)
+    core = ControllerCore(job, CrStatusStore(api, NAMESPACE, "train"))
+    core.autocommit = False
+    lock = asyncio.Lock()
+
+    async def publish() -> None:
+        core.mark_published()
+
+    commits = GroupCommit(core, lock, publish)
+
+    async def join(pod: str) -> None:
+        ack = Message("train", NAMESPACE, pod, MessageType.ACK, MessagePhase.BOOTCHECK,
+                      {"incarnation": "i1"}, time.time(), 0)  # fmt: skip
+        async with lock:
+            core.on_ack(ack)
+        await commits.durable()
+
+    api.patches.clear()
+    await asyncio.gather(*(join(p) for p in pods[:3]))
+    assert len(api.patches) == 1
+    patch = api.patches[0]["status"]
+    assert set(patch["podInfos"]) == set(pods[:3])
+    assert set(patch["specState"]["variables"]["agentState"]["fnOfMv"]) == set(pods[:3])
+    assert len(json.dumps(patch)) < 2500  # the whole status: 19 KB of compact JSON
+    stored = cluster.aegis("train")
+    assert cr_errors(stored) == []
+    resumed = ControllerCore(job, CrStatusStore(cluster.api, NAMESPACE, "train"))
+    assert resumed.state == core.state and resumed.extras.incarnations == core.extras.incarnations

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aegis.generated.aegis_phase.agent_view import DERIVED, GLOBALS, PER_POD
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import (
     MAX_REASON,
@@ -19,20 +20,28 @@ from aegis.protocol.payloads import (
     Sender,
     parse_order,
 )
+from aegis.values import ModelValue
 
 TEXT = st.text(max_size=30)
 PORTS = st.integers(min_value=1, max_value=65535)
+SPEC_VALUES = st.recursive(
+    st.booleans() | st.integers(-(10**9), 10**9) | TEXT | st.builds(ModelValue, TEXT),
+    lambda inner: st.frozensets(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple),
+    max_leaves=6,
+)
 orders = st.builds(
     Order,
     spec_phase=st.sampled_from(["BootChecking", "RunCommand", "Troubleshooting"]),
     final=st.sampled_from([None, "Succeed", "Failed"]),
-    state=st.fixed_dictionaries({"phase": st.just("RunCommand")}),
     retry=st.integers(0, 10),
     max_retry=st.integers(0, 10),
     master_addr=TEXT,
     master_port=PORTS,
     check_port=PORTS,
-    world=st.lists(TEXT, min_size=1, max_size=5).map(tuple),
+    globals=st.fixed_dictionaries({n: SPEC_VALUES for n in GLOBALS}),
+    derived=st.fixed_dictionaries({n: SPEC_VALUES for n in DERIVED}),
+    pod=st.none() | st.fixed_dictionaries({n: st.booleans() for n in PER_POD}),
+    finished=st.integers(0, 10**5),
 )
 senders = st.builds(Sender, incarnation=st.text(min_size=1, max_size=20), node=TEXT)
 reports = st.builds(
@@ -61,7 +70,12 @@ def test_an_eviction_and_a_receipt_round_trip() -> None:
         assert Receipt.from_data(Receipt(result).to_data()) == Receipt(result)
 
 
-GOOD_ORDER = Order("RunCommand", None, {}, 0, 2, "127.0.0.1", 29500, 29502, ("a",)).to_data()
+GOOD_ORDER = Order(
+    "RunCommand", None, 0, 2, "127.0.0.1", 29500, 29502,
+    globals=dict.fromkeys(GLOBALS, 0), derived=dict.fromkeys(DERIVED, True),
+    pod=dict.fromkeys(PER_POD, False),
+).to_data()  # fmt: skip
+VIEW = GOOD_ORDER["view"]
 GOOD_REPORT = Report(Sender("inc")).to_data()
 
 
@@ -69,13 +83,19 @@ GOOD_REPORT = Report(Sender("inc")).to_data()
     "data",
     [
         {},
-        {**GOOD_ORDER, "world": []},
-        {**GOOD_ORDER, "world": [1]},
+        {**GOOD_ORDER, "view": []},
+        {**GOOD_ORDER, "view": {"globals": VIEW["globals"]}},
+        {**GOOD_ORDER, "view": {**VIEW, "globals": {**VIEW["globals"], "innerPhase": 1}}},
+        {**GOOD_ORDER, "view": {**VIEW, "globals": {"phase": "RunCommand"}}},
+        {**GOOD_ORDER, "view": {**VIEW, "derived": {**VIEW["derived"], "Quiescent": {"x": 1}}}},
+        {**GOOD_ORDER, "pod": {"slow": False}},
+        {**GOOD_ORDER, "pod": []},
+        {**GOOD_ORDER, "finished": -1},
+        {**GOOD_ORDER, "finished": None},
         {**GOOD_ORDER, "masterPort": 70000},
         {**GOOD_ORDER, "masterPort": True},
         {**GOOD_ORDER, "retry": "1"},
         {**GOOD_ORDER, "final": 3},
-        {**GOOD_ORDER, "state": []},
         {"evicted": 5},
     ],
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -54,8 +55,20 @@ class Job:
         return out
 
     def broadcast(self, working: bool = False) -> dict[str, object]:
-        order = self.controller.order_for()
-        return {p: a.on_order(order, working=working) for p, a in self.agents.items()}
+        """What the service publishes: the per-pod orders, then the broadcast; each agent's
+        decision on the last of them that it takes."""
+        out: dict[str, object] = {}
+        for msg in self.publish():
+            for p, a in self.agents.items():
+                if msg.pod_name in ("master", p):
+                    out[p] = a.on_order(msg, working=working or isinstance(out.get(p), Work))
+        return out
+
+    def publish(self) -> list[Message]:
+        """The orders the service publishes now, in order (as ControllerService._publish)."""
+        msgs = [*self.controller.pod_orders(), self.controller.order_for()]
+        self.controller.mark_published()
+        return msgs
 
     def finish(self, pod: str, decision: object, outcome: str = "Finish") -> str:
         """The agent ends the work `decision` with `outcome`; the controller's receipt."""
@@ -147,10 +160,20 @@ def test_malformed_and_foreign_orders_are_ignored(tmp_path: Path) -> None:
     job.join()
     agent = job.agents[PODS[0]]
     order = job.controller.order_for()
-    for data in ({}, {"state": {}}, {**order.data, "world": []}, {**order.data, "masterPort": 0}):
+    view = order.data["view"]
+    bad_view = {**view, "globals": {**view["globals"], "masterSeq": "one"}}
+    cases: tuple[dict[str, Any], ...] = (
+        {},
+        {"state": {}},
+        {**order.data, "view": {}},
+        {**order.data, "masterPort": 0},
+        {**order.data, "pod": {"slow": True}},
+        {**order.data, "view": bad_view},
+        {**order.data, "pod": {"slow": 1, "evict": False}},  # not kept: the next one works
+    )
+    for data in cases:
         assert isinstance(agent.on_order(_with_data(order, data), working=False), Ignore)
-    not_a_state = {**order.data, "state": {"phase": "Pending"}}
-    assert isinstance(agent.on_order(_with_data(order, not_a_state), working=False), Ignore)
+    assert agent.malformed == len(cases)  # each dropped with a log line, and counted
     to_other = job.controller.order_for(PODS[1])
     assert isinstance(agent.on_order(to_other, working=False), Ignore)
     assert isinstance(agent.on_order(order, working=False), Work)  # the real one still works
@@ -167,19 +190,42 @@ def test_the_slow_node_path_reports_only_what_the_spec_enables(tmp_path: Path) -
     hang = slow.hang("no progress for 3 s")
     assert hang is not None and hang.type is MessageType.HANG
     assert _receipt_of(job, hang) is ReceiptResult.APPLIED
-    # hangWithQuit was decided: the re-published order marks the pod slow and lets a
-    # checkpoint through
-    for a in (slow, peer):
-        assert isinstance(a.on_order(job.controller.order_for(), working=True), Ignore)
+    # hangWithQuit was decided: the slow pod gets its own order (slow and evict marked), and
+    # the re-published broadcast lets a checkpoint through
+    assert job.controller.needs_publish
+    orders = job.publish()
+    assert [m.pod_name for m in orders] == [PODS[0], "master"]
+    for msg in orders:
+        for a in (slow, peer):
+            if msg.pod_name in ("master", a.pod):
+                assert isinstance(a.on_order(msg, working=True), Ignore)
     assert slow.hang("again") is None  # marked: no second Hang within the order
     ckpt = peer.checkpoint(11)
     assert ckpt is not None and _receipt_of(job, ckpt) is ReceiptResult.APPLIED
-    assert slow.on_order(job.controller.order_for(), working=True) == Evict()
+    assert job.controller.needs_publish
+    assert [slow.on_order(m, working=True) for m in job.publish()] == [Evict()]
     evicted = slow.evict()
     assert evicted is not None and evicted.type is MessageType.EVICTED
     assert Report.from_data(evicted.data).reason == "no progress for 3 s"
     assert _receipt_of(job, evicted) is ReceiptResult.APPLIED
     assert slow.evict() is None
+
+
+def test_a_per_pod_order_goes_out_again_until_it_was_published(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    for pod, d in job.broadcast().items():
+        job.finish(pod, d)
+    job.broadcast()
+    hang = job.agents[PODS[0]].hang("no progress")
+    assert hang is not None and _receipt_of(job, hang) is ReceiptResult.APPLIED
+    core = job.controller
+    assert [m.pod_name for m in core.pod_orders()] == [PODS[0]]
+    # the publish failed (no mark_published): the next publish carries it again
+    again = core.pod_orders()
+    assert [m.pod_name for m in again] == [PODS[0]] and again[0].data["pod"]["slow"] is True
+    core.mark_published()
+    assert core.pod_orders() == []
 
 
 def _receipt_of(job: Job, msg: Message) -> ReceiptResult:

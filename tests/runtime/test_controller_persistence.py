@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,23 +19,26 @@ from typing import Any
 import pytest
 
 from aegis.checks.faultlog import FaultRecord
-from aegis.generated.aegis_phase import Label
+from aegis.generated.aegis_phase import Label, State
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.controller import SAVE_BACKOFF_S, ControllerCore, JobConfig, PersistenceError
 from aegis.runtime.controller_service import ControllerService
 from aegis.runtime.engine import Engine, runtime_constants
 from aegis.runtime.errors import CorruptStatusError
+from aegis.runtime.group_commit import GroupCommit
 from aegis.runtime.lifetime import supervised
 from aegis.runtime.steplog import StepLog, read_steplog
 from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
+from aegis.runtime.wal import WriteAheadLog, encode_line
 from aegis.values import ModelValue
 
 from ..support import wait_for_async
 
 PODS = ("job-worker-0", "job-worker-1")
+PODS3 = (*PODS, "job-worker-2")
 JOB = JobConfig("job", "default", PODS, 2)
 
 
@@ -121,11 +125,13 @@ def test_every_kind_of_event_is_rolled_back(tmp_path: Path) -> None:
         lambda: core.taint("node-9", "bad"),
         lambda: core.on_ack(report(PODS[0], MessageType.ACK, 0, inc="i2")),  # a restarted pod
     ]
+    extras, reasons = core.extras.to_json(), dict(core.extras.reasons)
     for event in events:
         with pytest.raises(PersistenceError):
             event()
-        assert core.state == before[0] and core.status == before[4]
-        assert core.extras.to_json() == before[3].to_json()
+        assert core.state == before.state and core.status is before.status
+        assert core.extras.to_json() == extras and core.extras.reasons == reasons
+        assert not core.dirty and core.extras.undo.mark() == 0
 
 
 def test_a_failing_step_hook_leaves_the_engine_unchanged() -> None:
@@ -225,3 +231,334 @@ async def test_a_resumed_controller_gives_agents_a_full_timeout_from_when_it_ser
         service.stop(0)
         await asyncio.wait_for(task, 10)
         await bus.close()
+
+
+# ---------------- issue 14: the status's own fields are checked on load ----------------
+
+
+def _pods(s: dict[str, Any]) -> dict[str, Any]:
+    return dict(s["podInfos"])
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda s: s.update(phase="Bogus"), "field phase is 'Bogus'"),
+        (lambda s: s.update(recoverCount=2), "field recoverCount is 2"),
+        (lambda s: s.update(shouldQuit=True), "field shouldQuit is True"),
+        (lambda s: s.update(masterSeq=99), "field masterSeq is 99"),
+        (lambda s: s["podInfos"].pop(PODS[1]), "field podInfos lists pods"),
+        (lambda s: s["podInfos"].update(x=s["podInfos"][PODS[0]]), "field podInfos lists pods"),
+        (
+            lambda s: s["podInfos"][PODS[0]].update(retries=3),
+            r"podInfos\['job-worker-0'\]\.retries",
+        ),
+        (
+            lambda s: s["podInfos"][PODS[1]].update(innerPhase="Failed"),
+            r"podInfos\['job-worker-1'\]\.innerPhase",
+        ),
+        (lambda s: s["workerSeqs"].update({PODS[0]: 7}), r"workerSeqs\['job-worker-0'\] is 7"),
+        (
+            lambda s: s["runtime"]["incarnations"].update({"job-worker-9": "i1"}),
+            "runtime.incarnations names pods this job does not have",
+        ),
+    ],
+    ids=[
+        "phase",
+        "recoverCount",
+        "shouldQuit",
+        "masterSeq",
+        "pod-missing",
+        "pod-extra",
+        "retries",
+        "innerPhase",
+        "workerSeq",
+        "incarnation",
+    ],
+)
+def test_a_status_whose_own_fields_disagree_with_its_state_is_refused(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], says: str
+) -> None:
+    """Valid JSON, a valid spec state, but a top-level field edited: named, never loaded."""
+    _, _, steplog = running(tmp_path)
+    steplog.close()
+    path = tmp_path / "status.json"
+    _tamper(path, change)
+    text = path.read_text()
+    with pytest.raises(CorruptStatusError, match=says) as err:
+        ControllerCore(JOB, FileStatusStore(path))
+    assert "move the status file away" in str(err.value)
+    assert path.read_text() == text  # refused, not overwritten
+
+
+# ---------------- the write-ahead log (issue 12) ----------------
+
+
+class FlakyWal(WriteAheadLog):
+    """A WAL whose appends fail with EROFS while `broken` is set (the state dir turned
+    read-only: as root a real read-only directory cannot be made here)."""
+
+    broken = False
+
+    def append(self, number: int, body: Any) -> None:
+        if self.broken:
+            with open(self.path, "ab") as f:  # a partial line reaches the file first
+                f.write(b'0badc0de {"n":')
+            raise OSError(30, "Read-only file system")
+        super().append(number, body)
+
+
+def with_wal(tmp: Path, pods: tuple[str, ...] = PODS) -> tuple[ControllerCore, FlakyDisk, FlakyWal]:
+    store = FlakyDisk(tmp / "status.json")
+    wal = FlakyWal(tmp / "wal.jsonl")
+    core = ControllerCore(JobConfig("job", "default", pods, 2), store, wal=wal)
+    return core, store, wal
+
+
+def join_and_run(core: ControllerCore) -> None:
+    for p in core.job.pods:
+        core.on_ack(report(p, MessageType.ACK, 0))
+    for p in core.job.pods:
+        core.on_report(report(p, MessageType.FINISH, int(core.state.masterSeq)))
+    assert core.state.phase == "RunCommand"
+
+
+def resume(tmp: Path, pods: tuple[str, ...] = PODS) -> ControllerCore:
+    job = JobConfig("job", "default", pods, 2)
+    return ControllerCore(
+        job, FileStatusStore(tmp / "status.json"), wal=WriteAheadLog(tmp / "wal.jsonl")
+    )
+
+
+def test_a_failed_wal_append_rolls_back_and_leaves_no_partial_record(tmp_path: Path) -> None:
+    core, _, wal = with_wal(tmp_path)
+    join_and_run(core)
+    before, records = core.state, len(WriteAheadLog(wal.path).read())
+    error = report(PODS[1], MessageType.ERROR, int(core.state.masterSeq))
+    wal.broken = True
+    with pytest.raises(PersistenceError, match="rolled back"):
+        core.on_report(error)
+    assert core.state == before
+    health = core.status_view()["persistence"]
+    assert (health["ok"], health["failures"]) == (False, len(SAVE_BACKOFF_S) + 1)
+    assert "Read-only file system" in health["lastError"]
+    assert len(WriteAheadLog(wal.path).read()) == records  # the partial lines were cut off
+    assert resume(tmp_path).state == before  # disk = memory
+    wal.broken = False
+    core.on_report(error)  # the agent's retry: applied once
+    assert (core.state.phase, core.state.recoverCount) == ("Troubleshooting", 1)
+    again = resume(tmp_path)
+    assert again.state == core.state and again.extras.reasons == {PODS[1]: "error reported"}
+
+
+def test_a_failed_snapshot_loses_nothing_the_wal_holds(tmp_path: Path) -> None:
+    core, store, _ = with_wal(tmp_path)
+    store.broken = True  # the status file cannot be replaced; the WAL still works
+    join_and_run(core)  # phase changes: snapshots due, all failing
+    core.on_report(report(PODS[0], MessageType.ERROR, int(core.state.masterSeq)))
+    assert core.status_view()["persistence"]["ok"] is False  # shown, not raised
+    on_disk = json.loads((tmp_path / "status.json").read_text())
+    assert on_disk["phase"] == "Pending"  # the first snapshot: stale, but the WAL has the rest
+    again = resume(tmp_path)
+    assert again.state == core.state and again.state.recoverCount == 1
+    store.broken = False
+    core.on_report(report(PODS[1], MessageType.FINISH, int(core.state.masterSeq)))
+    assert json.loads((tmp_path / "status.json").read_text())["recoverCount"] == 1
+
+
+def test_the_status_file_is_rewritten_at_phase_changes_not_per_event(tmp_path: Path) -> None:
+    saves: list[str] = []
+
+    class Counting(FileStatusStore):
+        def save(self, status: Status) -> None:
+            saves.append(status.phase)
+            super().save(status)
+
+    pods = tuple(f"job-worker-{i}" for i in range(6))
+    job = JobConfig("job", "default", pods, 2)
+    wal = WriteAheadLog(tmp_path / "wal.jsonl")
+    core = ControllerCore(job, Counting(tmp_path / "status.json"), wal=wal)
+    join_and_run(core)  # 12 events, 3 phases
+    assert saves == ["Pending", "BootChecking", "RunCommand"]
+    assert WriteAheadLog(wal.path).read() == []  # emptied at the last snapshot
+    core.on_report(report(pods[0], MessageType.FINISH, int(core.state.masterSeq)))
+    assert len(saves) == 3 and [r.number for r in WriteAheadLog(wal.path).read()] == [13]
+    s = json.loads((tmp_path / "status.json").read_text())
+    assert (s["phase"], s["runtime"]["walRecord"]) == ("RunCommand", 12)
+
+
+def test_a_wal_record_does_not_grow_with_the_pods(tmp_path: Path) -> None:
+    """The per-event write is O(what the event changed), not O(pods)."""
+    sizes = []
+    for n in (4, 400):
+        pods = tuple(f"job-worker-{i}" for i in range(n))
+        (tmp_path / str(n)).mkdir()
+        core, _, wal = with_wal(tmp_path / str(n), pods)
+        join_and_run(core)
+        before = wal.size
+        core.on_report(report(pods[1], MessageType.ERROR, int(core.state.masterSeq)))
+        sizes.append(wal.size - before)
+    assert sizes[1] <= sizes[0] + 16, sizes  # pod names are as long; nothing per pod
+
+
+def _rewrite_record(path: Path, index: int, change: Callable[[dict[str, Any]], None]) -> None:
+    records = WriteAheadLog(path).read()
+    lines = []
+    for i, rec in enumerate(records):
+        body = dict(rec.body)
+        if i == index:
+            change(body)
+        lines.append(encode_line(rec.number, body))
+    path.write_bytes(b"".join(lines))
+
+
+def two_records(tmp: Path) -> tuple[ControllerCore, FlakyWal, State]:
+    """A 3-pod job in BootChecking (snapshot: records 1-3) whose WAL holds records 4 and 5
+    (two pods finished); also the state after record 4."""
+    core, _, wal = with_wal(tmp, PODS3)
+    for p in PODS3:
+        core.on_ack(report(p, MessageType.ACK, 0))
+    core.on_report(report(PODS3[0], MessageType.FINISH, int(core.state.masterSeq)))
+    at_four = core.state
+    core.on_report(report(PODS3[1], MessageType.FINISH, int(core.state.masterSeq)))
+    wal.close()
+    assert [r.number for r in WriteAheadLog(wal.path).read()] == [4, 5]
+    return core, wal, at_four
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda b: b["steps"][0].__setitem__(1, "agentHang"), "record 4.*is not enabled"),
+        (lambda b: b["steps"][0].__setitem__(2, {"mv": "nobody"}), "record 4.*is not enabled"),
+        (lambda b: b["steps"][0].__setitem__(0, 99), "record 4.*seq_no 99"),
+        (lambda b: b.pop("extras"), "record 4 does not replay"),
+        (lambda b: b["extras"].update(counters={"set": {"x": "y"}, "del": []}), "record 4 does"),
+    ],
+    ids=["other-action", "other-pod", "seq-gap", "no-extras", "bad-counter"],
+)
+def test_a_record_that_does_not_replay_is_named(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], says: str
+) -> None:
+    _, wal, _ = two_records(tmp_path)
+    _rewrite_record(wal.path, 0, change)
+    with pytest.raises(CorruptStatusError, match=says) as err:
+        resume(tmp_path, PODS3)
+    assert "wal.jsonl:1: record 4" in str(err.value)
+    assert "move the status file and wal.jsonl away" in str(err.value)
+
+
+def test_missing_records_are_named(tmp_path: Path) -> None:
+    _, wal, _ = two_records(tmp_path)
+    lines = wal.path.read_bytes().splitlines(keepends=True)
+    wal.path.write_bytes(lines[1])  # record 4 lost
+    with pytest.raises(CorruptStatusError, match="record 5 follows record 3: records are missing"):
+        resume(tmp_path, PODS3)
+
+
+def test_a_torn_last_record_is_dropped_and_cut_at_the_next_append(tmp_path: Path) -> None:
+    _, wal, at_four = two_records(tmp_path)
+    data = wal.path.read_bytes()
+    wal.path.write_bytes(data[:-7])  # the last append died in the middle (never acknowledged)
+    again = resume(tmp_path, PODS3)
+    assert again.state == at_four
+    again.on_report(report(PODS3[1], MessageType.FINISH, int(again.state.masterSeq)))
+    assert resume(tmp_path, PODS3).state == again.state
+    again.on_report(report(PODS3[2], MessageType.FINISH, int(again.state.masterSeq)))
+    assert again.state.phase == "RunCommand" == resume(tmp_path, PODS3).state.phase
+
+
+# ---------------- group commit ----------------
+
+
+async def test_events_of_one_loop_iteration_share_one_commit_then_publish(
+    tmp_path: Path,
+) -> None:
+    core, _, wal = with_wal(tmp_path)
+    core.autocommit = False
+    lock = asyncio.Lock()
+    published: list[tuple[str, int]] = []
+
+    async def publish() -> None:
+        # persist-before-publish: what goes out is what a restart would resume
+        assert resume_copy(tmp_path).state == core.state
+        published.append((str(core.state.phase), int(core.state.masterSeq)))
+        core.mark_published()
+
+    commits = GroupCommit(core, lock, publish)
+
+    async def agent(pod: str) -> None:
+        async with lock:
+            core.on_ack(report(pod, MessageType.ACK, 0))
+        await commits.durable()
+
+    records = len(WriteAheadLog(wal.path).read())
+    await asyncio.gather(*(agent(p) for p in PODS))
+    assert commits.commits == 1 and published == [("BootChecking", 1)]
+    assert core.state.phase == "BootChecking" and not core.dirty
+    assert resume_copy(tmp_path).state == core.state
+    assert records in (0, 1)
+
+
+async def test_a_failed_group_commit_answers_nobody_and_publishes_nothing(
+    tmp_path: Path,
+) -> None:
+    core, _, wal = with_wal(tmp_path)
+    core.autocommit = False
+    lock = asyncio.Lock()
+    published: list[int] = []
+
+    async def publish() -> None:
+        published.append(1)
+
+    commits = GroupCommit(core, lock, publish)
+    before = core.state
+
+    async def agent(pod: str) -> str:
+        async with lock:
+            core.on_ack(report(pod, MessageType.ACK, 0))
+        try:
+            await commits.durable()
+        except PersistenceError:
+            return "refused"
+        return "answered"
+
+    wal.broken = True
+    assert await asyncio.gather(*(agent(p) for p in PODS)) == ["refused", "refused"]
+    assert published == [] and core.state == before and core.extras.incarnations == {}
+    wal.broken = False
+    assert await asyncio.gather(*(agent(p) for p in PODS)) == ["answered", "answered"]
+    assert published == [1] and core.state.phase == "BootChecking"
+
+
+def resume_copy(tmp: Path) -> ControllerCore:
+    """Resume from a copy of the state dir (the original stays untouched)."""
+    copy = tmp / "copy"
+    shutil.rmtree(copy, ignore_errors=True)
+    copy.mkdir()
+    for name in ("status.json", "wal.jsonl"):
+        if (tmp / name).exists():
+            shutil.copy(tmp / name, copy / name)
+    return resume(copy)
+
+
+def test_a_status_moved_away_starts_afresh_and_drops_its_wal(tmp_path: Path) -> None:
+    """What the CorruptStatusError tells the operator to do: the WAL left beside it goes."""
+    _, wal, _ = two_records(tmp_path)
+    (tmp_path / "status.json").rename(tmp_path / "status.json.bad")
+    core = resume(tmp_path, PODS3)
+    assert core.fresh and core.state.phase == "Pending" and core.extras.incarnations == {}
+    assert WriteAheadLog(wal.path).read() == []
+
+
+def test_a_taint_is_in_the_status_file_at_once(tmp_path: Path) -> None:
+    """`aegis ctl taint` promises the node is saved in status.json: a change of the error
+    nodes takes a snapshot (the per-pod details may wait for the next one)."""
+    core, _, _ = with_wal(tmp_path)
+    join_and_run(core)
+    assert core.taint("node-9", "bad fan")
+    saved = json.loads((tmp_path / "status.json").read_text())["errorNodes"]
+    assert [(e["node"], e["reason"]) for e in saved] == [("node-9", "bad fan")]
+    assert core.untaint("node-9")
+    assert json.loads((tmp_path / "status.json").read_text())["errorNodes"] == []
+    assert [e.node for e in resume(tmp_path).status.error_nodes] == []

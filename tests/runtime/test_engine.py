@@ -124,3 +124,28 @@ def test_find_then_take_is_observe_without_recomputing() -> None:
     found = a.find("agentJoin", w=w)
     assert found is not None
     assert a.take("agentJoin", found).state == b.observe("agentJoin", w=w).state
+
+
+def test_an_observation_builds_only_the_observed_pods_successor() -> None:
+    """Issue 12: binding the observed choice, not enumerating every pod's successor."""
+    pods = [f"p{i:04d}" for i in range(2000)]
+    e = Engine(runtime_constants(pods, 1))
+    info = ACTIONS["agentJoin"]
+    (pid,) = info.process_ids(e.constants)
+    built = list(info.steps(e.constants, e.state, pid, {"w": ModelValue("p0007")}))
+    assert [dict(s.choices)["w"] for s in built] == [ModelValue("p0007")]
+    assert list(info.steps(e.constants, e.state, pid, {"w": ModelValue("nobody")})) == []
+    found = e.find("agentJoin", w=ModelValue("p0007"))
+    assert found is not None and found[1].state == built[0].state
+
+
+def test_applied_states_keep_no_history() -> None:
+    """Each applied state is committed: no link to the states before it (bounded memory)."""
+    e = joined()
+    for p in PODS:
+        e.observe("agentWork", w=ModelValue(p), outcome="Finish")
+        e.settle()
+    s = e.state
+    assert getattr(s, "_parent", None) is None
+    assert all(f.changed_since(f) == [] for f in s.as_dict().values() if isinstance(f, Fn))
+    assert all(getattr(f, "_base", None) is None for f in s.as_dict().values() if isinstance(f, Fn))

@@ -92,7 +92,7 @@ def test_corrupt_file_is_a_clear_error_and_never_overwritten(
 
 
 def test_wrong_field_type_is_reported_with_its_path(tmp_path: Path) -> None:
-    bad = Status(pod_infos={"w0": PodInfo()}).to_json().replace('"retries": 0', '"retries": "x"')
+    bad = Status(pod_infos={"w0": PodInfo()}).to_json().replace('"retries":0', '"retries":"x"')
     with pytest.raises(CorruptStatusError, match=r"podInfos\['w0'\]\.retries: expected int"):
         Status.from_json(bad)
 

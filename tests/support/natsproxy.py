@@ -7,6 +7,8 @@ seeded random generator and per-subject-kind probabilities, to drop it, send it 
 it back behind the next message (reorder) or delay it. The kinds are `order`
 (`aegis.<ns>.<job>.master`), `report` (`...report.<pod>`), `heartbeat`
 (`...heartbeat.<pod>`) and `other` (replies, ctl requests: never touched unless a rule says).
+A rule may name one client (the `name` of its CONNECT: an agent's is its pod) and drop the
+first N messages of its kind to or from it (e.g. the first order one pod hears).
 
 The upstream address is resolved when a client connects (a callable), so the proxy can be
 started before the nats-server whose port it does not know yet; a refused upstream closes
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import threading
 from collections import Counter
@@ -49,6 +52,8 @@ class Rule:
     reorder: float = 0.0
     delay: float = 0.0
     delay_s: float = 0.0
+    drop_first: int = 0  # drop the first N messages of the kind, per client, before any draw
+    client: str = ""  # the rule applies to this client only ("": every client)
 
 
 @dataclass
@@ -57,8 +62,17 @@ class FaultPlan:
 
     rules: dict[str, Rule] = field(default_factory=dict)
 
-    def rule(self, kind: str) -> Rule:
-        return self.rules.get(kind, Rule())
+    def rule(self, kind: str, client: str = "") -> Rule:
+        """The rule for `kind` on a connection of `client` (none: pass untouched)."""
+        rule = self.rules.get(kind, Rule())
+        return rule if rule.client in ("", client) else Rule()
+
+
+@dataclass
+class _Conn:
+    """What both directions of one client connection share: the client's name."""
+
+    name: str = ""
 
 
 _HOLD_S = 0.2  # a reordered message waits at most this long for a successor
@@ -68,9 +82,10 @@ class _Pipe:
     """One direction of one connection: frames in, faulted frames out, in order unless a
     fault says otherwise."""
 
-    def __init__(self, proxy: NatsProxy, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, proxy: NatsProxy, writer: asyncio.StreamWriter, conn: _Conn) -> None:
         self.proxy = proxy
         self.writer = writer
+        self.conn = conn
         self.held: bytes | None = None
         self.held_timer: asyncio.TimerHandle | None = None
 
@@ -88,10 +103,13 @@ class _Pipe:
 
     def message(self, subject: str, frame: bytes) -> None:
         kind = subject_kind(subject)
-        rule = self.proxy.plan.rule(kind)
+        rule = self.proxy.plan.rule(kind, self.conn.name)
         rng = self.proxy.rngs[kind]
         with self.proxy.lock:
-            drop = rng.random() < rule.drop
+            first = self.proxy.first_dropped
+            early = first[(self.conn.name, kind)] < rule.drop_first
+            first[(self.conn.name, kind)] += early
+            drop = early or rng.random() < rule.drop
             dup = not drop and rng.random() < rule.dup
             reorder = not drop and rng.random() < rule.reorder
             delay = rng.uniform(0, rule.delay_s) if not drop and rng.random() < rule.delay else 0
@@ -116,6 +134,9 @@ class _Pipe:
         self.release_held()  # a held message goes after its successor
 
     def control(self, line: bytes) -> None:
+        if line[:8].upper() == b"CONNECT ":
+            with contextlib.suppress(ValueError, AttributeError):
+                self.conn.name = str(json.loads(line[8:]).get("name") or "")
         self.write(line)
 
 
@@ -157,6 +178,7 @@ class NatsProxy:
         self.rngs = {kind: random.Random(f"{seed}-{kind}") for kind in KINDS}
         self.lock = threading.Lock()
         self.stats: Counter[tuple[str, str]] = Counter()
+        self.first_dropped: Counter[tuple[str, str]] = Counter()  # (client, kind) -> dropped
         self.connections = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -191,8 +213,11 @@ class NatsProxy:
             except OSError:
                 return
             self.connections += 1
-            up = asyncio.create_task(_pump(creader, _Pipe(self, swriter), from_client=True))
-            down = asyncio.create_task(_pump(sreader, _Pipe(self, cwriter), from_client=False))
+            conn = _Conn()
+            up = asyncio.create_task(_pump(creader, _Pipe(self, swriter, conn), from_client=True))
+            down = asyncio.create_task(
+                _pump(sreader, _Pipe(self, cwriter, conn), from_client=False)
+            )
             _, pending = await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
             for t in pending:
                 t.cancel()

@@ -5,12 +5,38 @@ from __future__ import annotations
 
 from aegis.values import Value, apply, fn
 
+from . import _tla
 from .model import Constants, State
 
+# Quantifiers kept current per state (see _tla.Site).
+_S_Exhausted_1 = _tla.Site("Exhausted", ("retries",), ())
+_S_AllReady_1 = _tla.Site("AllReady", ("finished", "podRestarted"), ())
+_S_UnseenRestarts_1 = _tla.Site("UnseenRestarts", ("innerPhase", "podRestarted"), ())
+_S_CanRestartDone_1 = _tla.Site("CanRestartDone", ("agentState", "podRestarted"), ())
+_S_CanAlign_1 = _tla.Site("CanAlign", ("retries",), ("recoverCount",))
+_S_Evicting_1 = _tla.Site("Evicting", ("evict",), ())
+_S_SlowToEvict_1 = _tla.Site("SlowToEvict", ("evict", "podRestarted", "slow"), ())
+_S_Evicted_1 = _tla.Site("Evicted", ("agentState", "evict"), ())
+_S_ValidInnerPhase_1 = _tla.Site("ValidInnerPhase", ("innerPhase",), ())
+_S_RetriesBound_1 = _tla.Site("RetriesBound", ("retries",), ())
+_S_PhaseConsistency_1 = _tla.Site(
+    "PhaseConsistency", ("finished", "innerPhase", "podRestarted"), ("phase",)
+)
+_S_NoFinishDoubleProcessed_1 = _tla.Site("NoFinishDoubleProcessed", ("finishCount",), ())
+_S_WorkerSeqNumBound_1 = _tla.Site("WorkerSeqNumBound", ("agentSeq",), ("masterSeq",))
+_S_StaleFinishRejected_1 = _tla.Site(
+    "StaleFinishRejected", ("finished", "lastFinishSeq"), ("masterSeq",)
+)
+_S_EvictOnlySlow_1 = _tla.Site("EvictOnlySlow", ("evict", "slow"), ())
+_S_EvictAtCheckpoint_1 = _tla.Site("EvictAtCheckpoint", ("agentState", "evict"), ("checkpointed",))
+_S_FailedOnlyWhenExhaustedOrQuit_1 = _tla.Site("FailedOnlyWhenExhaustedOrQuit", ("retries",), ())
+_S_NoRunAfterRetriesExhausted_1 = _tla.Site("NoRunAfterRetriesExhausted", ("retries",), ())
+_S_SafePointOnlyForAnEviction_1 = _tla.Site("SafePointOnlyForAnEviction", ("evict",), ())
+_S_EvictionChargedInRun_1 = _tla.Site("EvictionChargedInRun", ("agentState", "evict"), ("phase",))
 
-# spec/AegisPhase.tla:54
+
 def Phases(c: Constants) -> Value:
-    """Phases at line 54."""
+    """Phases (spec/AegisPhase.tla)."""
     return frozenset(
         {
             "Pending",
@@ -24,21 +50,18 @@ def Phases(c: Constants) -> Value:
     )
 
 
-# spec/AegisPhase.tla:58
 def OrderPhases(c: Constants) -> Value:
-    """OrderPhases at line 58."""
+    """OrderPhases (spec/AegisPhase.tla)."""
     return frozenset({"BootChecking", "RunCommand", "Troubleshooting"})
 
 
-# spec/AegisPhase.tla:61
 def AdvancePhases(c: Constants) -> Value:
-    """AdvancePhases at line 61."""
+    """AdvancePhases (spec/AegisPhase.tla)."""
     return frozenset({"Pending", "BootChecking", "RunCommand", "Troubleshooting"})
 
 
-# spec/AegisPhase.tla:63
 def NextPhase(c: Constants, p: Value) -> Value:
-    """NextPhase(p) at line 63."""
+    """NextPhase(p) (spec/AegisPhase.tla)."""
     return (
         "BootChecking"
         if p == "Pending"
@@ -52,141 +75,227 @@ def NextPhase(c: Constants, p: Value) -> Value:
     )
 
 
-# spec/AegisPhase.tla:69
 def Min(c: Constants, a: Value, b: Value) -> Value:
-    """Min(a, b) at line 69."""
+    """Min(a, b) (spec/AegisPhase.tla)."""
     return a if a < b else b
 
 
-# spec/AegisPhase.tla:691
 def Terminated(c: Constants, s: State) -> Value:
-    """Terminated at line 691."""
-    return s.phase == "Succeed" or (
+    """Terminated (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if Terminated in _known:
+        return _known[Terminated]
+    _value = _known[Terminated] = s.phase == "Succeed" or (
         s.phase == "Failed" and s.shouldQuit and s.recoverCount == c.MaxRetry + 1
     )
+    return _value
 
 
-# spec/AegisPhase.tla:694
 def Exhausted(c: Constants, s: State) -> Value:
-    """Exhausted at line 694."""
-    return any(apply(s.retries, w) > c.MaxRetry for w in c.Workers)
-
-
-# spec/AegisPhase.tla:696
-def AllReady(c: Constants, s: State) -> Value:
-    """AllReady at line 696."""
-    return all(apply(s.finished, w) and not apply(s.podRestarted, w) for w in c.Workers)
-
-
-# spec/AegisPhase.tla:699
-def UnseenRestarts(c: Constants, s: State) -> Value:
-    """UnseenRestarts at line 699."""
-    return frozenset(
-        x for x in c.Workers if apply(s.podRestarted, x) and apply(s.innerPhase, x) != "Restarting"
+    """Exhausted (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if Exhausted in _known:
+        return _known[Exhausted]
+    _value = _known[Exhausted] = _tla.exists(
+        _S_Exhausted_1, c, s, c.Workers, lambda c, s, w: apply(s.retries, w) > c.MaxRetry
     )
+    return _value
 
 
-# spec/AegisPhase.tla:702
+def AllReady(c: Constants, s: State) -> Value:
+    """AllReady (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if AllReady in _known:
+        return _known[AllReady]
+    _value = _known[AllReady] = _tla.forall(
+        _S_AllReady_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: apply(s.finished, w) and not apply(s.podRestarted, w),
+    )
+    return _value
+
+
+def UnseenRestarts(c: Constants, s: State) -> Value:
+    """UnseenRestarts (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if UnseenRestarts in _known:
+        return _known[UnseenRestarts]
+    _value = _known[UnseenRestarts] = _tla.select(
+        _S_UnseenRestarts_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, x: apply(s.podRestarted, x) and apply(s.innerPhase, x) != "Restarting",
+    )
+    return _value
+
+
 def CanAdvance(c: Constants, s: State) -> Value:
-    """CanAdvance at line 702."""
-    return (
+    """CanAdvance (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanAdvance in _known:
+        return _known[CanAdvance]
+    _value = _known[CanAdvance] = (
         s.phase in AdvancePhases(c)
         and AllReady(c, s)
         and not (s.phase == "Troubleshooting" and Exhausted(c, s))
     )
+    return _value
 
 
-# spec/AegisPhase.tla:704
 def CanRestartInRun(c: Constants, s: State) -> Value:
-    """CanRestartInRun at line 704."""
-    return s.phase == "RunCommand" and UnseenRestarts(c, s) != frozenset()
+    """CanRestartInRun (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanRestartInRun in _known:
+        return _known[CanRestartInRun]
+    _value = _known[CanRestartInRun] = (
+        s.phase == "RunCommand" and UnseenRestarts(c, s) != frozenset()
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:705
 def CanRestartOutsideRun(c: Constants, s: State) -> Value:
-    """CanRestartOutsideRun at line 705."""
-    return s.phase != "RunCommand" and not Terminated(c, s) and UnseenRestarts(c, s) != frozenset()
+    """CanRestartOutsideRun (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanRestartOutsideRun in _known:
+        return _known[CanRestartOutsideRun]
+    _value = _known[CanRestartOutsideRun] = (
+        s.phase != "RunCommand" and not Terminated(c, s) and UnseenRestarts(c, s) != frozenset()
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:706
 def CanRestartDone(c: Constants, s: State) -> Value:
-    """CanRestartDone at line 706."""
-    return s.phase == "Restarting" and all(
-        not apply(s.podRestarted, w) and apply(s.agentState, w) != "Exited" for w in c.Workers
+    """CanRestartDone (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanRestartDone in _known:
+        return _known[CanRestartDone]
+    _value = _known[CanRestartDone] = s.phase == "Restarting" and _tla.forall(
+        _S_CanRestartDone_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: not apply(s.podRestarted, w) and apply(s.agentState, w) != "Exited",
     )
+    return _value
 
 
-# spec/AegisPhase.tla:708
 def CanFailExhausted(c: Constants, s: State) -> Value:
-    """CanFailExhausted at line 708."""
-    return s.phase == "Troubleshooting" and AllReady(c, s) and Exhausted(c, s)
+    """CanFailExhausted (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanFailExhausted in _known:
+        return _known[CanFailExhausted]
+    _value = _known[CanFailExhausted] = (
+        s.phase == "Troubleshooting" and AllReady(c, s) and Exhausted(c, s)
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:709
 def CanWrapUp(c: Constants, s: State) -> Value:
-    """CanWrapUp at line 709."""
-    return s.phase == "Failed" and not (s.shouldQuit and s.recoverCount == c.MaxRetry + 1)
+    """CanWrapUp (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanWrapUp in _known:
+        return _known[CanWrapUp]
+    _value = _known[CanWrapUp] = s.phase == "Failed" and not (
+        s.shouldQuit and s.recoverCount == c.MaxRetry + 1
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:710
 def CanAlign(c: Constants, s: State) -> Value:
-    """CanAlign at line 710."""
-    return s.phase in frozenset({"BootChecking", "RunCommand"}) and any(
-        apply(s.retries, w) != s.recoverCount for w in c.Workers
+    """CanAlign (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanAlign in _known:
+        return _known[CanAlign]
+    _value = _known[CanAlign] = s.phase in frozenset(
+        {"BootChecking", "RunCommand"}
+    ) and _tla.exists(
+        _S_CanAlign_1, c, s, c.Workers, lambda c, s, w: apply(s.retries, w) != s.recoverCount
     )
+    return _value
 
 
-# spec/AegisPhase.tla:712
 def CanQuit(c: Constants, s: State) -> Value:
-    """CanQuit at line 712."""
-    return s.shouldQuit and s.phase not in frozenset({"Succeed", "Failed"})
+    """CanQuit (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanQuit in _known:
+        return _known[CanQuit]
+    _value = _known[CanQuit] = s.shouldQuit and s.phase not in frozenset({"Succeed", "Failed"})
+    return _value
 
 
-# spec/AegisPhase.tla:717
 def Evicting(c: Constants, s: State) -> Value:
-    """Evicting at line 717."""
-    return frozenset(x for x in c.Workers if apply(s.evict, x))
-
-
-# spec/AegisPhase.tla:718
-def SlowToEvict(c: Constants, s: State) -> Value:
-    """SlowToEvict at line 718."""
-    return frozenset(
-        x
-        for x in c.Workers
-        if apply(s.slow, x) and not apply(s.evict, x) and not apply(s.podRestarted, x)
+    """Evicting (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if Evicting in _known:
+        return _known[Evicting]
+    _value = _known[Evicting] = _tla.select(
+        _S_Evicting_1, c, s, c.Workers, lambda c, s, x: apply(s.evict, x)
     )
+    return _value
 
 
-# spec/AegisPhase.tla:719
+def SlowToEvict(c: Constants, s: State) -> Value:
+    """SlowToEvict (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if SlowToEvict in _known:
+        return _known[SlowToEvict]
+    _value = _known[SlowToEvict] = _tla.select(
+        _S_SlowToEvict_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, x: apply(s.slow, x) and not apply(s.evict, x) and not apply(s.podRestarted, x),
+    )
+    return _value
+
+
 def CanHangWithQuit(c: Constants, s: State) -> Value:
-    """CanHangWithQuit at line 719."""
-    return (
+    """CanHangWithQuit (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanHangWithQuit in _known:
+        return _known[CanHangWithQuit]
+    _value = _known[CanHangWithQuit] = (
         s.phase == "RunCommand"
         and not s.shouldQuit
         and SlowToEvict(c, s) != frozenset()
         and s.recoverCount + len(Evicting(c, s)) < c.MaxRetry
     )
+    return _value
 
 
-# spec/AegisPhase.tla:722
 def Evicted(c: Constants, s: State) -> Value:
-    """Evicted at line 722."""
-    return frozenset(
-        x for x in c.Workers if apply(s.evict, x) and apply(s.agentState, x) == "Exited"
+    """Evicted (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if Evicted in _known:
+        return _known[Evicted]
+    _value = _known[Evicted] = _tla.select(
+        _S_Evicted_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, x: apply(s.evict, x) and apply(s.agentState, x) == "Exited",
     )
+    return _value
 
 
-# spec/AegisPhase.tla:723
 def CanEvictSlow(c: Constants, s: State) -> Value:
-    """CanEvictSlow at line 723."""
-    return s.phase == "RunCommand" and Evicted(c, s) != frozenset()
+    """CanEvictSlow (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if CanEvictSlow in _known:
+        return _known[CanEvictSlow]
+    _value = _known[CanEvictSlow] = s.phase == "RunCommand" and Evicted(c, s) != frozenset()
+    return _value
 
 
-# spec/AegisPhase.tla:730
 def Quiescent(c: Constants, s: State) -> Value:
-    """Quiescent at line 730."""
-    return not (
+    """Quiescent (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if Quiescent in _known:
+        return _known[Quiescent]
+    _value = _known[Quiescent] = not (
         CanAdvance(c, s)
         or CanRestartInRun(c, s)
         or CanRestartOutsideRun(c, s)
@@ -198,161 +307,272 @@ def Quiescent(c: Constants, s: State) -> Value:
         or CanHangWithQuit(c, s)
         or CanEvictSlow(c, s)
     )
+    return _value
 
 
-# spec/AegisPhase.tla:740
 def FreshFinish(c: Constants, s: State, m: Value) -> Value:
-    """FreshFinish(m) at line 740."""
+    """FreshFinish(m) (spec/AegisPhase.tla)."""
     return apply(m, "seq") == s.masterSeq and apply(m, "seq") > apply(
         s.lastFinishSeq, apply(m, "from")
     )
 
 
-# spec/AegisPhase.tla:744
 def Outcomes(c: Constants, s: State) -> Value:
-    """Outcomes at line 744."""
-    return frozenset({"Finish", "Error"}) if s.faults > 0 else frozenset({"Finish"})
+    """Outcomes (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if Outcomes in _known:
+        return _known[Outcomes]
+    _value = _known[Outcomes] = (
+        frozenset({"Finish", "Error"}) if s.faults > 0 else frozenset({"Finish"})
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:747
 def ValidPhase(c: Constants, s: State) -> Value:
-    """ValidPhase at line 747."""
-    return s.phase in Phases(c)
+    """ValidPhase (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if ValidPhase in _known:
+        return _known[ValidPhase]
+    _value = _known[ValidPhase] = s.phase in Phases(c)
+    return _value
 
 
-# spec/AegisPhase.tla:749
 def ValidInnerPhase(c: Constants, s: State) -> Value:
-    """ValidInnerPhase at line 749."""
-    return all(apply(s.innerPhase, w) in Phases(c) for w in c.Workers)
+    """ValidInnerPhase (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if ValidInnerPhase in _known:
+        return _known[ValidInnerPhase]
+    _value = _known[ValidInnerPhase] = _tla.forall(
+        _S_ValidInnerPhase_1, c, s, c.Workers, lambda c, s, w: apply(s.innerPhase, w) in Phases(c)
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:753
 def RecoverCountBound(c: Constants, s: State) -> Value:
-    """RecoverCountBound at line 753."""
-    return s.recoverCount <= c.MaxRetry + 1 and (
+    """RecoverCountBound (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if RecoverCountBound in _known:
+        return _known[RecoverCountBound]
+    _value = _known[RecoverCountBound] = s.recoverCount <= c.MaxRetry + 1 and (
         s.phase == "Failed" or s.recoverCount <= c.MaxRetry
     )
+    return _value
 
 
-# spec/AegisPhase.tla:756
 def RetriesBound(c: Constants, s: State) -> Value:
-    """RetriesBound at line 756."""
-    return all(apply(s.retries, w) <= c.MaxRetry + 1 for w in c.Workers)
+    """RetriesBound (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if RetriesBound in _known:
+        return _known[RetriesBound]
+    _value = _known[RetriesBound] = _tla.forall(
+        _S_RetriesBound_1, c, s, c.Workers, lambda c, s, w: apply(s.retries, w) <= c.MaxRetry + 1
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:760
 def PhaseConsistency(c: Constants, s: State) -> Value:
-    """PhaseConsistency at line 760."""
-    return all(
-        not (not apply(s.finished, w) and not apply(s.podRestarted, w))
-        or (
-            apply(s.innerPhase, w) == s.phase
-            or (s.phase == "Restarting" and apply(s.innerPhase, w) == "RunCommand")
-        )
-        for w in c.Workers
+    """PhaseConsistency (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if PhaseConsistency in _known:
+        return _known[PhaseConsistency]
+    _value = _known[PhaseConsistency] = _tla.forall(
+        _S_PhaseConsistency_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: (
+            not (not apply(s.finished, w) and not apply(s.podRestarted, w))
+            or (
+                apply(s.innerPhase, w) == s.phase
+                or (s.phase == "Restarting" and apply(s.innerPhase, w) == "RunCommand")
+            )
+        ),
     )
+    return _value
 
 
-# spec/AegisPhase.tla:767
 def NoFinishDoubleProcessed(c: Constants, s: State) -> Value:
-    """NoFinishDoubleProcessed at line 767."""
-    return all(apply(s.finishCount, w) <= 1 for w in c.Workers)
+    """NoFinishDoubleProcessed (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if NoFinishDoubleProcessed in _known:
+        return _known[NoFinishDoubleProcessed]
+    _value = _known[NoFinishDoubleProcessed] = _tla.forall(
+        _S_NoFinishDoubleProcessed_1, c, s, c.Workers, lambda c, s, w: apply(s.finishCount, w) <= 1
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:769
 def MasterSeqNumMonotonic(c: Constants, s: State) -> Value:
-    """MasterSeqNumMonotonic at line 769."""
-    return s.prevMasterSeq <= s.masterSeq
+    """MasterSeqNumMonotonic (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if MasterSeqNumMonotonic in _known:
+        return _known[MasterSeqNumMonotonic]
+    _value = _known[MasterSeqNumMonotonic] = s.prevMasterSeq <= s.masterSeq
+    return _value
 
 
-# spec/AegisPhase.tla:771
 def WorkerSeqNumBound(c: Constants, s: State) -> Value:
-    """WorkerSeqNumBound at line 771."""
-    return all(apply(s.agentSeq, w) <= s.masterSeq for w in c.Workers) and all(
-        apply(m, "seq") <= s.masterSeq for m in s.msgs
-    )
+    """WorkerSeqNumBound (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if WorkerSeqNumBound in _known:
+        return _known[WorkerSeqNumBound]
+    _value = _known[WorkerSeqNumBound] = _tla.forall(
+        _S_WorkerSeqNumBound_1, c, s, c.Workers, lambda c, s, w: apply(s.agentSeq, w) <= s.masterSeq
+    ) and all(apply(m, "seq") <= s.masterSeq for m in s.msgs)
+    return _value
 
 
-# spec/AegisPhase.tla:775
 def StaleFinishRejected(c: Constants, s: State) -> Value:
-    """StaleFinishRejected at line 775."""
-    return all(
-        not apply(s.finished, w) or apply(s.lastFinishSeq, w) == s.masterSeq for w in c.Workers
+    """StaleFinishRejected (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if StaleFinishRejected in _known:
+        return _known[StaleFinishRejected]
+    _value = _known[StaleFinishRejected] = _tla.forall(
+        _S_StaleFinishRejected_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: not apply(s.finished, w) or apply(s.lastFinishSeq, w) == s.masterSeq,
     )
+    return _value
 
 
-# spec/AegisPhase.tla:779
 def EvictOnlySlow(c: Constants, s: State) -> Value:
-    """EvictOnlySlow at line 779."""
-    return all(not apply(s.evict, w) or apply(s.slow, w) for w in c.Workers)
+    """EvictOnlySlow (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if EvictOnlySlow in _known:
+        return _known[EvictOnlySlow]
+    _value = _known[EvictOnlySlow] = _tla.forall(
+        _S_EvictOnlySlow_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: not apply(s.evict, w) or apply(s.slow, w),
+    )
+    return _value
 
 
-# spec/AegisPhase.tla:782
 def EvictAtCheckpoint(c: Constants, s: State) -> Value:
-    """EvictAtCheckpoint at line 782."""
-    return all(
-        not (apply(s.evict, w) and apply(s.agentState, w) == "Exited") or s.checkpointed
-        for w in c.Workers
+    """EvictAtCheckpoint (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if EvictAtCheckpoint in _known:
+        return _known[EvictAtCheckpoint]
+    _value = _known[EvictAtCheckpoint] = _tla.forall(
+        _S_EvictAtCheckpoint_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: (
+            not (apply(s.evict, w) and apply(s.agentState, w) == "Exited") or s.checkpointed
+        ),
     )
+    return _value
 
 
-# spec/AegisPhase.tla:785
 def EvictionAffordable(c: Constants, s: State) -> Value:
-    """EvictionAffordable at line 785."""
-    return s.phase != "RunCommand" or s.recoverCount + len(Evicting(c, s)) <= c.MaxRetry
-
-
-# spec/AegisPhase.tla:794
-def FailedOnlyWhenExhaustedOrQuit(c: Constants, s: State) -> Value:
-    """FailedOnlyWhenExhaustedOrQuit at line 794."""
-    return s.phase != "Failed" or (
-        s.shouldQuit or any(apply(s.retries, w) > c.MaxRetry for w in c.Workers)
+    """EvictionAffordable (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if EvictionAffordable in _known:
+        return _known[EvictionAffordable]
+    _value = _known[EvictionAffordable] = (
+        s.phase != "RunCommand" or s.recoverCount + len(Evicting(c, s)) <= c.MaxRetry
     )
+    return _value
 
 
-# spec/AegisPhase.tla:799
+def FailedOnlyWhenExhaustedOrQuit(c: Constants, s: State) -> Value:
+    """FailedOnlyWhenExhaustedOrQuit (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if FailedOnlyWhenExhaustedOrQuit in _known:
+        return _known[FailedOnlyWhenExhaustedOrQuit]
+    _value = _known[FailedOnlyWhenExhaustedOrQuit] = s.phase != "Failed" or (
+        s.shouldQuit
+        or _tla.exists(
+            _S_FailedOnlyWhenExhaustedOrQuit_1,
+            c,
+            s,
+            c.Workers,
+            lambda c, s, w: apply(s.retries, w) > c.MaxRetry,
+        )
+    )
+    return _value
+
+
 def NoRunAfterRetriesExhausted(c: Constants, s: State) -> Value:
-    """NoRunAfterRetriesExhausted at line 799."""
-    return not (
-        s.countedFailures > c.MaxRetry or any(apply(s.retries, w) > c.MaxRetry for w in c.Workers)
+    """NoRunAfterRetriesExhausted (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if NoRunAfterRetriesExhausted in _known:
+        return _known[NoRunAfterRetriesExhausted]
+    _value = _known[NoRunAfterRetriesExhausted] = not (
+        s.countedFailures > c.MaxRetry
+        or _tla.exists(
+            _S_NoRunAfterRetriesExhausted_1,
+            c,
+            s,
+            c.Workers,
+            lambda c, s, w: apply(s.retries, w) > c.MaxRetry,
+        )
     ) or s.phase not in frozenset({"BootChecking", "RunCommand", "Succeed"})
+    return _value
 
 
-# spec/AegisPhase.tla:805
 def RecoverCountCountsFailures(c: Constants, s: State) -> Value:
-    """RecoverCountCountsFailures at line 805."""
-    return s.recoverCount == (
+    """RecoverCountCountsFailures (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if RecoverCountCountsFailures in _known:
+        return _known[RecoverCountCountsFailures]
+    _value = _known[RecoverCountCountsFailures] = s.recoverCount == (
         s.countedFailures if s.countedFailures < c.MaxRetry else c.MaxRetry
     ) or (s.phase == "Failed" and s.recoverCount == c.MaxRetry + 1)
+    return _value
 
 
-# spec/AegisPhase.tla:811
 def SafePointOnlyForAnEviction(c: Constants, s: State) -> Value:
-    """SafePointOnlyForAnEviction at line 811."""
-    return not (s.phase == "RunCommand" and s.checkpointed) or any(
-        apply(s.evict, w) for w in c.Workers
+    """SafePointOnlyForAnEviction (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if SafePointOnlyForAnEviction in _known:
+        return _known[SafePointOnlyForAnEviction]
+    _value = _known[SafePointOnlyForAnEviction] = not (
+        s.phase == "RunCommand" and s.checkpointed
+    ) or _tla.exists(
+        _S_SafePointOnlyForAnEviction_1, c, s, c.Workers, lambda c, s, w: apply(s.evict, w)
     )
+    return _value
 
 
-# spec/AegisPhase.tla:816
 def EvictionChargedInRun(c: Constants, s: State) -> Value:
-    """EvictionChargedInRun at line 816."""
-    return all(
-        not (apply(s.evict, w) and apply(s.agentState, w) == "Exited") or s.phase == "RunCommand"
-        for w in c.Workers
+    """EvictionChargedInRun (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if EvictionChargedInRun in _known:
+        return _known[EvictionChargedInRun]
+    _value = _known[EvictionChargedInRun] = _tla.forall(
+        _S_EvictionChargedInRun_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: (
+            not (apply(s.evict, w) and apply(s.agentState, w) == "Exited")
+            or s.phase == "RunCommand"
+        ),
     )
+    return _value
 
 
-# spec/AegisPhase.tla:906
 def SeqBound(c: Constants, s: State) -> Value:
-    """SeqBound at line 906."""
-    return s.masterSeq <= c.InitSeqNum + c.MaxSeqGap
+    """SeqBound (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if SeqBound in _known:
+        return _known[SeqBound]
+    _value = _known[SeqBound] = s.masterSeq <= c.InitSeqNum + c.MaxSeqGap
+    return _value
 
 
-# spec/AegisPhase.tla:916
 def vars_(c: Constants, s: State) -> Value:
-    """vars at line 916."""
-    return (
+    """vars (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if vars_ in _known:
+        return _known[vars_]
+    _value = _known[vars_] = (
         s.phase,
         s.shouldQuit,
         s.recoverCount,
@@ -373,11 +593,11 @@ def vars_(c: Constants, s: State) -> Value:
         s.finishCount,
         s.countedFailures,
     )
+    return _value
 
 
-# spec/AegisPhase.tla:921
 def ProcSet(c: Constants) -> Value:
-    """ProcSet at line 921."""
+    """ProcSet (spec/AegisPhase.tla)."""
     return (
         frozenset({"advance"})
         | frozenset({"restartInRun"})
@@ -403,10 +623,12 @@ def ProcSet(c: Constants) -> Value:
     )
 
 
-# spec/AegisPhase.tla:923
 def Init(c: Constants, s: State) -> Value:
-    """Init at line 923."""
-    return (
+    """Init (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if Init in _known:
+        return _known[Init]
+    _value = _known[Init] = (
         s.phase == "Pending"
         and s.shouldQuit is False
         and s.recoverCount == 0
@@ -427,3 +649,4 @@ def Init(c: Constants, s: State) -> Value:
         and s.finishCount == fn((w_10, 0) for w_10 in c.Workers)
         and s.countedFailures == 0
     )
+    return _value

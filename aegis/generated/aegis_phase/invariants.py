@@ -33,92 +33,92 @@ from .model import Constants, State
 
 
 def inv_ValidPhase(c: Constants, s: State) -> bool:
-    """ValidPhase (spec/AegisPhase.tla:747)."""
+    """ValidPhase (spec/AegisPhase.tla)."""
     return _tla.boolean(ValidPhase(c, s), "ValidPhase")
 
 
 def inv_ValidInnerPhase(c: Constants, s: State) -> bool:
-    """ValidInnerPhase (spec/AegisPhase.tla:749)."""
+    """ValidInnerPhase (spec/AegisPhase.tla)."""
     return _tla.boolean(ValidInnerPhase(c, s), "ValidInnerPhase")
 
 
 def inv_RecoverCountBound(c: Constants, s: State) -> bool:
-    """RecoverCountBound (spec/AegisPhase.tla:753)."""
+    """RecoverCountBound (spec/AegisPhase.tla)."""
     return _tla.boolean(RecoverCountBound(c, s), "RecoverCountBound")
 
 
 def inv_RetriesBound(c: Constants, s: State) -> bool:
-    """RetriesBound (spec/AegisPhase.tla:756)."""
+    """RetriesBound (spec/AegisPhase.tla)."""
     return _tla.boolean(RetriesBound(c, s), "RetriesBound")
 
 
 def inv_PhaseConsistency(c: Constants, s: State) -> bool:
-    """PhaseConsistency (spec/AegisPhase.tla:760)."""
+    """PhaseConsistency (spec/AegisPhase.tla)."""
     return _tla.boolean(PhaseConsistency(c, s), "PhaseConsistency")
 
 
 def inv_NoFinishDoubleProcessed(c: Constants, s: State) -> bool:
-    """NoFinishDoubleProcessed (spec/AegisPhase.tla:767)."""
+    """NoFinishDoubleProcessed (spec/AegisPhase.tla)."""
     return _tla.boolean(NoFinishDoubleProcessed(c, s), "NoFinishDoubleProcessed")
 
 
 def inv_MasterSeqNumMonotonic(c: Constants, s: State) -> bool:
-    """MasterSeqNumMonotonic (spec/AegisPhase.tla:769)."""
+    """MasterSeqNumMonotonic (spec/AegisPhase.tla)."""
     return _tla.boolean(MasterSeqNumMonotonic(c, s), "MasterSeqNumMonotonic")
 
 
 def inv_WorkerSeqNumBound(c: Constants, s: State) -> bool:
-    """WorkerSeqNumBound (spec/AegisPhase.tla:771)."""
+    """WorkerSeqNumBound (spec/AegisPhase.tla)."""
     return _tla.boolean(WorkerSeqNumBound(c, s), "WorkerSeqNumBound")
 
 
 def inv_StaleFinishRejected(c: Constants, s: State) -> bool:
-    """StaleFinishRejected (spec/AegisPhase.tla:775)."""
+    """StaleFinishRejected (spec/AegisPhase.tla)."""
     return _tla.boolean(StaleFinishRejected(c, s), "StaleFinishRejected")
 
 
 def inv_EvictOnlySlow(c: Constants, s: State) -> bool:
-    """EvictOnlySlow (spec/AegisPhase.tla:779)."""
+    """EvictOnlySlow (spec/AegisPhase.tla)."""
     return _tla.boolean(EvictOnlySlow(c, s), "EvictOnlySlow")
 
 
 def inv_EvictAtCheckpoint(c: Constants, s: State) -> bool:
-    """EvictAtCheckpoint (spec/AegisPhase.tla:782)."""
+    """EvictAtCheckpoint (spec/AegisPhase.tla)."""
     return _tla.boolean(EvictAtCheckpoint(c, s), "EvictAtCheckpoint")
 
 
 def inv_EvictionAffordable(c: Constants, s: State) -> bool:
-    """EvictionAffordable (spec/AegisPhase.tla:785)."""
+    """EvictionAffordable (spec/AegisPhase.tla)."""
     return _tla.boolean(EvictionAffordable(c, s), "EvictionAffordable")
 
 
 def inv_FailedOnlyWhenExhaustedOrQuit(c: Constants, s: State) -> bool:
-    """FailedOnlyWhenExhaustedOrQuit (spec/AegisPhase.tla:794)."""
+    """FailedOnlyWhenExhaustedOrQuit (spec/AegisPhase.tla)."""
     return _tla.boolean(FailedOnlyWhenExhaustedOrQuit(c, s), "FailedOnlyWhenExhaustedOrQuit")
 
 
 def inv_NoRunAfterRetriesExhausted(c: Constants, s: State) -> bool:
-    """NoRunAfterRetriesExhausted (spec/AegisPhase.tla:799)."""
+    """NoRunAfterRetriesExhausted (spec/AegisPhase.tla)."""
     return _tla.boolean(NoRunAfterRetriesExhausted(c, s), "NoRunAfterRetriesExhausted")
 
 
 def inv_RecoverCountCountsFailures(c: Constants, s: State) -> bool:
-    """RecoverCountCountsFailures (spec/AegisPhase.tla:805)."""
+    """RecoverCountCountsFailures (spec/AegisPhase.tla)."""
     return _tla.boolean(RecoverCountCountsFailures(c, s), "RecoverCountCountsFailures")
 
 
 def inv_SafePointOnlyForAnEviction(c: Constants, s: State) -> bool:
-    """SafePointOnlyForAnEviction (spec/AegisPhase.tla:811)."""
+    """SafePointOnlyForAnEviction (spec/AegisPhase.tla)."""
     return _tla.boolean(SafePointOnlyForAnEviction(c, s), "SafePointOnlyForAnEviction")
 
 
 def inv_EvictionChargedInRun(c: Constants, s: State) -> bool:
-    """EvictionChargedInRun (spec/AegisPhase.tla:816)."""
+    """EvictionChargedInRun (spec/AegisPhase.tla)."""
     return _tla.boolean(EvictionChargedInRun(c, s), "EvictionChargedInRun")
 
 
 def constraint_SeqBound(c: Constants, s: State) -> bool:
-    """SeqBound (spec/AegisPhase.tla:906)."""
+    """SeqBound (spec/AegisPhase.tla)."""
     return _tla.boolean(SeqBound(c, s), "SeqBound")
 
 

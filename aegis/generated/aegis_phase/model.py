@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 from aegis.values import ModelValue, Value
+
+from ._tla import Memo
 
 VARIABLES: tuple[str, ...] = (
     "phase",
@@ -36,63 +38,63 @@ CONSTANT_NAMES: tuple[str, ...] = ("Workers", "MaxRetry", "InitSeqNum", "FaultBu
 class Label(StrEnum):
     """The spec's action labels, in Next's order (a member's name is its label)."""
 
-    advance = "advance"  # spec/AegisPhase.tla:944
-    restartInRun = "restartInRun"  # spec/AegisPhase.tla:964
-    restartOutsideRun = "restartOutsideRun"  # spec/AegisPhase.tla:981
-    restartDone = "restartDone"  # spec/AegisPhase.tla:995
-    retriesExhausted = "retriesExhausted"  # spec/AegisPhase.tla:1009
-    failedWrapUp = "failedWrapUp"  # spec/AegisPhase.tla:1019
-    alignRetries = "alignRetries"  # spec/AegisPhase.tla:1028
-    quitRequested = "quitRequested"  # spec/AegisPhase.tla:1036
-    receive = "receive"  # spec/AegisPhase.tla:1045
-    hangWithQuit = "hangWithQuit"  # spec/AegisPhase.tla:1117
-    evictSlow = "evictSlow"  # spec/AegisPhase.tla:1126
-    agentJoin = "agentJoin"  # spec/AegisPhase.tla:1142
-    agentWork = "agentWork"  # spec/AegisPhase.tla:1164
-    agentHang = "agentHang"  # spec/AegisPhase.tla:1182
-    agentCheckpoint = "agentCheckpoint"  # spec/AegisPhase.tla:1192
-    agentEvict = "agentEvict"  # spec/AegisPhase.tla:1201
-    envPodRestart = "envPodRestart"  # spec/AegisPhase.tla:1212
-    envDuplicate = "envDuplicate"  # spec/AegisPhase.tla:1223
-    envQuit = "envQuit"  # spec/AegisPhase.tla:1233
-    reschedule = "reschedule"  # spec/AegisPhase.tla:1241
-    jobDone = "jobDone"  # spec/AegisPhase.tla:1251
+    advance = "advance"  # spec/AegisPhase.tla
+    restartInRun = "restartInRun"  # spec/AegisPhase.tla
+    restartOutsideRun = "restartOutsideRun"  # spec/AegisPhase.tla
+    restartDone = "restartDone"  # spec/AegisPhase.tla
+    retriesExhausted = "retriesExhausted"  # spec/AegisPhase.tla
+    failedWrapUp = "failedWrapUp"  # spec/AegisPhase.tla
+    alignRetries = "alignRetries"  # spec/AegisPhase.tla
+    quitRequested = "quitRequested"  # spec/AegisPhase.tla
+    receive = "receive"  # spec/AegisPhase.tla
+    hangWithQuit = "hangWithQuit"  # spec/AegisPhase.tla
+    evictSlow = "evictSlow"  # spec/AegisPhase.tla
+    agentJoin = "agentJoin"  # spec/AegisPhase.tla
+    agentWork = "agentWork"  # spec/AegisPhase.tla
+    agentHang = "agentHang"  # spec/AegisPhase.tla
+    agentCheckpoint = "agentCheckpoint"  # spec/AegisPhase.tla
+    agentEvict = "agentEvict"  # spec/AegisPhase.tla
+    envPodRestart = "envPodRestart"  # spec/AegisPhase.tla
+    envDuplicate = "envDuplicate"  # spec/AegisPhase.tla
+    envQuit = "envQuit"  # spec/AegisPhase.tla
+    reschedule = "reschedule"  # spec/AegisPhase.tla
+    jobDone = "jobDone"  # spec/AegisPhase.tla
 
 
 @dataclass(frozen=True, slots=True)
 class Constants:
     """The spec's CONSTANTs, bound at run time."""
 
-    Workers: Value  # spec/AegisPhase.tla:45
-    MaxRetry: Value  # spec/AegisPhase.tla:46
-    InitSeqNum: Value  # spec/AegisPhase.tla:47
-    FaultBudget: Value  # spec/AegisPhase.tla:48
-    MaxSeqGap: Value  # spec/AegisPhase.tla:49
+    Workers: Value  # spec/AegisPhase.tla
+    MaxRetry: Value  # spec/AegisPhase.tla
+    InitSeqNum: Value  # spec/AegisPhase.tla
+    FaultBudget: Value  # spec/AegisPhase.tla
+    MaxSeqGap: Value  # spec/AegisPhase.tla
 
 
 @dataclass(frozen=True, slots=True)
-class State:
+class State(Memo):
     """One state: a value per VARIABLE, equal to TLC's state value for value."""
 
-    phase: Value  # spec/AegisPhase.tla:685
-    shouldQuit: Value  # spec/AegisPhase.tla:685
-    recoverCount: Value  # spec/AegisPhase.tla:685
-    innerPhase: Value  # spec/AegisPhase.tla:685
-    finished: Value  # spec/AegisPhase.tla:685
-    retries: Value  # spec/AegisPhase.tla:685
-    podRestarted: Value  # spec/AegisPhase.tla:686
-    masterSeq: Value  # spec/AegisPhase.tla:686
-    lastFinishSeq: Value  # spec/AegisPhase.tla:686
-    msgs: Value  # spec/AegisPhase.tla:686
-    agentSeq: Value  # spec/AegisPhase.tla:686
-    agentState: Value  # spec/AegisPhase.tla:686
-    slow: Value  # spec/AegisPhase.tla:687
-    evict: Value  # spec/AegisPhase.tla:687
-    checkpointed: Value  # spec/AegisPhase.tla:687
-    faults: Value  # spec/AegisPhase.tla:687
-    prevMasterSeq: Value  # spec/AegisPhase.tla:687
-    finishCount: Value  # spec/AegisPhase.tla:687
-    countedFailures: Value  # spec/AegisPhase.tla:688
+    phase: Value  # spec/AegisPhase.tla
+    shouldQuit: Value  # spec/AegisPhase.tla
+    recoverCount: Value  # spec/AegisPhase.tla
+    innerPhase: Value  # spec/AegisPhase.tla
+    finished: Value  # spec/AegisPhase.tla
+    retries: Value  # spec/AegisPhase.tla
+    podRestarted: Value  # spec/AegisPhase.tla
+    masterSeq: Value  # spec/AegisPhase.tla
+    lastFinishSeq: Value  # spec/AegisPhase.tla
+    msgs: Value  # spec/AegisPhase.tla
+    agentSeq: Value  # spec/AegisPhase.tla
+    agentState: Value  # spec/AegisPhase.tla
+    slow: Value  # spec/AegisPhase.tla
+    evict: Value  # spec/AegisPhase.tla
+    checkpointed: Value  # spec/AegisPhase.tla
+    faults: Value  # spec/AegisPhase.tla
+    prevMasterSeq: Value  # spec/AegisPhase.tla
+    finishCount: Value  # spec/AegisPhase.tla
+    countedFailures: Value  # spec/AegisPhase.tla
 
     def as_dict(self) -> dict[str, Value]:
         """The state as {variable: value}."""
@@ -114,7 +116,8 @@ class Successor:
 
 @dataclass(frozen=True, slots=True)
 class ActionInfo:
-    """One label: its process and its two functions (self is the process id)."""
+    """One label: its process and its functions (self is the process id; `steps` takes the
+    observed choices to bind and yields successors lazily, duplicates not removed)."""
 
     label: Label
     process: str | None
@@ -122,6 +125,7 @@ class ActionInfo:
     process_ids: Callable[[Constants], frozenset[Value]]
     enabled: Callable[[Constants, State, Value], bool]
     successors: Callable[[Constants, State, Value], list[Successor]]
+    steps: Callable[[Constants, State, Value, Mapping[str, Value]], Iterator[Successor]]
     source: str
 
 

@@ -71,6 +71,29 @@ class Bus:
         self.stats = BusStats()
         self.permission_denied = asyncio.Event()
         self._recent_errors: list[str] = []  # distinct, for connect failure messages
+        self._handlers: set[asyncio.Task[None]] = set()  # concurrent handlers still running
+        self._echo_subject = ""  # this connection's own probe subject (`echo`)
+        self.echoed_at: float | None = None  # loop time the last probe came back
+
+    async def echo(self) -> None:
+        """Send a probe to this connection's own inbox; `echoed_at` is when one came back.
+
+        A round trip through the server, without PING: a frozen (SIGSTOPped) server keeps
+        the TCP connection up, so `connected` stays True, but nothing comes back. A failed
+        send is not raised (the round trip just does not happen)."""
+        if self._nc is None or not self.connected:
+            return
+        try:
+            if not self._echo_subject:
+                subject = self._nc.new_inbox()
+                await self._nc.subscribe(subject, cb=self._echoed)
+                self._echo_subject = subject
+            await self._nc.publish(self._echo_subject, b"")
+        except nats.errors.Error as exc:
+            log.debug("echo probe not sent: %r", exc)
+
+    async def _echoed(self, _msg: Any) -> None:
+        self.echoed_at = asyncio.get_running_loop().time()
 
     @classmethod
     async def connect(
@@ -131,12 +154,21 @@ class Bus:
 
         return await self._subscribe(subject, on_msg)
 
-    async def subscribe_each(self, subject: str, handler: SubjectHandler) -> Subscription:
+    async def subscribe_each(
+        self, subject: str, handler: SubjectHandler, *, concurrent: bool = False
+    ) -> Subscription:
         """Like `subscribe`, but `handler(subject, message)` is told the concrete subject
-        each message came in on (the sender's identity, when only it may publish there)."""
+        each message came in on (the sender's identity, when only it may publish there).
+        `concurrent`: each message is handled in a task of its own, started in arrival order
+        (a handler that waits, e.g. for a group commit, does not hold up the next one)."""
 
         async def on_msg(msg: Any) -> None:
-            await self._dispatch(msg, handler)
+            if concurrent:
+                task = asyncio.create_task(self._dispatch(msg, handler))
+                self._handlers.add(task)
+                task.add_done_callback(self._handlers.discard)
+            else:
+                await self._dispatch(msg, handler)
 
         return await self._subscribe(subject, on_msg)
 

@@ -8,7 +8,7 @@ Values are aegis.values types, so a State equals TLC's state value for value.
 """
 
 from . import defs
-from .actions import ACTIONS, PROCESSES, initial_states, next_states
+from .actions import ACTIONS, PROCESSES, commit, initial_states, next_states
 from .invariants import (
     CONSTRAINTS,
     INVARIANTS,
@@ -60,6 +60,7 @@ __all__ = [
     "PhaseMachine",
     "State",
     "Successor",
+    "commit",
     "defs",
     "initial_states",
     "next_states",

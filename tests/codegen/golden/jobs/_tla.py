@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, NoReturn, TypeVar
 
-from aegis.values import Fn, Value, apply, domain, except_, fn, render, sorted_values
+from aegis.values import Fn, PMap, Value, apply, domain, except_, fn, render, sorted_values
 
 BOOLEAN = frozenset({False, True})
+T = TypeVar("T")
 
 
 class EvalError(ValueError):
@@ -232,3 +233,200 @@ class RcdsOf(_Lazy):
         if not isinstance(x, Fn) or set(x) != set(self.fields):
             return False
         return all(x[k] in t for k, t in self.fields.items())
+
+
+# ---- the runtime's path: observed choices bound, derived sets kept current per state ----
+
+NO_BIND: Mapping[str, Value] = {}  # no choice observed: enumerate them all (never changed)
+MAX_CHAIN = 16  # states a successor may be linked back through (a committed state has none)
+
+
+def bound(value: Value, member: bool) -> list[Value]:
+    """The values an observed choice ranges over: itself if it is in the set, else none."""
+    return [value] if member else []
+
+
+def unique(items: list[T]) -> list[T]:
+    """The items without duplicates, in order (hashes them only when there are several)."""
+    return items if len(items) < 2 else list(dict.fromkeys(items))
+
+
+class Memo:
+    """The base of State: slots for what is cached on a state (no part of its value, not
+    compared, hashed, printed or pickled): its sites' entries and the state it came from."""
+
+    __slots__ = ("_depth", "_known", "_memo", "_parent")
+    _depth: int  # how many uncommitted states back `_parent` links
+    _known: tuple[Any, dict[Any, Value]]  # (constants, 0-ary definition -> its value here)
+    _memo: dict[Site, _Entry]  # the entries of the sites asked of this state
+    _parent: Any  # the state this one is a successor of (None once committed)
+
+
+def known(c: Any, s: Any) -> dict[Any, Value]:
+    """The values of 0-ary definitions already computed in s under constants c."""
+    try:
+        kc, values = s._known
+        if kc is c:
+            return values
+    except AttributeError:
+        pass
+    values = {}
+    object.__setattr__(s, "_known", (c, values))
+    return values
+
+
+def child(parent: Any, new: T) -> T:
+    """`new`, a successor of `parent`: linked to it, so that the entries of its sites are
+    computed from the parent's by re-testing the keys that changed."""
+    depth = getattr(parent, "_depth", 0)
+    if depth < MAX_CHAIN:
+        object.__setattr__(new, "_parent", parent)
+        object.__setattr__(new, "_depth", depth + 1)
+    return new
+
+
+class Site:
+    """A quantifier over a CONSTANT set (`\\E x \\in S : P`, `\\A`, `{x \\in S : P}`) whose body
+    reads variables `keyed` only as `v[x]` and variables `reads` as a whole.
+
+    Each state caches the set of x with P(x) (a persistent map). A successor's set is the
+    parent's, re-testing only the keys where a `keyed` function changed (an EXCEPT records
+    them); it is computed from scratch when a variable in `reads` changed, or when the
+    provenance is unknown (finite differencing, Paige & Koenig 1982)."""
+
+    __slots__ = ("anchor", "keyed", "reads")
+
+    def __init__(self, anchor: str, keyed: tuple[str, ...], reads: tuple[str, ...]) -> None:
+        self.anchor, self.keyed, self.reads = anchor, keyed, reads
+
+    def __repr__(self) -> str:
+        return f"Site({self.anchor}, keyed={self.keyed}, reads={self.reads})"
+
+
+Test = Callable[[Any, Any, Value], Value]
+
+
+class _Entry:
+    """One site's value in one state: the satisfying keys and what they were computed from."""
+
+    __slots__ = ("c", "dom", "fns", "frozen", "members", "test", "vals")
+
+    def __init__(
+        self,
+        c: Any,
+        dom: frozenset[Value],
+        fns: tuple[Value, ...],
+        vals: tuple[Value, ...],
+        test: Test,
+        members: PMap[Value, bool],
+    ) -> None:
+        self.c, self.dom, self.fns, self.vals, self.test = c, dom, fns, vals, test
+        self.members = members
+        self.frozen: frozenset[Value] | None = None
+
+
+def _memo(s: Any) -> dict[Site, _Entry]:
+    try:
+        memo: dict[Site, _Entry] = s._memo
+    except AttributeError:
+        memo = {}
+        object.__setattr__(s, "_memo", memo)
+    return memo
+
+
+def _entry(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> _Entry:
+    memo = _memo(s)
+    e = memo.get(site)
+    if e is not None and e.c is c and e.dom is dom:
+        return e
+    found = None
+    p = getattr(s, "_parent", None)
+    while p is not None and found is None:
+        found = p._memo.get(site) if hasattr(p, "_memo") else None
+        p = getattr(p, "_parent", None)
+    e = None
+    if found is not None and found.c is c and found.dom is dom:
+        e = _update(site, found, s, test)
+    if e is None:
+        e = _full(site, c, s, dom, test)
+    memo[site] = e
+    return e
+
+
+def _full(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> _Entry:
+    members = PMap((x, True) for x in dom if test(c, s, x))
+    fns = tuple([getattr(s, v) for v in site.keyed])
+    vals = tuple([getattr(s, v) for v in site.reads])
+    return _Entry(c, dom, fns, vals, test, members)
+
+
+def _update(site: Site, old: _Entry, s: Any, test: Test) -> _Entry | None:
+    """The entry for s from an ancestor's entry, or None if it must be computed afresh."""
+    vals = old.vals
+    if site.reads:
+        vals = tuple([getattr(s, v) for v in site.reads])
+        for a, b in zip(vals, old.vals, strict=True):  # a function: only the same object
+            if a is not b and (isinstance(a, Fn) or type(a) is not type(b) or a != b):
+                return None
+    fns = tuple([getattr(s, v) for v in site.keyed])
+    changed: set[Value] | None = None
+    for new_f, old_f in zip(fns, old.fns, strict=True):
+        if new_f is not old_f:
+            keys = new_f.changed_since(old_f) if isinstance(new_f, Fn) else None
+            if keys is None:
+                return None
+            changed = set(keys) if changed is None else changed | set(keys)
+    if changed is None:
+        return old  # nothing it reads changed: the very same entry
+    c, dom, members = old.c, old.dom, old.members
+    flipped = [x for x in changed if x in dom and bool(test(c, s, x)) != (x in members)]
+    if flipped:
+        edit = members.mutate()
+        for x in flipped:
+            if x in members:
+                del edit[x]
+            else:
+                edit[x] = True
+        members = edit.finish()
+    e = _Entry(c, dom, fns, vals, test, members)
+    if not flipped:
+        e.frozen = old.frozen
+    return e
+
+
+def exists(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> bool:
+    """\\E x \\in dom : test(x), from the site's entry in s."""
+    return len(_entry(site, c, s, dom, test).members) > 0
+
+
+def forall(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> bool:
+    """\\A x \\in dom : test(x), from the site's entry in s."""
+    return len(_entry(site, c, s, dom, test).members) == len(dom)
+
+
+def select(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> frozenset[Value]:
+    """{x \\in dom : test(x)}, from the site's entry in s (built once per entry)."""
+    e = _entry(site, c, s, dom, test)
+    if e.frozen is None:
+        e.frozen = frozenset(e.members)
+    return e.frozen
+
+
+def commit(s: Any, variables: tuple[str, ...]) -> None:
+    """s is the runtime's current state: carry every site entry of the state it came from
+    over to s (cheap: only changed keys are re-tested), then cut the links to older states
+    and the EXCEPT provenance of its functions, so that memory does not grow with steps."""
+    parent = getattr(s, "_parent", None)
+    if parent is not None:
+        memo = _memo(s)
+        for site, old in getattr(parent, "_memo", {}).items():
+            if site not in memo:
+                e = _update(site, old, s, old.test)
+                if e is not None:
+                    memo[site] = e
+    object.__setattr__(s, "_parent", None)
+    object.__setattr__(s, "_depth", 0)
+    for name in variables:
+        v = getattr(s, name)
+        if isinstance(v, Fn):
+            v.forget_base()

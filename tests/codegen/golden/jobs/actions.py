@@ -3,34 +3,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from aegis.values import Fn, Value, apply, except_, fn
 
 from . import _tla
 from .defs import Min, NextPhase, ProcSet
-from .model import ActionInfo, Constants, Label, State, Successor
+from .model import VARIABLES, ActionInfo, Constants, Label, State, Successor
+
+# Quantifiers kept current per state (see _tla.Site).
+_S_Ctl_1 = _tla.Site("Ctl", ("retries",), ())
 
 
 def initial_states(c: Constants) -> list[State]:
-    """Every initial state (Init, tests/codegen/fixtures/Jobs.tla:120)."""
+    """Every initial state (Init, tests/codegen/fixtures/Jobs.tla)."""
     return list(dict.fromkeys(_init(c)))
 
 
 def _init(c: Constants) -> Iterator[State]:
-    # 120: /\ phase = "Idle"
+    # /\ phase = "Idle"
     phase = "Idle"
-    # 121: /\ retries = [w \in Workers |-> 0]
+    # /\ retries = [w \in Workers |-> 0]
     retries = fn((w, 0) for w in c.Workers)
-    # 122: /\ info = [count |-> 0, last |-> "none"]
+    # /\ info = [count |-> 0, last |-> "none"]
     info = Fn({"count": 0, "last": "none"})
-    # 123: /\ log = <<>>
+    # /\ log = <<>>
     log = ()
-    # 124: /\ seen = {}
+    # /\ seen = {}
     seen = frozenset[Value]()
-    # 126: /\ mine = [self \in Workers |-> 0]
+    # /\ mine = [self \in Workers |-> 0]
     mine = fn((self, 0) for self in c.Workers)
-    # 127: /\ pc = [self \in ProcSet |-> CASE self = Master -> "Ctl"
+    # /\ pc = [self \in ProcSet |-> CASE self = Master -> "Ctl"
     pc = fn(
         (
             self_2,
@@ -38,7 +41,7 @@ def _init(c: Constants) -> Iterator[State]:
             if self_2 == c.Master
             else "Work"
             if self_2 in c.Workers
-            else _tla.case_error("tests/codegen/fixtures/Jobs.tla:127:39"),
+            else _tla.case_error("tests/codegen/fixtures/Jobs.tla (Init)"),
         )
         for self_2 in ProcSet(c)
     )
@@ -50,115 +53,135 @@ def process_ids_Ctl(c: Constants) -> frozenset[Value]:
     return frozenset({c.Master})
 
 
-def enabled_Ctl(c: Constants, s: State, self: Value) -> bool:
-    """Whether Ctl can take a step from s."""
-    return next(_steps_Ctl(c, s, self), None) is not None
+def enabled_Ctl(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether Ctl can take a step from s (with the choices in bind)."""
+    return next(_steps_Ctl(c, s, self, bind), None) is not None
 
 
-def successors_Ctl(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by Ctl."""
-    return list(dict.fromkeys(_steps_Ctl(c, s, self)))
+def successors_Ctl(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by Ctl (with the choices in bind)."""
+    return _tla.unique(list(_steps_Ctl(c, s, self, bind)))
 
 
-def _steps_Ctl(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """Ctl at tests/codegen/fixtures/Jobs.tla:130."""
-    # 130: Ctl == /\ pc[Master] = "Ctl"
+def _steps_Ctl(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """Ctl in tests/codegen/fixtures/Jobs.tla: its successors in a fixed order."""
+    # Ctl == /\ pc[Master] = "Ctl"
     if apply(s.pc, c.Master) != "Ctl":
         return
-    # 131: /\ IF phase \notin {"Done", "Failed"}
+    # /\ IF phase \notin {"Done", "Failed"}
     if s.phase not in frozenset({"Done", "Failed"}):
-        # 132: THEN /\ \/ /\ phase = "Idle"
+        # THEN /\ \/ /\ phase = "Idle"
         if s.phase == "Idle":
-            # 133: /\ phase' = "Busy"
+            # /\ phase' = "Busy"
             phase_next = "Busy"
-            # 138: /\ pc' = [pc EXCEPT ![Master] = "Ctl"]
+            # /\ pc' = [pc EXCEPT ![Master] = "Ctl"]
             pc_next = _tla.except_value(s.pc, (c.Master,), "Ctl")
-            # 141: /\ UNCHANGED << retries, info, log, seen, mine >>
+            # /\ UNCHANGED << retries, info, log, seen, mine >>
             retries_next = s.retries
             info_next = s.info
             log_next = s.log
             seen_next = s.seen
             mine_next = s.mine
             yield Successor(
-                State(
-                    phase=phase_next,
-                    retries=retries_next,
-                    info=info_next,
-                    log=log_next,
-                    seen=seen_next,
-                    pc=pc_next,
-                    mine=mine_next,
+                _tla.child(
+                    s,
+                    State(
+                        phase=phase_next,
+                        retries=retries_next,
+                        info=info_next,
+                        log=log_next,
+                        seen=seen_next,
+                        pc=pc_next,
+                        mine=mine_next,
+                    ),
                 ),
                 (),
             )
-        # 134: \/ /\ phase = "Busy" /\ seen = Workers
+        # \/ /\ phase = "Busy" /\ seen = Workers
         if s.phase == "Busy" and s.seen == c.Workers:
-            # 135: /\ phase' = NextPhase(phase)
+            # /\ phase' = NextPhase(phase)
             phase_next = NextPhase(c, s.phase)
-            # 138: /\ pc' = [pc EXCEPT ![Master] = "Ctl"]
+            # /\ pc' = [pc EXCEPT ![Master] = "Ctl"]
             pc_next = _tla.except_value(s.pc, (c.Master,), "Ctl")
-            # 141: /\ UNCHANGED << retries, info, log, seen, mine >>
+            # /\ UNCHANGED << retries, info, log, seen, mine >>
             retries_next = s.retries
             info_next = s.info
             log_next = s.log
             seen_next = s.seen
             mine_next = s.mine
             yield Successor(
-                State(
-                    phase=phase_next,
-                    retries=retries_next,
-                    info=info_next,
-                    log=log_next,
-                    seen=seen_next,
-                    pc=pc_next,
-                    mine=mine_next,
+                _tla.child(
+                    s,
+                    State(
+                        phase=phase_next,
+                        retries=retries_next,
+                        info=info_next,
+                        log=log_next,
+                        seen=seen_next,
+                        pc=pc_next,
+                        mine=mine_next,
+                    ),
                 ),
                 (),
             )
-        # 136: \/ /\ \E w \in Workers : retries[w] >= MaxRetry
-        if any(apply(s.retries, w) >= c.MaxRetry for w in c.Workers):
-            # 137: /\ phase' = "Failed"
+        # \/ /\ \E w \in Workers : retries[w] >= MaxRetry
+        if _tla.exists(
+            _S_Ctl_1, c, s, c.Workers, lambda c, s, w: apply(s.retries, w) >= c.MaxRetry
+        ):
+            # /\ phase' = "Failed"
             phase_next = "Failed"
-            # 138: /\ pc' = [pc EXCEPT ![Master] = "Ctl"]
+            # /\ pc' = [pc EXCEPT ![Master] = "Ctl"]
             pc_next = _tla.except_value(s.pc, (c.Master,), "Ctl")
-            # 141: /\ UNCHANGED << retries, info, log, seen, mine >>
+            # /\ UNCHANGED << retries, info, log, seen, mine >>
             retries_next = s.retries
             info_next = s.info
             log_next = s.log
             seen_next = s.seen
             mine_next = s.mine
             yield Successor(
-                State(
-                    phase=phase_next,
-                    retries=retries_next,
-                    info=info_next,
-                    log=log_next,
-                    seen=seen_next,
-                    pc=pc_next,
-                    mine=mine_next,
+                _tla.child(
+                    s,
+                    State(
+                        phase=phase_next,
+                        retries=retries_next,
+                        info=info_next,
+                        log=log_next,
+                        seen=seen_next,
+                        pc=pc_next,
+                        mine=mine_next,
+                    ),
                 ),
                 (),
             )
     else:
-        # 139: ELSE /\ pc' = [pc EXCEPT ![Master] = "Done"]
+        # ELSE /\ pc' = [pc EXCEPT ![Master] = "Done"]
         pc_next = _tla.except_value(s.pc, (c.Master,), "Done")
-        # 140: /\ phase' = phase
+        # /\ phase' = phase
         phase_next = s.phase
-        # 141: /\ UNCHANGED << retries, info, log, seen, mine >>
+        # /\ UNCHANGED << retries, info, log, seen, mine >>
         retries_next = s.retries
         info_next = s.info
         log_next = s.log
         seen_next = s.seen
         mine_next = s.mine
         yield Successor(
-            State(
-                phase=phase_next,
-                retries=retries_next,
-                info=info_next,
-                log=log_next,
-                seen=seen_next,
-                pc=pc_next,
-                mine=mine_next,
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    retries=retries_next,
+                    info=info_next,
+                    log=log_next,
+                    seen=seen_next,
+                    pc=pc_next,
+                    mine=mine_next,
+                ),
             ),
             (),
         )
@@ -169,76 +192,96 @@ def process_ids_Work(c: Constants) -> frozenset[Value]:
     return frozenset(c.Workers)
 
 
-def enabled_Work(c: Constants, s: State, self: Value) -> bool:
-    """Whether Work can take a step from s."""
-    return next(_steps_Work(c, s, self), None) is not None
+def enabled_Work(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether Work can take a step from s (with the choices in bind)."""
+    return next(_steps_Work(c, s, self, bind), None) is not None
 
 
-def successors_Work(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by Work."""
-    return list(dict.fromkeys(_steps_Work(c, s, self)))
+def successors_Work(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by Work (with the choices in bind)."""
+    return _tla.unique(list(_steps_Work(c, s, self, bind)))
 
 
-def _steps_Work(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """Work(self) at tests/codegen/fixtures/Jobs.tla:145."""
-    # 145: Work(self) == /\ pc[self] = "Work"
+def _steps_Work(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """Work(self) in tests/codegen/fixtures/Jobs.tla: its successors in a fixed order."""
+    # Work(self) == /\ pc[self] = "Work"
     if apply(s.pc, self) != "Work":
         return
-    # 146: /\ IF phase = "Idle" \/ phase = "Busy"
+    # /\ IF phase = "Idle" \/ phase = "Busy"
     if s.phase == "Idle" or s.phase == "Busy":
-        # 147: THEN /\ phase = "Busy"
+        # THEN /\ phase = "Busy"
         if s.phase == "Busy":
-            # 148: /\ \E r \in 0..1:
-            for r in _tla.enum(_tla.interval(0, 1)):
-                # 149: \E tag \in {"a", "b"}:
-                for tag in _tla.enum(frozenset({"a", "b"})):
-                    # 150: /\ retries' = [retries EXCEPT ![self] = Min(retries[self] + r, MaxRetry)]
+            # /\ \E r \in 0..1:
+            for r in (
+                _tla.bound(bind["r"], bind["r"] in _tla.interval(0, 1))
+                if "r" in bind
+                else _tla.enum(_tla.interval(0, 1))
+            ):
+                # \E tag \in {"a", "b"}:
+                for tag in (
+                    _tla.bound(bind["tag"], bind["tag"] in frozenset({"a", "b"}))
+                    if "tag" in bind
+                    else _tla.enum(frozenset({"a", "b"}))
+                ):
+                    # /\ retries' = [retries EXCEPT ![self] = Min(retries[self] + r, MaxRetry)]
                     retries_next = _tla.except_value(
                         s.retries, (self,), Min(c, apply(s.retries, self) + r, c.MaxRetry)
                     )
-                    # 151: /\ info' = [info EXCEPT !.count = @ + 1, !.last = tag]
+                    # /\ info' = [info EXCEPT !.count = @ + 1, !.last = tag]
                     info_next = _tla.except_value(
                         except_(s.info, ("count",), lambda at_2: at_2 + 1), ("last",), tag
                     )
-                    # 152: /\ pc' = [pc EXCEPT ![self] = "Record"]
+                    # /\ pc' = [pc EXCEPT ![self] = "Record"]
                     pc_next = _tla.except_value(s.pc, (self,), "Record")
-                    # 155: /\ UNCHANGED << phase, log, seen, mine >>
+                    # /\ UNCHANGED << phase, log, seen, mine >>
                     phase_next = s.phase
                     log_next = s.log
                     seen_next = s.seen
                     mine_next = s.mine
                     yield Successor(
-                        State(
-                            phase=phase_next,
-                            retries=retries_next,
-                            info=info_next,
-                            log=log_next,
-                            seen=seen_next,
-                            pc=pc_next,
-                            mine=mine_next,
+                        _tla.child(
+                            s,
+                            State(
+                                phase=phase_next,
+                                retries=retries_next,
+                                info=info_next,
+                                log=log_next,
+                                seen=seen_next,
+                                pc=pc_next,
+                                mine=mine_next,
+                            ),
                         ),
                         (("r", r), ("tag", tag)),
                     )
     else:
-        # 153: ELSE /\ pc' = [pc EXCEPT ![self] = "Done"]
+        # ELSE /\ pc' = [pc EXCEPT ![self] = "Done"]
         pc_next = _tla.except_value(s.pc, (self,), "Done")
-        # 154: /\ UNCHANGED << retries, info >>
+        # /\ UNCHANGED << retries, info >>
         retries_next = s.retries
         info_next = s.info
-        # 155: /\ UNCHANGED << phase, log, seen, mine >>
+        # /\ UNCHANGED << phase, log, seen, mine >>
         phase_next = s.phase
         log_next = s.log
         seen_next = s.seen
         mine_next = s.mine
         yield Successor(
-            State(
-                phase=phase_next,
-                retries=retries_next,
-                info=info_next,
-                log=log_next,
-                seen=seen_next,
-                pc=pc_next,
-                mine=mine_next,
+            _tla.child(
+                s,
+                State(
+                    phase=phase_next,
+                    retries=retries_next,
+                    info=info_next,
+                    log=log_next,
+                    seen=seen_next,
+                    pc=pc_next,
+                    mine=mine_next,
+                ),
             ),
             (),
         )
@@ -249,44 +292,53 @@ def process_ids_Record(c: Constants) -> frozenset[Value]:
     return frozenset(c.Workers)
 
 
-def enabled_Record(c: Constants, s: State, self: Value) -> bool:
-    """Whether Record can take a step from s."""
-    return next(_steps_Record(c, s, self), None) is not None
+def enabled_Record(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether Record can take a step from s (with the choices in bind)."""
+    return next(_steps_Record(c, s, self, bind), None) is not None
 
 
-def successors_Record(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by Record."""
-    return list(dict.fromkeys(_steps_Record(c, s, self)))
+def successors_Record(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by Record (with the choices in bind)."""
+    return _tla.unique(list(_steps_Record(c, s, self, bind)))
 
 
-def _steps_Record(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """Record(self) at tests/codegen/fixtures/Jobs.tla:157."""
-    # 157: Record(self) == /\ pc[self] = "Record"
+def _steps_Record(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """Record(self) in tests/codegen/fixtures/Jobs.tla: its successors in a fixed order."""
+    # Record(self) == /\ pc[self] = "Record"
     if apply(s.pc, self) != "Record":
         return
-    # 158: /\ seen' = (seen \cup {self})
+    # /\ seen' = (seen \cup {self})
     seen_next = s.seen | frozenset({self})
-    # 159: /\ log' = (IF Len(log) < 2 THEN Append(log, self) ELSE Tail(log) \o <<self>>)
+    # /\ log' = (IF Len(log) < 2 THEN Append(log, self) ELSE Tail(log) \o <<self>>)
     log_next = (
         _tla.append(s.log, self) if len(s.log) < 2 else _tla.concat(_tla.tail(s.log), (self,))
     )
-    # 160: /\ mine' = [mine EXCEPT ![self] = (mine[self] + 1) % 2]
+    # /\ mine' = [mine EXCEPT ![self] = (mine[self] + 1) % 2]
     mine_next = _tla.except_value(s.mine, (self,), _tla.mod(apply(s.mine, self) + 1, 2))
-    # 161: /\ pc' = [pc EXCEPT ![self] = "Work"]
+    # /\ pc' = [pc EXCEPT ![self] = "Work"]
     pc_next = _tla.except_value(s.pc, (self,), "Work")
-    # 162: /\ UNCHANGED << phase, retries, info >>
+    # /\ UNCHANGED << phase, retries, info >>
     phase_next = s.phase
     retries_next = s.retries
     info_next = s.info
     yield Successor(
-        State(
-            phase=phase_next,
-            retries=retries_next,
-            info=info_next,
-            log=log_next,
-            seen=seen_next,
-            pc=pc_next,
-            mine=mine_next,
+        _tla.child(
+            s,
+            State(
+                phase=phase_next,
+                retries=retries_next,
+                info=info_next,
+                log=log_next,
+                seen=seen_next,
+                pc=pc_next,
+                mine=mine_next,
+            ),
         ),
         (),
     )
@@ -297,22 +349,28 @@ def process_ids_Terminating(c: Constants) -> frozenset[Value]:
     return frozenset({None})
 
 
-def enabled_Terminating(c: Constants, s: State, self: Value) -> bool:
-    """Whether Terminating can take a step from s."""
-    return next(_steps_Terminating(c, s, self), None) is not None
+def enabled_Terminating(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> bool:
+    """Whether Terminating can take a step from s (with the choices in bind)."""
+    return next(_steps_Terminating(c, s, self, bind), None) is not None
 
 
-def successors_Terminating(c: Constants, s: State, self: Value) -> list[Successor]:
-    """Every successor of s by Terminating."""
-    return list(dict.fromkeys(_steps_Terminating(c, s, self)))
+def successors_Terminating(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> list[Successor]:
+    """Every successor of s by Terminating (with the choices in bind)."""
+    return _tla.unique(list(_steps_Terminating(c, s, self, bind)))
 
 
-def _steps_Terminating(c: Constants, s: State, self: Value) -> Iterator[Successor]:
-    """Terminating at tests/codegen/fixtures/Jobs.tla:167."""
-    # 167: Terminating == /\ \A self \in ProcSet: pc[self] = "Done"
+def _steps_Terminating(
+    c: Constants, s: State, self: Value, bind: Mapping[str, Value] = _tla.NO_BIND
+) -> Iterator[Successor]:
+    """Terminating in tests/codegen/fixtures/Jobs.tla: its successors in a fixed order."""
+    # Terminating == /\ \A self \in ProcSet: pc[self] = "Done"
     if not all(apply(s.pc, self_2) == "Done" for self_2 in ProcSet(c)):
         return
-    # 168: /\ UNCHANGED vars
+    # /\ UNCHANGED vars
     phase_next = s.phase
     retries_next = s.retries
     info_next = s.info
@@ -321,14 +379,17 @@ def _steps_Terminating(c: Constants, s: State, self: Value) -> Iterator[Successo
     pc_next = s.pc
     mine_next = s.mine
     yield Successor(
-        State(
-            phase=phase_next,
-            retries=retries_next,
-            info=info_next,
-            log=log_next,
-            seen=seen_next,
-            pc=pc_next,
-            mine=mine_next,
+        _tla.child(
+            s,
+            State(
+                phase=phase_next,
+                retries=retries_next,
+                info=info_next,
+                log=log_next,
+                seen=seen_next,
+                pc=pc_next,
+                mine=mine_next,
+            ),
         ),
         (),
     )
@@ -343,7 +404,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_Ctl,
         enabled=enabled_Ctl,
         successors=successors_Ctl,
-        source="tests/codegen/fixtures/Jobs.tla:130",
+        steps=_steps_Ctl,
+        source="tests/codegen/fixtures/Jobs.tla",
     ),
     Label.Work: ActionInfo(
         label=Label.Work,
@@ -352,7 +414,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_Work,
         enabled=enabled_Work,
         successors=successors_Work,
-        source="tests/codegen/fixtures/Jobs.tla:145",
+        steps=_steps_Work,
+        source="tests/codegen/fixtures/Jobs.tla",
     ),
     Label.Record: ActionInfo(
         label=Label.Record,
@@ -361,7 +424,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_Record,
         enabled=enabled_Record,
         successors=successors_Record,
-        source="tests/codegen/fixtures/Jobs.tla:157",
+        steps=_steps_Record,
+        source="tests/codegen/fixtures/Jobs.tla",
     ),
     Label.Terminating: ActionInfo(
         label=Label.Terminating,
@@ -370,7 +434,8 @@ ACTIONS: dict[str, ActionInfo] = {
         process_ids=process_ids_Terminating,
         enabled=enabled_Terminating,
         successors=successors_Terminating,
-        source="tests/codegen/fixtures/Jobs.tla:167",
+        steps=_steps_Terminating,
+        source="tests/codegen/fixtures/Jobs.tla",
     ),
 }
 
@@ -380,6 +445,12 @@ PROCESSES: dict[str | None, tuple[Label, ...]] = {
     "worker": (Label.Work, Label.Record),
     None: (Label.Terminating,),
 }
+
+
+def commit(s: State) -> None:
+    """s is now the runtime's current state: keep its derived sets (carried over from the
+    state it came from) and forget the older states (see _tla.commit)."""
+    _tla.commit(s, VARIABLES)
 
 
 def next_states(c: Constants, s: State) -> Iterator[tuple[Label, Value, Successor]]:

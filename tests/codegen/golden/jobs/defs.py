@@ -8,90 +8,115 @@ from aegis.values import Fn, Value, apply, domain, fn
 from . import _tla
 from .model import Constants, State
 
+# Quantifiers kept current per state (see _tla.Site).
+_S_RetriesBound_1 = _tla.Site("RetriesBound", ("retries",), ())
 
-# tests/codegen/fixtures/Jobs.tla:8
+
 def Phases(c: Constants) -> Value:
-    """Phases at line 8."""
+    """Phases (tests/codegen/fixtures/Jobs.tla)."""
     return frozenset({"Idle", "Busy", "Done", "Failed"})
 
 
-# tests/codegen/fixtures/Jobs.tla:9
 def Min(c: Constants, a: Value, b: Value) -> Value:
-    """Min(a, b) at line 9."""
+    """Min(a, b) (tests/codegen/fixtures/Jobs.tla)."""
     return a if a < b else b
 
 
-# tests/codegen/fixtures/Jobs.tla:10
 def Max(c: Constants, S: Value) -> Value:
-    """Max(S) at line 10."""
+    """Max(S) (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.choose(
-        [x for x in S if all(x >= y for y in S)], "tests/codegen/fixtures/Jobs.tla:10:11"
+        [x for x in S if all(x >= y for y in S)], "tests/codegen/fixtures/Jobs.tla (Max)"
     )
 
 
-# tests/codegen/fixtures/Jobs.tla:11
 def NextPhase(c: Constants, p: Value) -> Value:
-    """NextPhase(p) at line 11."""
+    """NextPhase(p) (tests/codegen/fixtures/Jobs.tla)."""
     return "Busy" if p == "Idle" else "Done" if p == "Busy" else p
 
 
-# tests/codegen/fixtures/Jobs.tla:88
 def ValidPhase(c: Constants, s: State) -> Value:
-    """ValidPhase at line 88."""
-    return s.phase in Phases(c)
+    """ValidPhase (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if ValidPhase in _known:
+        return _known[ValidPhase]
+    _value = _known[ValidPhase] = s.phase in Phases(c)
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:89
 def RetriesBound(c: Constants, s: State) -> Value:
-    """RetriesBound at line 89."""
-    return all(apply(s.retries, w) in _tla.interval(0, c.MaxRetry) for w in c.Workers)
+    """RetriesBound (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if RetriesBound in _known:
+        return _known[RetriesBound]
+    _value = _known[RetriesBound] = _tla.forall(
+        _S_RetriesBound_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: apply(s.retries, w) in _tla.interval(0, c.MaxRetry),
+    )
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:90
 def TypeOK(c: Constants, s: State) -> Value:
-    """TypeOK at line 90."""
-    return (
+    """TypeOK (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if TypeOK in _known:
+        return _known[TypeOK]
+    _value = _known[TypeOK] = (
         s.retries in _tla.FcnsOf(c.Workers, _tla.NAT)
         and s.info in _tla.RcdsOf({"count": _tla.NAT, "last": _tla.STRING_SET})
         and s.log in _tla.SeqOf(c.Workers)
         and s.seen in _tla.SubsetOf(c.Workers)
         and s.seen <= c.Workers
     )
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:95
 def MaxOK(c: Constants, s: State) -> Value:
-    """MaxOK at line 95."""
-    return Max(c, frozenset(apply(s.retries, w) for w in c.Workers)) <= c.MaxRetry
+    """MaxOK (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if MaxOK in _known:
+        return _known[MaxOK]
+    _value = _known[MaxOK] = Max(c, frozenset(apply(s.retries, w) for w in c.Workers)) <= c.MaxRetry
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:96
 def Snapshot(c: Constants, s: State) -> Value:
-    """Snapshot at line 96."""
-    return _tla.merge(
+    """Snapshot (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if Snapshot in _known:
+        return _known[Snapshot]
+    _value = _known[Snapshot] = _tla.merge(
         _tla.single(c.Master, s.phase), fn((w, apply(s.retries, w)) for w in c.Workers)
     )
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:97
 def SnapshotOK(c: Constants, s: State) -> Value:
-    """SnapshotOK at line 97."""
-    return domain(Snapshot(c, s)) == frozenset({c.Master}) | c.Workers
+    """SnapshotOK (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if SnapshotOK in _known:
+        return _known[SnapshotOK]
+    _value = _known[SnapshotOK] = domain(Snapshot(c, s)) == frozenset({c.Master}) | c.Workers
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:98
 def Arith(c: Constants, s: State) -> Value:
-    """Arith at line 98."""
-    return (
+    """Arith (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if Arith in _known:
+        return _known[Arith]
+    _value = _known[Arith] = (
         _tla.div(apply(s.info, "count"), 2) <= apply(s.info, "count")
         and _tla.mod(-apply(s.info, "count"), 3) in _tla.interval(0, 2)
         and 2**2 * 1 - 4 == 0
     )
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:101
 def Pairs(c: Constants) -> Value:
-    """Pairs at line 101."""
+    """Pairs (tests/codegen/fixtures/Jobs.tla)."""
     return (
         frozenset((a, b) for (a, b) in _tla.product(c.Workers, c.Workers) if a == b)
         <= _tla.product(c.Workers, c.Workers)
@@ -100,16 +125,23 @@ def Pairs(c: Constants) -> Value:
     )
 
 
-# tests/codegen/fixtures/Jobs.tla:104
 def LogOK(c: Constants, s: State) -> Value:
-    """LogOK at line 104."""
-    return s.log == () or (_tla.head(s.log) in c.Workers and len(_tla.tail(s.log)) < len(s.log))
+    """LogOK (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if LogOK in _known:
+        return _known[LogOK]
+    _value = _known[LogOK] = s.log == () or (
+        _tla.head(s.log) in c.Workers and len(_tla.tail(s.log)) < len(s.log)
+    )
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:105
 def Distinct(c: Constants, s: State) -> Value:
-    """Distinct at line 105."""
-    return (
+    """Distinct (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if Distinct in _known:
+        return _known[Distinct]
+    _value = _known[Distinct] = (
         len(frozenset(apply(s.retries, w) for w in c.Workers)) <= len(c.Workers)
         and all(v <= c.MaxRetry for v in frozenset(apply(s.retries, w_2) for w_2 in c.Workers))
         and _tla.union(
@@ -121,30 +153,38 @@ def Distinct(c: Constants, s: State) -> Value:
         and frozenset(apply(s.retries, w_6) for w_6 in c.Workers) - frozenset({0})
         <= frozenset(apply(s.retries, w_5) for w_5 in c.Workers) & _tla.interval(0, c.MaxRetry)
     )
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:111
 def InfoBound(c: Constants, s: State) -> Value:
-    """InfoBound at line 111."""
-    return apply(s.info, "count") <= 3
+    """InfoBound (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if InfoBound in _known:
+        return _known[InfoBound]
+    _value = _known[InfoBound] = apply(s.info, "count") <= 3
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:115
 def vars_(c: Constants, s: State) -> Value:
-    """vars at line 115."""
-    return (s.phase, s.retries, s.info, s.log, s.seen, s.pc, s.mine)
+    """vars (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if vars_ in _known:
+        return _known[vars_]
+    _value = _known[vars_] = (s.phase, s.retries, s.info, s.log, s.seen, s.pc, s.mine)
+    return _value
 
 
-# tests/codegen/fixtures/Jobs.tla:117
 def ProcSet(c: Constants) -> Value:
-    """ProcSet at line 117."""
+    """ProcSet (tests/codegen/fixtures/Jobs.tla)."""
     return frozenset({c.Master}) | c.Workers
 
 
-# tests/codegen/fixtures/Jobs.tla:119
 def Init(c: Constants, s: State) -> Value:
-    """Init at line 119."""
-    return (
+    """Init (tests/codegen/fixtures/Jobs.tla)."""
+    _known = _tla.known(c, s)
+    if Init in _known:
+        return _known[Init]
+    _value = _known[Init] = (
         s.phase == "Idle"
         and s.retries == fn((w, 0) for w in c.Workers)
         and s.info == Fn({"count": 0, "last": "none"})
@@ -159,8 +199,9 @@ def Init(c: Constants, s: State) -> Value:
                 if self_2 == c.Master
                 else "Work"
                 if self_2 in c.Workers
-                else _tla.case_error("tests/codegen/fixtures/Jobs.tla:127:39"),
+                else _tla.case_error("tests/codegen/fixtures/Jobs.tla (Init)"),
             )
             for self_2 in ProcSet(c)
         )
     )
+    return _value

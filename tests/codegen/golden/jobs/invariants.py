@@ -25,52 +25,52 @@ from .model import Constants, State
 
 
 def inv_ValidPhase(c: Constants, s: State) -> bool:
-    """ValidPhase (tests/codegen/fixtures/Jobs.tla:88)."""
+    """ValidPhase (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(ValidPhase(c, s), "ValidPhase")
 
 
 def inv_RetriesBound(c: Constants, s: State) -> bool:
-    """RetriesBound (tests/codegen/fixtures/Jobs.tla:89)."""
+    """RetriesBound (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(RetriesBound(c, s), "RetriesBound")
 
 
 def inv_TypeOK(c: Constants, s: State) -> bool:
-    """TypeOK (tests/codegen/fixtures/Jobs.tla:90)."""
+    """TypeOK (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(TypeOK(c, s), "TypeOK")
 
 
 def inv_MaxOK(c: Constants, s: State) -> bool:
-    """MaxOK (tests/codegen/fixtures/Jobs.tla:95)."""
+    """MaxOK (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(MaxOK(c, s), "MaxOK")
 
 
 def inv_SnapshotOK(c: Constants, s: State) -> bool:
-    """SnapshotOK (tests/codegen/fixtures/Jobs.tla:97)."""
+    """SnapshotOK (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(SnapshotOK(c, s), "SnapshotOK")
 
 
 def inv_Arith(c: Constants, s: State) -> bool:
-    """Arith (tests/codegen/fixtures/Jobs.tla:98)."""
+    """Arith (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(Arith(c, s), "Arith")
 
 
 def inv_Pairs(c: Constants, s: State) -> bool:
-    """Pairs (tests/codegen/fixtures/Jobs.tla:101)."""
+    """Pairs (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(Pairs(c), "Pairs")
 
 
 def inv_LogOK(c: Constants, s: State) -> bool:
-    """LogOK (tests/codegen/fixtures/Jobs.tla:104)."""
+    """LogOK (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(LogOK(c, s), "LogOK")
 
 
 def inv_Distinct(c: Constants, s: State) -> bool:
-    """Distinct (tests/codegen/fixtures/Jobs.tla:105)."""
+    """Distinct (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(Distinct(c, s), "Distinct")
 
 
 def constraint_InfoBound(c: Constants, s: State) -> bool:
-    """InfoBound (tests/codegen/fixtures/Jobs.tla:111)."""
+    """InfoBound (tests/codegen/fixtures/Jobs.tla)."""
     return _tla.boolean(InfoBound(c, s), "InfoBound")
 
 

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 from aegis.values import ModelValue, Value
+
+from ._tla import Memo
 
 VARIABLES: tuple[str, ...] = ("phase", "retries", "info", "log", "seen", "pc", "mine")
 CONSTANT_NAMES: tuple[str, ...] = ("Workers", "MaxRetry", "Master")
@@ -16,32 +18,32 @@ CONSTANT_NAMES: tuple[str, ...] = ("Workers", "MaxRetry", "Master")
 class Label(StrEnum):
     """The spec's action labels, in Next's order (a member's name is its label)."""
 
-    Ctl = "Ctl"  # tests/codegen/fixtures/Jobs.tla:130
-    Work = "Work"  # tests/codegen/fixtures/Jobs.tla:145
-    Record = "Record"  # tests/codegen/fixtures/Jobs.tla:157
-    Terminating = "Terminating"  # tests/codegen/fixtures/Jobs.tla:167
+    Ctl = "Ctl"  # tests/codegen/fixtures/Jobs.tla
+    Work = "Work"  # tests/codegen/fixtures/Jobs.tla
+    Record = "Record"  # tests/codegen/fixtures/Jobs.tla
+    Terminating = "Terminating"  # tests/codegen/fixtures/Jobs.tla
 
 
 @dataclass(frozen=True, slots=True)
 class Constants:
     """The spec's CONSTANTs, bound at run time."""
 
-    Workers: Value  # tests/codegen/fixtures/Jobs.tla:6
-    MaxRetry: Value  # tests/codegen/fixtures/Jobs.tla:6
-    Master: Value  # tests/codegen/fixtures/Jobs.tla:6
+    Workers: Value  # tests/codegen/fixtures/Jobs.tla
+    MaxRetry: Value  # tests/codegen/fixtures/Jobs.tla
+    Master: Value  # tests/codegen/fixtures/Jobs.tla
 
 
 @dataclass(frozen=True, slots=True)
-class State:
+class State(Memo):
     """One state: a value per VARIABLE, equal to TLC's state value for value."""
 
-    phase: Value  # tests/codegen/fixtures/Jobs.tla:85
-    retries: Value  # tests/codegen/fixtures/Jobs.tla:85
-    info: Value  # tests/codegen/fixtures/Jobs.tla:85
-    log: Value  # tests/codegen/fixtures/Jobs.tla:85
-    seen: Value  # tests/codegen/fixtures/Jobs.tla:85
-    pc: Value  # tests/codegen/fixtures/Jobs.tla:85
-    mine: Value  # tests/codegen/fixtures/Jobs.tla:113
+    phase: Value  # tests/codegen/fixtures/Jobs.tla
+    retries: Value  # tests/codegen/fixtures/Jobs.tla
+    info: Value  # tests/codegen/fixtures/Jobs.tla
+    log: Value  # tests/codegen/fixtures/Jobs.tla
+    seen: Value  # tests/codegen/fixtures/Jobs.tla
+    pc: Value  # tests/codegen/fixtures/Jobs.tla
+    mine: Value  # tests/codegen/fixtures/Jobs.tla
 
     def as_dict(self) -> dict[str, Value]:
         """The state as {variable: value}."""
@@ -63,7 +65,8 @@ class Successor:
 
 @dataclass(frozen=True, slots=True)
 class ActionInfo:
-    """One label: its process and its two functions (self is the process id)."""
+    """One label: its process and its functions (self is the process id; `steps` takes the
+    observed choices to bind and yields successors lazily, duplicates not removed)."""
 
     label: Label
     process: str | None
@@ -71,6 +74,7 @@ class ActionInfo:
     process_ids: Callable[[Constants], frozenset[Value]]
     enabled: Callable[[Constants, State, Value], bool]
     successors: Callable[[Constants, State, Value], list[Successor]]
+    steps: Callable[[Constants, State, Value, Mapping[str, Value]], Iterator[Successor]]
     source: str
 
 

@@ -1,0 +1,114 @@
+"""Group commit: the events handled in one loop iteration are made durable together (one WAL
+append and fsync), then the order they lead to is published, then their replies go out.
+
+An event handler runs under the service's lock and changes only memory; it then awaits
+`durable()` outside the lock, so that the events delivered meanwhile are handled and join the
+same batch. The flush takes the lock, commits everything handled so far, publishes (nothing
+can change the state in between), and wakes the batch. A caller that already holds the lock
+(an operator's request, a launcher event, the heartbeat scan) commits at once with
+`commit_locked()`. A snapshot due after a commit is taken later, under the lock, once the
+order is out and the batch's replies have had their turn. A failed commit rolls back every
+event of the batch (ControllerCore.commit) and each waiter gets the PersistenceError: none of
+them is answered, nothing is published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+
+class Committable(Protocol):
+    """What a group commit needs of the controller core."""
+
+    @property
+    def dirty(self) -> bool:
+        """Whether there are handled events not yet durable."""
+        ...
+
+    @property
+    def needs_publish(self) -> bool:
+        """Whether the committed state has an order not yet published."""
+        ...
+
+    def commit(self, *, compact: bool = True) -> None:
+        """Make the handled events durable (PersistenceError: they were rolled back)."""
+        ...
+
+    def compact(self) -> None:
+        """Take a snapshot if one is due (not needed for durability)."""
+        ...
+
+
+class GroupCommit:
+    """Batches the commits of one controller (see the module's docstring)."""
+
+    def __init__(
+        self,
+        core: Committable,
+        lock: asyncio.Lock,
+        publish: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.core = core
+        self.lock = lock
+        self.publish = publish
+        self._batch: asyncio.Future[None] | None = None  # the waiters of the next commit
+        self._flushes: set[asyncio.Task[None]] = set()
+        self.commits = 0  # commits that wrote something (for tests and the bench)
+
+    async def durable(self) -> None:
+        """Return once every event handled so far is durable and its order published (call
+        without the lock); PersistenceError if their commit failed (they were rolled back)."""
+        if self._batch is None:
+            if not self.core.dirty:
+                return
+            self._batch = asyncio.get_running_loop().create_future()
+            self._spawn(self._flush())
+        await asyncio.shield(self._batch)
+
+    async def commit_locked(self) -> None:
+        """Commit now and publish (the caller holds the lock); PersistenceError if it failed."""
+        await self._commit_and_publish(raise_failure=True)
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(0)  # the events delivered in this loop iteration join the batch
+        async with self.lock:
+            await self._commit_and_publish(raise_failure=False)
+
+    async def _commit_and_publish(self, *, raise_failure: bool) -> None:
+        batch, self._batch = self._batch, None
+        dirty = self.core.dirty
+        try:
+            self.core.commit(compact=False)
+        except Exception as exc:
+            if batch is not None:
+                batch.set_exception(exc)
+                batch.exception()  # retrieved: the waiters re-raise it (there may be none)
+            if raise_failure:
+                raise
+            return
+        self.commits += dirty
+        try:
+            if self.core.needs_publish:
+                await self.publish()
+        except Exception:
+            # durable all the same: the order goes out with the next publish
+            log.exception("publishing the committed order failed")
+        finally:
+            if batch is not None:
+                batch.set_result(None)
+        if dirty:  # the snapshot, if due, once the replies have gone out
+            self._spawn(self._compact())
+
+    async def _compact(self) -> None:
+        async with self.lock:
+            self.core.compact()
+
+    def _spawn(self, work: Coroutine[None, None, None]) -> None:
+        task = asyncio.create_task(work)
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)

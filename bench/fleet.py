@@ -1,0 +1,467 @@
+"""A fleet of simulated agents for bench/scale.py: many per process, one asyncio loop.
+
+Each simulated agent is a real agent minus the work: it makes its own NKey pair and gets its
+credential from the real gRPC credential service (one Issue call with the bootstrap token and
+its incarnation), connects to the real nats-server with that JWT (a lean NATS client below:
+INFO, CONNECT with the signed nonce, SUB, PUB, MSG, PING/PONG; the server enforces the
+per-pod permissions), subscribes to the orders and its own inbox, ACKs, heartbeats, and
+decides with the real `AgentCore` (aegis.runtime.agent_core): it answers every order the core
+says to work on with the core's Finish report, at once (or after `work_s`). A crashing agent
+drops its connection when its RunCommand order arrives; the fleet tells the launcher (the
+`on_lost` hook) and starts its replacement, a new incarnation, as `aegis run` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import random
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import nkeys
+
+from aegis.protocol.envelope import Message
+from aegis.protocol.errors import MalformedMessage
+from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
+from aegis.protocol.subjects import JobSubjects
+from aegis.runtime.agent_core import AgentCore, Ignore, Leave, Work
+from aegis.runtime.transport.auth import new_user_keypair
+from aegis.runtime.transport.grpc_credentials import build_request
+from aegis.runtime.transport.proto import credentials_pb2_grpc as pb_grpc
+
+log = logging.getLogger("bench.fleet")
+
+CRASH_EXIT = 137  # what the launcher is told a crashed agent exited with (SIGKILL)
+_RETRYABLE = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+}
+
+
+class NatsError(Exception):
+    """The server refused the connection (authorization) or it closed."""
+
+
+class LeanNats(asyncio.Protocol):
+    """The NATS client protocol, just what an agent needs (no reconnects, no headers)."""
+
+    def __init__(self, on_msg: Callable[[str, bytes], None]) -> None:
+        self.on_msg = on_msg
+        self.transport: asyncio.Transport | None = None
+        self.buf = bytearray()
+        self.info: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pong: asyncio.Future[None] | None = None
+        self.errors: list[str] = []
+        self.closed = asyncio.Event()
+
+    @classmethod
+    async def connect(
+        cls, host: str, port: int, jwt: str, seed: bytes, name: str,
+        on_msg: Callable[[str, bytes], None], timeout: float = 10.0,
+    ) -> LeanNats:  # fmt: skip
+        """Connect and authenticate with the user JWT and the nonce signed by `seed`."""
+        loop = asyncio.get_running_loop()
+        _, proto = await loop.create_connection(lambda: cls(on_msg), host, port)
+        try:
+            info = await asyncio.wait_for(proto.info, timeout)
+            sig = nkeys.from_seed(bytearray(seed)).sign(info["nonce"].encode())
+            options = {
+                "verbose": False, "pedantic": False, "jwt": jwt, "name": name,
+                "sig": base64.urlsafe_b64encode(sig).rstrip(b"=").decode(),
+                "protocol": 1, "lang": "python-bench", "version": "0", "headers": False,
+            }  # fmt: skip
+            await asyncio.wait_for(proto.ping(f"CONNECT {json.dumps(options)}\r\n"), timeout)
+        except BaseException:
+            proto.close()
+            raise
+        return proto
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed.set()
+        for fut in (self.info, self.pong):
+            if fut is not None and not fut.done():
+                fut.set_exception(NatsError(f"connection closed: {self.errors or exc}"))
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        while True:
+            end = self.buf.find(b"\r\n")
+            if end < 0:
+                return
+            line = bytes(self.buf[:end])
+            if line.startswith(b"MSG "):
+                parts = line.split(b" ")
+                size = int(parts[-1])
+                if len(self.buf) < end + 2 + size + 2:
+                    return  # the payload is still on its way
+                payload = bytes(self.buf[end + 2 : end + 2 + size])
+                del self.buf[: end + 2 + size + 2]
+                self.on_msg(parts[1].decode(), payload)
+                continue
+            del self.buf[: end + 2]
+            self._control(line)
+
+    def _control(self, line: bytes) -> None:
+        if line.startswith(b"INFO "):
+            if not self.info.done():
+                self.info.set_result(json.loads(line[5:]))
+        elif line == b"PING":
+            self.write("PONG\r\n")
+        elif line == b"PONG":
+            if self.pong is not None and not self.pong.done():
+                self.pong.set_result(None)
+        elif line.startswith(b"-ERR"):
+            self.errors.append(line.decode(errors="replace"))
+            refused = b"Permissions Violation" in line  # one subject refused, still connected
+            if not refused and self.pong is not None and not self.pong.done():
+                self.pong.set_exception(NatsError(self.errors[-1]))
+
+    def write(self, text: str, payload: bytes = b"") -> None:
+        """Send one protocol line (and a payload)."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(text.encode() + payload + (b"\r\n" if payload else b""))
+
+    async def ping(self, before: str = "") -> None:
+        """Send `before` and a PING; wait for the PONG (the server has processed both)."""
+        self.pong = asyncio.get_running_loop().create_future()
+        self.write(before + "PING\r\n")
+        await self.pong
+
+    def sub(self, subject: str, sid: int) -> None:
+        """Subscribe (the server refuses a subject the JWT does not allow with -ERR)."""
+        self.write(f"SUB {subject} {sid}\r\n")
+
+    def pub(self, subject: str, payload: bytes, reply: str = "") -> None:
+        """Publish, with a reply subject for a request."""
+        head = f"PUB {subject} {reply} {len(payload)}\r\n" if reply else None
+        self.write(head or f"PUB {subject} {len(payload)}\r\n", payload)
+
+    def close(self) -> None:
+        """Drop the connection (a crash closes it the same way)."""
+        if self.transport is not None:
+            self.transport.abort()
+
+
+@dataclass
+class FleetStats:
+    """What the fleet measured (monotonic seconds; latencies in ms)."""
+
+    started: float = 0.0
+    creds_done: list[float] = field(default_factory=list)
+    joined: list[float] = field(default_factory=list)
+    run_orders: dict[str, float] = field(default_factory=dict)  # pod -> first RunCommand order
+    report_ms: list[float] = field(default_factory=list)  # report sent -> receipt
+    report_times: list[tuple[float, float]] = field(default_factory=list)  # (sent, answered)
+    receipts: dict[str, int] = field(default_factory=dict)
+    first_seen: dict[int, float] = field(default_factory=dict)  # order seq -> first arrival
+    order_bytes: int = 0
+    pod_order_bytes: int = 0
+    left: dict[str, str] = field(default_factory=dict)  # pod -> why it left
+    refused: list[str] = field(default_factory=list)  # server -ERR lines (permissions)
+    malformed: int = 0
+    connect_retries: int = 0  # NATS connects tried again (the server's auth timeout, refused)
+
+
+@dataclass(frozen=True)
+class FleetConfig:
+    """Where the fleet's agents connect and how they behave."""
+
+    job: str
+    namespace: str
+    grpc_target: str
+    token: str
+    heartbeat_s: float = 5.0
+    work_s: float = 0.0  # seconds each piece of work takes (0: answer at once)
+    crashes: tuple[str, ...] = ()  # pods that crash once, in this order, one per RunCommand
+    start_rate: float = 0.0  # agents started per second (0: all at once)
+    issue_concurrency: int = 256
+    connect_concurrency: int = 64
+
+
+class Fleet:
+    """Runs simulated agents; `on_lost(pod, incarnation, code)` is the launcher's hook."""
+
+    def __init__(
+        self,
+        cfg: FleetConfig,
+        expected: dict[str, str],
+        on_lost: Callable[[str, str, int], None],
+    ) -> None:
+        self.cfg = cfg
+        self.subjects = JobSubjects(cfg.namespace, cfg.job)
+        self.expected = expected  # pod -> the incarnation the credential service accepts
+        self.on_lost = on_lost
+        self.stats = FleetStats()
+        self.agents: dict[str, SimAgent] = {}
+        self.crash_queue = list(cfg.crashes)
+        self.crash_lock = False  # one crash per RunCommand order
+        self.crash_seq = -1
+        self.channel: grpc.aio.Channel | None = None
+        self.issue_gate = asyncio.Semaphore(cfg.issue_concurrency)
+        self.connect_gate = asyncio.Semaphore(cfg.connect_concurrency)
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.done = asyncio.Event()
+        self.pods: tuple[str, ...] = ()
+
+    async def run(self, pods: tuple[str, ...]) -> None:
+        """Start one agent per pod; return when every agent has left (the job ended)."""
+        self.pods = pods
+        self.stats.started = time.monotonic()
+        self.channel = grpc.aio.insecure_channel(self.cfg.grpc_target)
+        try:
+            for i, pod in enumerate(pods):
+                self.spawn(pod)
+                if self.cfg.start_rate and i % 50 == 49:  # start `start_rate` agents a second
+                    await asyncio.sleep(50 / self.cfg.start_rate)
+            await self.done.wait()
+        finally:
+            for agent in self.agents.values():
+                agent.stop()
+            await self.channel.close()
+
+    def spawn(self, pod: str) -> None:
+        """Start a new incarnation of `pod` (the credential service expects it)."""
+        inc = secrets.token_hex(8)
+        self.expected[pod] = inc
+        agent = SimAgent(self, pod, inc)
+        self.agents[pod] = agent
+        task = asyncio.create_task(agent.run(), name=f"agent {pod}")
+        self.tasks.add(task)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("simulated agent failed: %r", task.exception())
+            self.done.set()
+
+    def crash_now(self, pod: str, seq: int) -> bool:
+        """Whether `pod` crashes on RunCommand order `seq` (the next in the queue, one per
+        order)."""
+        if not self.crash_queue or self.crash_queue[0] != pod or seq <= self.crash_seq:
+            return False
+        self.crash_queue.pop(0)
+        self.crash_seq = seq
+        return True
+
+    def crashed(self, agent: SimAgent) -> None:
+        """An agent crashed: tell the launcher's hook, start its replacement."""
+        self.on_lost(agent.pod, agent.incarnation, CRASH_EXIT)
+        self.spawn(agent.pod)
+
+    def left(self, pod: str, why: str) -> None:
+        """An agent left after the final order."""
+        self.stats.left[pod] = why
+        if len(self.stats.left) == len(self.pods):
+            self.done.set()
+
+    async def issue(self, pod: str, incarnation: str, public_key: str) -> tuple[str, str]:
+        """(user JWT, NATS URL) from the credential service, retrying while it is busy."""
+        assert self.channel is not None
+        stub = pb_grpc.CredentialsStub(self.channel)
+        request = build_request(
+            self.cfg.namespace, self.cfg.job, pod, public_key, self.cfg.token, incarnation
+        )
+        for attempt in range(50):
+            try:
+                async with self.issue_gate:
+                    reply = await stub.Issue(request, timeout=30.0, wait_for_ready=True)
+            except grpc.aio.AioRpcError as err:
+                if err.code() not in _RETRYABLE:
+                    raise
+                await asyncio.sleep(min(0.05 * 2**attempt, 2.0) * random.uniform(0.5, 1.0))
+                continue
+            expected = (self.subjects.master, self.subjects.report(pod))
+            if (reply.subjects.master, reply.subjects.worker) != expected:
+                raise RuntimeError(f"credential service sent subjects {reply.subjects}")
+            return reply.user_jwt, reply.nats_url
+        raise RuntimeError(f"no credential for {pod} after 50 attempts")
+
+
+class SimAgent:
+    """One simulated agent: credentials, NATS, ACK, orders through AgentCore, heartbeats."""
+
+    def __init__(self, fleet: Fleet, pod: str, incarnation: str) -> None:
+        self.fleet = fleet
+        self.pod = pod
+        self.incarnation = incarnation
+        cfg = fleet.cfg
+        sender = Sender(incarnation, node=f"node-{pod}", pod_ip="127.0.0.1", node_ip="127.0.0.1")
+        self.core = AgentCore(cfg.job, cfg.namespace, pod, sender)
+        self.subjects = fleet.subjects
+        self.inbox = self.subjects.inbox_prefix(pod)
+        self.conn: LeanNats | None = None
+        self.pending: dict[str, tuple[float, asyncio.Future[Message]]] = {}
+        self.next_reply = 0
+        self.working = False
+        self.gone = False
+        self.leaving = False
+        self.beat: asyncio.Task[None] | None = None
+
+    async def run(self) -> None:
+        """Join the job; the rest happens in the message handler."""
+        kp = new_user_keypair()
+        jwt, url = await self.fleet.issue(self.pod, self.incarnation, kp.public_key.decode())
+        stats = self.fleet.stats
+        stats.creds_done.append(time.monotonic())
+        host, port = url.removeprefix("nats://").rsplit(":", 1)
+        for attempt in range(20):  # as a real agent: connect again until it is in
+            try:
+                async with self.fleet.connect_gate:
+                    self.conn = await LeanNats.connect(
+                        host, int(port), jwt, bytes(kp.seed), self.pod, self._on_msg
+                    )
+                break
+            except (NatsError, OSError, TimeoutError) as exc:
+                stats.connect_retries += 1
+                if attempt == 19:
+                    raise
+                log.info("agent %s: connect failed (%r); again", self.pod, exc)
+                await asyncio.sleep(min(0.1 * 2**attempt, 2.0) * random.uniform(0.5, 1.0))
+        assert self.conn is not None
+        self.conn.sub(self.subjects.master, 1)
+        self.conn.sub(f"{self.inbox}.>", 2)
+        await self.conn.ping()  # the subscriptions are in place (or refused: -ERR)
+        reply = None
+        while reply is None:  # as the real agent: ACK until the controller answers
+            with contextlib.suppress(TimeoutError):
+                reply = await self.request(self.subjects.report(self.pod), self.core.ack(), 2.0)
+        stats.joined.append(time.monotonic())
+        self.beat = asyncio.create_task(self._heartbeat())
+        self._order(reply, len(reply.encode()))
+
+    def _on_msg(self, subject: str, payload: bytes) -> None:
+        if self.gone or (self.leaving and not subject.startswith(self.inbox)):
+            return
+        try:
+            msg = Message.decode(payload)
+        except MalformedMessage:
+            self.fleet.stats.malformed += 1
+            return
+        if subject.startswith(self.inbox):
+            entry = self.pending.pop(subject, None)
+            if entry is not None and not entry[1].done():
+                entry[1].set_result(msg)
+            return
+        self._order(msg, len(payload))
+
+    def _order(self, msg: Message, size: int) -> None:
+        stats = self.fleet.stats
+        if msg.pod_name == "master":
+            stats.order_bytes = max(stats.order_bytes, size)
+        elif msg.pod_name == self.pod:
+            stats.pod_order_bytes = max(stats.pod_order_bytes, size)
+        stats.first_seen.setdefault(msg.seq, time.monotonic())
+        decision = self.core.on_order(msg, working=self.working)
+        stats.malformed = max(stats.malformed, self.core.malformed)
+        if isinstance(decision, Leave):
+            task = asyncio.create_task(self._leave(decision.why))
+            self.fleet.tasks.add(task)
+            task.add_done_callback(self.fleet.tasks.discard)
+        elif isinstance(decision, Work):
+            phase = decision.order.spec_phase
+            if phase == "RunCommand":
+                stats.run_orders.setdefault(self.pod, time.monotonic())
+                if self.fleet.crash_now(self.pod, decision.seq):
+                    # halfway through the command: the others are working, not reporting
+                    loop = asyncio.get_running_loop()
+                    loop.call_later(self.fleet.cfg.work_s / 2, self.crash)
+                    return
+            self.working = True
+            loop = asyncio.get_running_loop()
+            loop.call_later(self.fleet.cfg.work_s, self._finish, decision)
+        elif not isinstance(decision, Ignore):
+            log.info("agent %s: %s not simulated", self.pod, decision)
+
+    def _finish(self, work: Work) -> None:
+        self.working = False
+        if self.gone:
+            return
+        msg = self.core.finish_work(
+            work.seq, work.order.spec_phase, "Finish", Report(self.core.sender)
+        )
+        if msg is not None:
+            task = asyncio.create_task(self._report(msg))
+            self.fleet.tasks.add(task)
+            task.add_done_callback(self.fleet.tasks.discard)
+
+    async def _report(self, msg: Message) -> None:
+        sent = time.monotonic()
+        try:
+            reply = await self.request(self.subjects.report(self.pod), msg)
+        except TimeoutError:
+            return
+        done = time.monotonic()
+        stats = self.fleet.stats
+        stats.report_ms.append((done - sent) * 1000)
+        stats.report_times.append((sent, done))
+        result = Receipt.from_data(reply.data).result
+        stats.receipts[result.value] = stats.receipts.get(result.value, 0) + 1
+        if result is ReceiptResult.EVICTED:
+            self.stop()
+
+    async def _leave(self, why: str) -> None:
+        """The final order: wait for the receipts still on their way (the report that ended
+        the job is answered after the final order goes out), then go."""
+        self.leaving = True
+        if self.beat is not None:
+            self.beat.cancel()
+        waiting = [fut for _, fut in self.pending.values()]
+        if waiting:
+            await asyncio.wait(waiting, timeout=5.0)
+        await asyncio.sleep(0)  # let the report tasks take their receipts
+        self.stop()
+        self.fleet.left(self.pod, why)
+
+    async def request(self, subject: str, msg: Message, timeout: float = 60.0) -> Message:
+        """Publish `msg` with a reply subject in this agent's inbox; the reply."""
+        assert self.conn is not None
+        self.next_reply += 1
+        reply_to = f"{self.inbox}.{self.next_reply}"
+        fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
+        self.pending[reply_to] = (time.monotonic(), fut)
+        self.conn.pub(subject, msg.encode(), reply_to)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self.pending.pop(reply_to, None)
+
+    async def _heartbeat(self) -> None:
+        period = self.fleet.cfg.heartbeat_s
+        await asyncio.sleep(random.uniform(0, period))  # spread the fleet's beats
+        while not self.gone and self.conn is not None:
+            self.conn.pub(self.subjects.heartbeat(self.pod), self.core.heartbeat().encode())
+            await asyncio.sleep(period)
+
+    def crash(self) -> None:
+        """Drop everything without a word, as a killed pod does; the launcher is told."""
+        self.stop()
+        self.fleet.crashed(self)
+
+    def stop(self) -> None:
+        """Close the connection and stop heartbeating."""
+        self.gone = True
+        if self.beat is not None:
+            self.beat.cancel()
+        if self.conn is not None:
+            if self.conn.errors:
+                self.fleet.stats.refused.extend(self.conn.errors)
+            self.conn.close()
+        for _, fut in self.pending.values():
+            if not fut.done():
+                fut.cancel()
+        with contextlib.suppress(Exception):
+            self.pending.clear()

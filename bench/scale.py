@@ -1,0 +1,319 @@
+"""How the controller scales: a fleet of simulated agents against the real controller.
+
+    python bench/scale.py --agents N [--faults F] [--json] [--in-process]
+
+It starts what `aegis run` starts (nats-server in operator mode with the job's account, the
+gRPC credential service, the `aegis controller` process reading launcher events on stdin)
+and, instead of N agent processes, N simulated agents in this process (bench/fleet.py: each
+its own NKey, credential, NATS identity and real AgentCore). It runs a healthy job, then,
+with --faults F, a job in which F pods crash once (one per RunCommand order), and prints one
+JSON object of figures (see docs/scale.md for what each one measures). --in-process measures
+the controller core alone (no network, no processes). Timings on a shared machine are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+from aegis.protocol.control import make_request
+from aegis.protocol.state_codec import encode_state
+from aegis.runtime.engine import initial_state, runtime_constants
+from aegis.runtime.errors import TransportError
+from aegis.runtime.transport.auth import JobAccount, Operator
+from aegis.runtime.transport.bus import Bus
+from aegis.runtime.transport.grpc_credentials import (
+    CredentialServer,
+    CredentialService,
+    Throttle,
+)
+from aegis.runtime.transport.nats_server import NatsServer
+from bench.fleet import Fleet, FleetConfig, FleetStats
+
+JOB, NAMESPACE = "scale", "default"
+
+
+def raise_nofile() -> tuple[int, int]:
+    """Soft RLIMIT_NOFILE up to the hard limit (inherited by nats-server and the controller);
+    (soft, hard) after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        want = hard if hard != resource.RLIM_INFINITY else 1 << 20
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
+def needed_fds(agents: int) -> int:
+    """File descriptors this process needs: one socket per simulated agent, plus slack."""
+    return agents + 256
+
+
+@dataclass
+class JobRun:
+    """One job's figures."""
+
+    stats: FleetStats
+    ended: float
+    controller_exit: int | None
+    rss_peak_mb: float
+    status_bytes: int
+    ctl_status_bytes: int | None
+    faults: list[tuple[float, int]] = field(default_factory=list)  # (lost at, seq seen then)
+
+
+async def _sample_rss(pid: int, out: list[float], stop: asyncio.Event) -> None:
+    """The process's peak resident set (VmHWM, MB), read until it exits or `stop`."""
+    path = Path(f"/proc/{pid}/status")
+    while not stop.is_set():
+        with contextlib.suppress(OSError, ValueError):
+            for line in path.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    out.append(int(line.split()[1]) / 1024)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.2)
+
+
+async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry: int) -> JobRun:
+    """One job: nats-server, credential service, controller process, the fleet."""
+    pods = tuple(f"{JOB}-worker-{i}" for i in range(args.agents))
+    op = Operator()
+    account = op.create_job_account(NAMESPACE, JOB)
+    state_dir = Path(tempfile.mkdtemp(prefix="aegis-scale-"))
+    expected: dict[str, str] = {}
+    async with NatsServer(op, [account]) as nats:
+        # every simulated agent calls from 127.0.0.1: the per-caller throttle (meant for one
+        # pod IP each) is raised to let the whole fleet through
+        throttle = Throttle(rate=10.0 * args.agents + 1000, burst=2.0 * args.agents + 1000)
+        service = CredentialService(nats.url, throttle=throttle)
+        service.add_job(account, expects=lambda pod, inc: expected.get(pod) == inc)
+        async with CredentialServer(service) as grpc_server:
+            creds = account.controller_credentials()
+            creds_path = state_dir / "controller.creds.json"
+            creds_path.write_text(json.dumps({"jwt": creds.user_jwt, "seed": creds.seed.decode()}))
+            creds_path.chmod(0o600)
+            controller = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "aegis.cli", "controller",
+                "--state-dir", str(state_dir), "--job", JOB, "--namespace", NAMESPACE,
+                "--workers", str(args.agents), "--max-retry", str(max_retry),
+                "--nats-url", nats.url, "--creds", str(creds_path),
+                "--heartbeat-timeout", str(args.heartbeat_timeout), "--events",
+                stdin=asyncio.subprocess.PIPE,
+                env={**os.environ, "AEGIS_LAUNCHER_PID": str(os.getpid())},
+                cwd=Path(__file__).resolve().parents[1],
+            )  # fmt: skip
+            rss: list[float] = []
+            stop_rss = asyncio.Event()
+            sampler = asyncio.create_task(_sample_rss(controller.pid, rss, stop_rss))
+            ctl_status = await _wait_serving(nats.url, account)  # then the fleet starts
+            faults: list[tuple[float, int]] = []
+            fleet: Fleet
+
+            def lost(pod: str, incarnation: str, code: int) -> None:
+                seen = max(fleet.stats.first_seen, default=0)
+                faults.append((time.monotonic(), seen))
+                event = {"event": "lost", "pod": pod, "incarnation": incarnation,
+                         "exitCode": code, "node": f"node-{pod}"}  # fmt: skip
+                assert controller.stdin is not None
+                controller.stdin.write((json.dumps(event) + "\n").encode())
+
+            cfg = FleetConfig(
+                job=JOB,
+                namespace=NAMESPACE,
+                grpc_target=grpc_server.address,
+                token=account.bootstrap_token,
+                heartbeat_s=args.heartbeat_s,
+                work_s=args.work_s,
+                crashes=crashes,
+                start_rate=args.start_rate,
+            )
+            fleet = Fleet(cfg, expected, lost)
+            try:
+                await asyncio.wait_for(fleet.run(pods), args.timeout)
+                code: int | None = await asyncio.wait_for(controller.wait(), 30)
+            except TimeoutError:
+                code = None
+                print(f"scale: the job did not end within {args.timeout} s", file=sys.stderr)
+            finally:
+                ended = time.monotonic()
+                if controller.returncode is None:
+                    controller.terminate()
+                    try:  # a controller busy with a backlog may not get to its SIGTERM handler
+                        await asyncio.wait_for(controller.wait(), 10)
+                    except TimeoutError:
+                        controller.kill()
+                        await controller.wait()
+                stop_rss.set()
+                await sampler
+            status = state_dir / "status.json"
+            size = status.stat().st_size if status.exists() else 0
+    return JobRun(fleet.stats, ended, code, max(rss, default=0.0), size, ctl_status, faults)
+
+
+async def _wait_serving(url: str, account: JobAccount, timeout: float = 60.0) -> int | None:
+    """Wait until the controller answers `aegis ctl status`; the reply's size in bytes (None
+    when no answer came within `timeout`: the agents' ACKs wait for the controller anyway)."""
+    subjects = account.subjects
+    bus = await Bus.connect(
+        url, account.ctl_credentials(), name="scale-ctl", inbox_prefix=subjects.ctl_inbox_prefix
+    )
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            try:
+                reply = await bus.request(
+                    subjects.ctl_controller, make_request(NAMESPACE, JOB, "status"), timeout=5.0
+                )
+                return len(reply.encode())
+            except TransportError:
+                await asyncio.sleep(0.2)
+        print("scale: no answer to `aegis ctl status`; starting the fleet anyway", file=sys.stderr)
+        return None
+    finally:
+        await bus.close()
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+def _busy_seconds(intervals: list[tuple[float, float]]) -> float:
+    """The time during which at least one report was in flight."""
+    busy, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if stop <= end:
+            continue
+        busy += stop - max(start, end)
+        end = stop
+    return busy
+
+
+def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) -> dict[str, Any]:
+    """The JSON object the bench prints."""
+    s = healthy.stats
+    n = args.agents
+    creds = sorted(s.creds_done)[:n]
+    run = sorted(s.run_orders.values())
+    busy = _busy_seconds(s.report_times)
+    pods = tuple(f"{JOB}-worker-{i}" for i in range(n))
+    old_order = len(json.dumps(encode_state(initial_state(runtime_constants(pods, 3)))))
+    out: dict[str, Any] = {
+        "agents": n,
+        "succeeded": healthy.controller_exit == 0 and len(s.left) == n,
+        "creds_s": round(creds[-1] - s.started, 3) if len(creds) == n else None,
+        "creds_to_runcommand_s": round(run[-1] - s.started, 3) if len(run) == n else None,
+        "job_s": round(healthy.ended - s.started, 3),
+        "credentials": len(s.creds_done),  # issued (a job that did not end: how far it got)
+        "joined": len(s.joined),  # ACKs answered (a job that did not end: how far it got)
+        "reports": len(s.report_ms),
+        "reports_per_s": round(len(s.report_ms) / busy, 1) if busy else None,
+        "event_p50_ms": _pct(s.report_ms, 0.5),
+        "event_p99_ms": _pct(s.report_ms, 0.99),
+        "receipts": s.receipts,
+        "controller_rss_mb": round(healthy.rss_peak_mb, 1),
+        "order_bytes": s.order_bytes,
+        "pod_order_bytes": s.pod_order_bytes,
+        "old_order_bytes": old_order,  # peer: the whole spec state every order carried before
+        "status_bytes": healthy.status_bytes,
+        "ctl_status_bytes": healthy.ctl_status_bytes,
+        "refused": len(s.refused),
+        "malformed_orders": s.malformed,
+        "connect_retries": s.connect_retries,
+        "nofile": list(resource.getrlimit(resource.RLIMIT_NOFILE)),
+        "start_rate": args.start_rate,
+        "heartbeat_s": args.heartbeat_s,
+    }
+    if faulty is not None:
+        f = faulty.stats
+        delays = []
+        for lost_at, seen in faulty.faults:
+            later = [t for seq, t in f.first_seen.items() if seq > seen and t >= lost_at]
+            if later:
+                delays.append((min(later) - lost_at) * 1000)
+        out["faults"] = args.faults
+        out["fault_job_succeeded"] = faulty.controller_exit == 0 and len(f.left) == n
+        out["fault_to_order_ms"] = {
+            "p50": _pct(delays, 0.5),
+            "p99": _pct(delays, 0.99),
+            "measured": len(delays),
+        }
+        out["fault_job_s"] = round(faulty.ended - f.started, 3)
+        out["fault_job_controller_rss_mb"] = round(faulty.rss_peak_mb, 1)
+    return out
+
+
+def in_process(args: argparse.Namespace) -> dict[str, Any]:
+    """The controller core alone: bench/scale_core.py's figures if it is there, else a
+    minimal loop of ACKs and reports through ControllerCore and AgentCore, no network."""
+    try:  # another engineer's core bench, when it has a `measure` of the same figures
+        from bench.scale_core import measure  # type: ignore[attr-defined]
+    except ImportError:
+        from bench.fleet_core import measure
+    result: dict[str, Any] = measure(args.agents)
+    return result
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--agents", type=int, required=True, help="simulated agents (pods)")
+    p.add_argument("--faults", type=int, default=0, help="pods that crash once (second job)")
+    p.add_argument("--json", action="store_true", help="print only the JSON object")
+    p.add_argument("--in-process", action="store_true", help="the controller core alone")
+    p.add_argument("--heartbeat-s", type=float, default=5.0, help="each agent's beat period")
+    p.add_argument("--heartbeat-timeout", type=float, default=30.0)
+    p.add_argument("--work-s", type=float, default=0.0, help="seconds each order's work takes")
+    p.add_argument(
+        "--start-rate", type=float, default=0.0, help="agents started per second (0: all at once)"
+    )
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds one job may take")
+    args = p.parse_args(argv)
+    if args.agents < 1 or not 0 <= args.faults <= args.agents:
+        p.error("--agents must be >= 1 and --faults in 0..agents")
+    return args
+
+
+async def _main(args: argparse.Namespace) -> dict[str, Any]:
+    healthy = await run_job(args, (), max_retry=3)
+    faulty = None
+    if args.faults:
+        crashes = tuple(
+            f"{JOB}-worker-{i * args.agents // args.faults}" for i in range(args.faults)
+        )
+        faulty = await run_job(args, crashes, max_retry=args.faults + 1)
+    return figures(args, healthy, faulty)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    soft, hard = raise_nofile()
+    if not args.in_process and soft < needed_fds(args.agents):
+        print(
+            f"scale: {args.agents} agents need about {needed_fds(args.agents)} open files; "
+            f"the limit is {soft} (hard {hard}): raise it (ulimit -n) or use fewer agents",
+            file=sys.stderr,
+        )
+        return 2
+    started = time.monotonic()
+    result = in_process(args) if args.in_process else asyncio.run(_main(args))
+    result["bench_s"] = round(time.monotonic() - started, 2)
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

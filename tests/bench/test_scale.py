@@ -1,0 +1,86 @@
+"""bench/scale.py at a tiny size: real nats-server, credential service and controller process.
+
+It checks that the figures are there and mean something (the job really finished, every
+agent left on the final order, the crash was recovered from), not how fast anything is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIELDS = {
+    "agents", "creds_s", "creds_to_runcommand_s", "job_s", "reports_per_s", "event_p50_ms",
+    "event_p99_ms", "fault_to_order_ms", "controller_rss_mb", "order_bytes", "status_bytes",
+}  # fmt: skip
+
+
+def _scale(*args: str, timeout: float = 240) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "scale.py"), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.timeout(300)
+def test_a_small_fleet_runs_a_healthy_job_and_one_with_a_crash() -> None:
+    out = _scale("--agents", "8", "--faults", "1", "--timeout", "120")
+    assert out.keys() >= FIELDS, sorted(FIELDS - out.keys())
+    assert out["agents"] == 8 and out["succeeded"] is True and out["fault_job_succeeded"] is True
+    # BootChecking and RunCommand: one Finish per agent each, all applied
+    assert out["reports"] == 16 and out["receipts"] == {"applied": 16}, out
+    assert out["refused"] == 0 and out["malformed_orders"] == 0
+    fault = out["fault_to_order_ms"]
+    assert isinstance(fault, dict) and fault["measured"] == 1 and fault["p99"] is not None
+    for key in ("creds_s", "creds_to_runcommand_s", "job_s", "reports_per_s", "event_p99_ms"):
+        value = out[key]
+        assert isinstance(value, int | float) and value > 0, (key, value)
+    assert 0 < out["order_bytes"] < out["old_order_bytes"]  # type: ignore[operator]
+    assert isinstance(out["controller_rss_mb"], float) and out["controller_rss_mb"] > 10
+
+
+@pytest.mark.timeout(120)
+def test_the_in_process_mode_measures_the_core_alone() -> None:
+    out = _scale("--agents", "4", "--in-process", timeout=100)
+    assert out["succeeded"] is True and out["agents"] == 4
+    assert isinstance(out["reports_per_s"], float) and out["reports_per_s"] > 0
+
+
+@pytest.mark.timeout(60)
+async def test_the_lean_client_authenticates_for_real_and_is_held_to_its_pod() -> None:
+    from aegis.runtime.transport.auth import Operator, new_user_keypair
+    from aegis.runtime.transport.nats_server import NatsServer
+    from bench.fleet import LeanNats, NatsError
+
+    op = Operator()
+    job = op.create_job_account("default", "lean")
+    pod, other = "lean-worker-0", "lean-worker-1"
+    kp = new_user_keypair()
+    jwt = job.worker_jwt(kp.public_key.decode(), pod)
+    got: list[tuple[str, bytes]] = []
+    async with NatsServer(op, [job]) as nats:
+        host, port = nats.url.removeprefix("nats://").rsplit(":", 1)
+        conn = await LeanNats.connect(
+            host, int(port), jwt, bytes(kp.seed), pod, lambda s, p: got.append((s, p))
+        )
+        conn.sub(job.subjects.master, 1)
+        await conn.ping()  # allowed: no -ERR
+        conn.pub(job.subjects.report(other), b"{}")  # another pod's subject
+        await conn.ping()
+        assert any("Permissions Violation" in e for e in conn.errors), conn.errors
+        conn.close()
+        # a JWT signed for another key cannot be used with this seed (the nonce check)
+        stranger = new_user_keypair()
+        with pytest.raises(NatsError):
+            await LeanNats.connect(host, int(port), jwt, bytes(stranger.seed), pod, print)
