@@ -14,16 +14,18 @@ EDIT = ("with r \\in 0..1, tag", "with r \\in 0..0, tag")  # retries never grow 
 MUTANTS = """
 [[mutant]]
 name = "moved-text"
-seed_bug = "(ours) a patch anchored to the text the edit changes"
-find = 'with r \\in 0..1, tag'
-replace = 'with r \\in 0..2, tag'
+anchor = "Work"
+find = 'r \\in 0..1'
+replace = 'r \\in 0..2'
+why = "a patch anchored to the text the edit changes"
 expect_kind = "invariant"
 
 [[mutant]]
 name = "retries-never-one"
-seed_bug = "(ours) RetriesBound too strict: killed only while retries can grow"
-find = 'RetriesBound == \\A w \\in Workers : retries[w] \\in 0..MaxRetry'
-replace = 'RetriesBound == \\A w \\in Workers : retries[w] \\in 0..0'
+anchor = "RetriesBound"
+find = 'retries[w] \\in 0..MaxRetry'
+replace = 'retries[w] \\in 0..0'
+why = "RetriesBound too strict: killed only while retries can grow"
 expect_kind = "invariant"
 expect_name = "RetriesBound"
 """
@@ -63,7 +65,7 @@ def test_the_loop_after_an_edit_names_what_is_left(project: Path, capsys) -> Non
     assert behaviours.read_text(encoding="utf-8").count("\n") > 10
     left = out.split("left for a human to decide:", 1)[1]
     assert "Jobs.ndjson changed" in left
-    assert "spec mutant moved-text: mutant moved-text: its patch matches 0 places" in left
+    assert "spec mutant moved-text: mutant moved-text: anchor Work: 'r \\\\in 0..1' occurs 0 times" in left
     assert "retries-never-one" not in left  # still applies
 
 
@@ -103,5 +105,5 @@ def test_a_mutant_the_edit_made_equivalent_is_named(project: Path, capsys) -> No
     spec.write_text(spec.read_text(encoding="utf-8").replace(*EDIT), encoding="utf-8")
     assert main(_update(project, "--mutants", "run")) == 1
     left = capsys.readouterr().out.split("left for a human to decide:", 1)[1]
-    assert "spec mutant retries-never-one: TLC reports no violation, the list expects " in left
+    assert "spec mutant retries-never-one: TLC reports no error, the list expects " in left
     assert "invariant RetriesBound" in left
