@@ -158,8 +158,8 @@ def test_an_instantiated_module_does_not_leak_its_declarations(tmp_path: Path) -
         ),
         (  # the first step, not Init, fails: found all the same
             "actions.py",
-            ") -> Iterator[Successor]:\n    \"\"\"Flip",
-            ") -> Iterator[Successor]:\n    yield Undefined\n    \"\"\"Flip",
+            ') -> Iterator[Successor]:\n    """Flip',
+            ') -> Iterator[Successor]:\n    yield Undefined\n    """Flip',
             "NameError",
         ),
     ],

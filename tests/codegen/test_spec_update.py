@@ -65,7 +65,10 @@ def test_the_loop_after_an_edit_names_what_is_left(project: Path, capsys) -> Non
     assert behaviours.read_text(encoding="utf-8").count("\n") > 10
     left = out.split("left for a human to decide:", 1)[1]
     assert "Jobs.ndjson changed" in left
-    assert "spec mutant moved-text: mutant moved-text: anchor Work: 'r \\\\in 0..1' occurs 0 times" in left
+    assert (
+        "spec mutant moved-text: mutant moved-text: anchor Work: 'r \\\\in 0..1' occurs 0 times"
+        in left
+    )
     assert "retries-never-one" not in left  # still applies
 
 
