@@ -33,12 +33,15 @@ def check_spec(spec: ir.Spec) -> None:
     if dup:
         raise CodegenError(f"{module.path}: labels used twice: {', '.join(sorted(dup))}")
     for a in spec.actions:
-        _no_temporal(a.body)
+        _no_temporal(a.body, module, set())
 
 
-def _no_temporal(e: ir.Expr) -> None:
-    """Temporal operators cannot run: reject them inside actions (definitions are inlined)."""
+def _no_temporal(e: ir.Expr, module: ir.Module, seen: set[str]) -> None:
+    """Temporal operators cannot run: reject them inside actions and the operators they use."""
     if isinstance(e, ir.Builtin) and e.op in _TEMPORAL:
         raise UnsupportedError(f"temporal operator {_TEMPORAL[e.op]}", e.loc)
+    if isinstance(e, ir.Call) and e.op not in seen:
+        seen.add(e.op)
+        _no_temporal(module.defs[e.op].body, module, seen)
     for child in ir.children(e):
-        _no_temporal(child)
+        _no_temporal(child, module, seen)

@@ -104,7 +104,6 @@ class ModuleIndex:
         self.display = display
         self._dir = display.rsplit("/", 1)[0] + "/" if "/" in display else ""
         self._entries = {int(e.findtext("UID") or -1): e[1] for e in root.iter("entry")}
-        self._instances = list(root.iter("InstanceNode"))
         self._top: dict[int, str] = {}
         self._by_name: dict[str, int] = {}
         self._constants: list[tuple[ir.Loc, str]] = []
@@ -113,14 +112,14 @@ class ModuleIndex:
         self.defs: dict[str, ir.OpDef] = {}
         self._decoding: set[str] = set()
         self._at_depth = 0
+        self._subst: dict[int, ir.Expr] = {}  # an INSTANCE's declaration uid → its value
+        self._context = ""  # the key suffix of the INSTANCE being decoded ("" outside one)
+        self._contexts: dict[tuple[tuple[int, ir.Expr], ...], str] = {}
         self.lines = tuple(spec_path.read_text(encoding="utf-8").splitlines())
 
     def _index_modules(self) -> None:
         """Collect the root module's top-level definitions, constants and variables (SANY lists
         there everything EXTENDS brings in; an INSTANCEd module's own names stay out)."""
-        for node in self._instances:
-            if node.findtext("uniquename"):
-                self._refuse_named_instance(node)
         for node in self._entries.values():
             if node.tag != "ModuleNode" or node.findtext("uniquename") != self.name:
                 continue
@@ -138,17 +137,6 @@ class ModuleIndex:
                     kind = target.findtext("kind")
                     where = self._constants if kind == "2" else self._variables
                     where.append((self.loc(target), name))
-
-    def _refuse_named_instance(self, node: ET.Element) -> None:
-        """`I == INSTANCE M` outside the standard modules: not supported, located."""
-        if self._file_of(node) in STANDARD_MODULES:
-            return
-        name, module = node.findtext("uniquename"), node.findtext("module")
-        raise UnsupportedError(
-            f"named INSTANCE ({name} == INSTANCE {module}) is not supported: "
-            f"EXTENDS {module}, or copy the definitions used",
-            self.loc(node),
-        )
 
     # -- declarations -------------------------------------------------------------------
 
@@ -220,9 +208,13 @@ class ModuleIndex:
         return self.defs[key]
 
     def _def_key(self, uid: int) -> str:
+        """`name` for a top-level definition of the spec; `name#uid` for one inlined where
+        used (LET, `I!Op` of a named INSTANCE); `name#uid@n` inside the n-th INSTANCE."""
         node = self._entries[uid]
         name = node.findtext("uniquename") or ""
-        return name if self._top.get(uid) == name else f"{name}#{uid}"
+        if self._context:
+            return f"{name}#{uid}{self._context}"
+        return name if self._top.get(uid) == name and "!" not in name else f"{name}#{uid}"
 
     # -- expressions ----------------------------------------------------------------------
 
@@ -243,13 +235,32 @@ class ModuleIndex:
             return ir.Let(loc, level, keys, body)
         if tag == "AtNode":
             return ir.At(loc, level)
+        if tag == "SubstInNode":
+            return self._subst_in(el, loc)
         what = {
             "DecimalNode": "decimal number",
             "LabelNode": "TLA+ label",
-            "SubstInNode": "INSTANCE",
             "OpArgNode": "operator argument (higher-order operator)",
         }
         raise UnsupportedError(f"{what.get(tag, tag)} is not supported", loc)
+
+    def _subst_in(self, el: ET.Element, loc: ir.Loc) -> ir.Expr:
+        """`INSTANCE M WITH x <- e` applied to one of M's expressions: M's declarations are
+        replaced by their values (decoded here), and M's definitions it uses are decoded
+        again under that substitution, under keys of their own (nothing of M leaks out)."""
+        subst: dict[int, ir.Expr] = {}
+        for pair in el.findall("substs/Subst"):
+            decl, value = pair[0], pair[len(pair) - 1]
+            subst[_uid(decl)] = self.expr(value, loc)
+        context = self._contexts.setdefault(
+            tuple(sorted(subst.items(), key=lambda kv: kv[0])), f"@{len(self._contexts) + 1}"
+        )
+        saved = self._subst, self._context
+        self._subst, self._context = subst, context
+        try:
+            return self.expr(_only(el.find("body"), loc), loc)
+        finally:
+            self._subst, self._context = saved
 
     def _let_def(self, ref: ET.Element) -> str:
         uid = _uid(ref)
@@ -268,6 +279,8 @@ class ModuleIndex:
         operands = el.find("operands")
         args_el = list(operands) if operands is not None else []
         if ref.tag == "OpDeclNodeRef":
+            if _uid(ref) in self._subst:
+                return self._subst[_uid(ref)]
             kind = target.findtext("kind")
             if kind == "2":
                 return ir.Const(loc, level, name)

@@ -19,6 +19,7 @@ from codegen.checks import check_spec
 from codegen.emit import HEADER, emit
 from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
+from codegen.names import check_names
 from codegen.phases import derive
 from codegen.projection import emit_agent_view
 from codegen.structure import build_spec
@@ -57,22 +58,32 @@ def generate(
         raise CodegenError(
             f"{index.display}: no variable {phase_variable} to make a phase machine of"
         )
-    files = format_python({**emit(ir_spec), **emit_agent_view(ir_spec)})
+    emitted = emit(ir_spec)
+    check_names(emitted, ir_spec.module)
+    files = format_python({**emitted, **emit_agent_view(ir_spec)})
     gen = Generated(package_name(ir_spec.module.name), files)
     try_out(gen)
     return gen
 
 
+TRY_STATES = 10  # try_out takes every step from at most this many initial states
+
+
 def try_out(gen: Generated) -> None:
-    """Import the package from a temp dir and compute its initial states under the cfg's
-    constants: generated code that does not run is a generator error, never written."""
+    """Import the package from a temp dir, compute its initial states under the cfg's
+    constants and every step from the first few: generated code that does not run is a
+    generator error, never written."""
     before = set(sys.modules)
     with tempfile.TemporaryDirectory(prefix="aegis-codegen-try-") as tmp:
         write(gen, Path(tmp))
         try:
             module = load(Path(tmp), gen.package)
-            if module.CFG_CONSTANTS is not None:
-                module.initial_states(module.CFG_CONSTANTS)
+            c = module.CFG_CONSTANTS
+            if c is not None:
+                for s in module.initial_states(c)[:TRY_STATES]:
+                    module.violated_invariants(c, s)
+                    for _step in module.next_states(c, s):
+                        pass
         except Exception as exc:  # any failure of generated code is the generator's
             where = _generated_frame(exc, Path(tmp))
             raise CodegenError(

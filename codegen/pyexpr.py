@@ -225,7 +225,8 @@ class ExprCompiler:
 
     def _call(self, e: ir.Call, env: Env) -> Py:
         op = self.module.defs[e.op]
-        if e.op in env.lets or op.level >= ir.ACTION_LEVEL or (env.init_mode and op.level > 0):
+        inlined = e.op in env.lets or "#" in e.op  # LET, an INSTANCE's, a part of plain Next
+        if inlined or op.level >= ir.ACTION_LEVEL or (env.init_mode and op.level > 0):
             return self.compile(op.body, self.inline_env(e, env))
         args = [self.text(a, env) for a in e.args]
         head = ["c"] if op.level == ir.CONSTANT_LEVEL else ["c", self.state(env, e)]
@@ -234,7 +235,7 @@ class ExprCompiler:
     def inline_env(self, e: ir.Call, env: Env) -> Env:
         """The env for the body of the called operator: parameters bound to the arguments."""
         op = self.module.defs[e.op]
-        base = env.lets.get(e.op)
+        base = env.lets.get(e.op, env if "#" in e.op else None)  # not LET: the caller's env
         if base is None:
             base = Env(self.module, env.scope, state=env.state, init_mode=env.init_mode)
         inner = replace(base, scope=env.scope, primed=env.primed, at=None)

@@ -1,11 +1,14 @@
-"""Find the PlusCal translation's structure: Init, processes, their labels, Terminating."""
+"""Find Init and Next's actions: the PlusCal translation's processes, labels and Terminating,
+or (a spec with no PlusCal) the named actions of a plain Next (codegen/plain.py)."""
 
 from __future__ import annotations
 
 from codegen import ir
 from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
+from codegen.plain import plain_actions
 from tools.tlc.cfg import TlcConfig
+from tools.tlc.translation import has_pluscal
 
 TERMINATING = "Terminating"
 
@@ -15,7 +18,7 @@ def build_spec(index: ModuleIndex, config: TlcConfig) -> ir.Spec:
     init_name, next_name = _init_and_next(index, config)
     init = index.definition(init_name)
     nxt = index.definition(next_name)
-    processes, actions = _processes(index, nxt)
+    processes, actions = _actions(index, nxt)
     for name in (*config.invariants, *config.constraints):
         index.definition(name)
     return ir.Spec(
@@ -56,6 +59,14 @@ def _init_and_next(index: ModuleIndex, config: TlcConfig) -> tuple[str, str]:
     if init is None or nxt is None:
         raise CodegenError(f"{spec.loc}: {spec.name} is not of the form Init /\\ [][Next]_vars")
     return init, nxt
+
+
+def _actions(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], list[ir.Action]]:
+    """The translator's shapes for a PlusCal spec (an algorithm, or a ProcSet); otherwise
+    plain TLA+, whose actions are named as TLC names them (a hand-written `pc` included)."""
+    if has_pluscal("\n".join(index.lines)) or index.has("ProcSet"):
+        return _processes(index, nxt)
+    return plain_actions(index, nxt)
 
 
 def _processes(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], list[ir.Action]]:
@@ -109,7 +120,8 @@ def _ids_from_procset(
 ) -> list[ir.Process]:
     """Ids of pc-less single processes: ProcSet == {p1} \\cup ... lists them in Next's order."""
     if not index.has("ProcSet"):
-        raise CodegenError(f"{index.display}: no ProcSet to take the process ids from")
+        where = index.defs[processes[missing[0]].labels[0]].loc
+        raise CodegenError("no ProcSet to take this process's id from", where)
     procset = index.definition("ProcSet")
     parts = _flatten(procset.body, "union")
     if len(parts) != len(processes):

@@ -96,7 +96,9 @@ variables
     faults = FaultBudget,
     \* ---- ghosts for the P1 invariants ----
     prevMasterSeq = InitSeqNum,                   \* masterSeq before its last change
-    finishCount = [w \in Workers |-> 0];          \* Finishes processed this round
+    finishCount = [w \in Workers |-> 0],         \* Finishes processed this round
+    \* ---- ghost for the retry promises ----
+    countedFailures = 0;                          \* failures counted (count_failure)
 
 define {
     Terminated == \/ phase = "Succeed"
@@ -195,6 +197,121 @@ define {
     \* Evictions decided never cost more retries than the job has left.
     EvictionAffordable == phase = "RunCommand" => recoverCount + Cardinality(Evicting) <= MaxRetry
 
+    \* ---------------- the promises users rely on ----------------
+    \* Each is written out in full, without the operators the decisions use
+    \* (Exhausted, Min, Evicted, ...), so that a bug in one of those cannot
+    \* change the promise with it.  spec/README.md lists the promise each pins.
+
+    \* A job fails only when some pod used more than MaxRetry retries, or
+    \* somebody asked it to quit.
+    FailedOnlyWhenExhaustedOrQuit ==
+        phase = "Failed" => (shouldQuit \/ \E w \in Workers : retries[w] > MaxRetry)
+
+    \* Once more than MaxRetry failures were counted (or a pod is over its
+    \* retries) the command never runs again and the job never succeeds.
+    NoRunAfterRetriesExhausted ==
+        (countedFailures > MaxRetry \/ \E w \in Workers : retries[w] > MaxRetry)
+            => phase \notin {"BootChecking", "RunCommand", "Succeed"}
+
+    \* recoverCount is the number of counted failures, capped at MaxRetry,
+    \* until the failed job is wrapped up (MaxRetry + 1).
+    RecoverCountCountsFailures ==
+        \/ recoverCount = IF countedFailures < MaxRetry THEN countedFailures ELSE MaxRetry
+        \/ phase = "Failed" /\ recoverCount = MaxRetry + 1
+
+    \* A completed checkpoint is a safe point only for an eviction pending in
+    \* the current RunCommand order.
+    SafePointOnlyForAnEviction ==
+        (phase = "RunCommand" /\ checkpointed) => \E w \in Workers : evict[w]
+
+    \* A pod leaves for its eviction only while the command runs, where evictSlow
+    \* restarts it and charges it one retry (with EvictionCostsOneRetry).
+    EvictionChargedInRun ==
+        \A w \in Workers : (evict[w] /\ agentState[w] = "Exited") => phase = "RunCommand"
+
+    \* ---- action properties (checked by TLC as [][A]_v PROPERTYs) ----
+    \* One failure counted in RunCommand: the job leaves RunCommand, one pod's
+    \* retries + 1, recoverCount + 1 capped at MaxRetry.
+    CountedFailure ==
+        /\ phase = "RunCommand"
+        /\ phase' \in {"Restarting", "Troubleshooting"}
+        /\ countedFailures' = countedFailures + 1
+        /\ \E w \in Workers : retries' = [retries EXCEPT ![w] = @ + 1]
+        /\ recoverCount' = IF recoverCount < MaxRetry THEN recoverCount + 1 ELSE MaxRetry
+
+    \* Before BootChecking or RunCommand every pod gets the job's count.
+    RetriesAligned ==
+        /\ phase \in {"BootChecking", "RunCommand"}
+        /\ retries' = [w \in Workers |-> recoverCount]
+        /\ UNCHANGED <<recoverCount, countedFailures>>
+
+    \* The failed job is wrapped up: recoverCount shows MaxRetry + 1.
+    FailureWrappedUp ==
+        /\ phase = "Failed"
+        /\ recoverCount' = MaxRetry + 1
+        /\ UNCHANGED <<retries, countedFailures>>
+
+    \* retries and recoverCount change only by a failure counted in
+    \* RunCommand (or by the alignment and the wrap-up, which count nothing).
+    RetriesMoveOnlyByCountedFailures ==
+        [][CountedFailure \/ RetriesAligned \/ FailureWrappedUp]_<<retries, recoverCount, countedFailures>>
+
+    \* Every failure that ends RunCommand (a crash, an Error, an eviction)
+    \* costs exactly one retry.
+    FailureInRunCostsOneRetry ==
+        [][(phase = "RunCommand" /\ phase' \in {"Restarting", "Troubleshooting"}) => CountedFailure]_phase
+
+    \* An eviction (an evicted pod's agent left) costs that pod exactly one retry.
+    EvictionCostsOneRetry ==
+        [][\A w \in Workers :
+              (evict[w] /\ agentState[w] = "Exited" /\ ~evict'[w])
+                  => /\ retries'[w] = retries[w] + 1
+                     /\ countedFailures' = countedFailures + 1]_evict
+
+    \* A pod chosen for eviction is restarted only after its agent left at a
+    \* completed checkpoint (a crash restarts it at once, as any crash).
+    EvictionOnlyAtSafePoint ==
+        [][\A w \in Workers :
+              (evict[w] /\ ~podRestarted[w] /\ innerPhase[w] # "Restarting"
+                  /\ innerPhase'[w] = "Restarting")
+                  => checkpointed /\ agentState[w] = "Exited"]_innerPhase
+
+    \* An operator's quit is never withdrawn.
+    QuitIsNeverCleared == [][shouldQuit => shouldQuit']_shouldQuit
+
+    \* Succeed and Failed are final.
+    TerminalPhasesAreFinal == [][(phase \in {"Succeed", "Failed"}) => phase' = phase]_phase
+
+    \* A job succeeds only when every pod finished the command.
+    SucceedOnlyWhenAllFinished ==
+        [][phase' = "Succeed" => phase = "RunCommand" /\ \A w \in Workers : finished[w]]_phase
+
+    \* An Error counts only for the order it was sent under, and is charged
+    \* to the pod that sent it.
+    StaleErrorIgnored ==
+        [][(phase = "RunCommand" /\ phase' = "Troubleshooting")
+              => \E m \in msgs \ msgs' :
+                    /\ m.type = "Error" /\ m.seq = masterSeq
+                    /\ retries'[m.from] = retries[m.from] + 1]_phase
+
+    \* A Hang report marks a pod slow only for the order it was sent under.
+    StaleHangIgnored ==
+        [][\A w \in Workers :
+              (~slow[w] /\ slow'[w])
+                  => \E m \in msgs \ msgs' :
+                        m.type = "Hang" /\ m.from = w /\ m.seq = masterSeq]_slow
+
+    \* Only a checkpoint completed after the eviction was decided is its safe
+    \* point: an agent reports one only while an eviction waits for it.
+    CheckpointAfterDecision ==
+        [][\A m \in msgs' \ msgs :
+              m.type = "Checkpoint" => \E w \in Workers : evict[w]]_msgs
+
+    \* A Checkpoint report is a safe point only for the order it was sent under.
+    StaleCheckpointIgnored ==
+        [][(~checkpointed /\ checkpointed')
+              => \E m \in msgs \ msgs' : m.type = "Checkpoint" /\ m.seq = masterSeq]_checkpointed
+
     \* ---------------- state constraint ----------------
     \* MaxSeqGap is set to the largest gap reachable (2 * MaxRetry + 3), so
     \* the constraint cuts nothing today; if a change lets masterSeq grow
@@ -214,6 +331,7 @@ define {
 macro count_failure(w) {
     retries[w] := retries[w] + 1;
     recoverCount := Min(recoverCount + 1, MaxRetry);
+    countedFailures := countedFailures + 1;
 }
 
 \* The controller has seen pod w restart: the old incarnation's reports
@@ -563,10 +681,11 @@ JobDone:
     }
 }
 } *)
-\* BEGIN TRANSLATION - the hash of the PCal code: PCal-7c44d06c0030df9d20357630705e7797
+\* BEGIN TRANSLATION - the hash of the PCal code: PCal-631e7e0c5a86c4ec08775fafb638e276
 VARIABLES phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
           podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
-          slow, evict, checkpointed, faults, prevMasterSeq, finishCount
+          slow, evict, checkpointed, faults, prevMasterSeq, finishCount, 
+          countedFailures
 
 (* define statement *)
 Terminated == \/ phase = "Succeed"
@@ -669,6 +788,121 @@ EvictionAffordable == phase = "RunCommand" => recoverCount + Cardinality(Evictin
 
 
 
+
+
+
+FailedOnlyWhenExhaustedOrQuit ==
+    phase = "Failed" => (shouldQuit \/ \E w \in Workers : retries[w] > MaxRetry)
+
+
+
+NoRunAfterRetriesExhausted ==
+    (countedFailures > MaxRetry \/ \E w \in Workers : retries[w] > MaxRetry)
+        => phase \notin {"BootChecking", "RunCommand", "Succeed"}
+
+
+
+RecoverCountCountsFailures ==
+    \/ recoverCount = IF countedFailures < MaxRetry THEN countedFailures ELSE MaxRetry
+    \/ phase = "Failed" /\ recoverCount = MaxRetry + 1
+
+
+
+SafePointOnlyForAnEviction ==
+    (phase = "RunCommand" /\ checkpointed) => \E w \in Workers : evict[w]
+
+
+
+EvictionChargedInRun ==
+    \A w \in Workers : (evict[w] /\ agentState[w] = "Exited") => phase = "RunCommand"
+
+
+
+
+CountedFailure ==
+    /\ phase = "RunCommand"
+    /\ phase' \in {"Restarting", "Troubleshooting"}
+    /\ countedFailures' = countedFailures + 1
+    /\ \E w \in Workers : retries' = [retries EXCEPT ![w] = @ + 1]
+    /\ recoverCount' = IF recoverCount < MaxRetry THEN recoverCount + 1 ELSE MaxRetry
+
+
+RetriesAligned ==
+    /\ phase \in {"BootChecking", "RunCommand"}
+    /\ retries' = [w \in Workers |-> recoverCount]
+    /\ UNCHANGED <<recoverCount, countedFailures>>
+
+
+FailureWrappedUp ==
+    /\ phase = "Failed"
+    /\ recoverCount' = MaxRetry + 1
+    /\ UNCHANGED <<retries, countedFailures>>
+
+
+
+RetriesMoveOnlyByCountedFailures ==
+    [][CountedFailure \/ RetriesAligned \/ FailureWrappedUp]_<<retries, recoverCount, countedFailures>>
+
+
+
+FailureInRunCostsOneRetry ==
+    [][(phase = "RunCommand" /\ phase' \in {"Restarting", "Troubleshooting"}) => CountedFailure]_phase
+
+
+EvictionCostsOneRetry ==
+    [][\A w \in Workers :
+          (evict[w] /\ agentState[w] = "Exited" /\ ~evict'[w])
+              => /\ retries'[w] = retries[w] + 1
+                 /\ countedFailures' = countedFailures + 1]_evict
+
+
+
+EvictionOnlyAtSafePoint ==
+    [][\A w \in Workers :
+          (evict[w] /\ ~podRestarted[w] /\ innerPhase[w] # "Restarting"
+              /\ innerPhase'[w] = "Restarting")
+              => checkpointed /\ agentState[w] = "Exited"]_innerPhase
+
+
+QuitIsNeverCleared == [][shouldQuit => shouldQuit']_shouldQuit
+
+
+TerminalPhasesAreFinal == [][(phase \in {"Succeed", "Failed"}) => phase' = phase]_phase
+
+
+SucceedOnlyWhenAllFinished ==
+    [][phase' = "Succeed" => phase = "RunCommand" /\ \A w \in Workers : finished[w]]_phase
+
+
+
+StaleErrorIgnored ==
+    [][(phase = "RunCommand" /\ phase' = "Troubleshooting")
+          => \E m \in msgs \ msgs' :
+                /\ m.type = "Error" /\ m.seq = masterSeq
+                /\ retries'[m.from] = retries[m.from] + 1]_phase
+
+
+StaleHangIgnored ==
+    [][\A w \in Workers :
+          (~slow[w] /\ slow'[w])
+              => \E m \in msgs \ msgs' :
+                    m.type = "Hang" /\ m.from = w /\ m.seq = masterSeq]_slow
+
+
+
+CheckpointAfterDecision ==
+    [][\A m \in msgs' \ msgs :
+          m.type = "Checkpoint" => \E w \in Workers : evict[w]]_msgs
+
+
+StaleCheckpointIgnored ==
+    [][(~checkpointed /\ checkpointed')
+          => \E m \in msgs \ msgs' : m.type = "Checkpoint" /\ m.seq = masterSeq]_checkpointed
+
+
+
+
+
 SeqBound == masterSeq <= InitSeqNum + MaxSeqGap
 
 
@@ -681,7 +915,8 @@ Termination == <>Terminated
 
 vars == << phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
            podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
-           slow, evict, checkpointed, faults, prevMasterSeq, finishCount >>
+           slow, evict, checkpointed, faults, prevMasterSeq, finishCount, 
+           countedFailures >>
 
 ProcSet == {"advance"} \cup {"restartInRun"} \cup {"restartOutsideRun"} \cup {"restartDone"} \cup {"retriesExhausted"} \cup {"failedWrapUp"} \cup {"alignRetries"} \cup {"quitRequested"} \cup {"receive"} \cup {"hangWithQuit"} \cup {"evictSlow"} \cup {"agentJoin"} \cup {"agentWork"} \cup {"agentHang"} \cup {"agentCheckpoint"} \cup {"agentEvict"} \cup {"envPodRestart"} \cup {"envDuplicate"} \cup {"envQuit"} \cup {"reschedule"} \cup {"jobDone"}
 
@@ -704,6 +939,7 @@ Init == (* Global variables *)
         /\ faults = FaultBudget
         /\ prevMasterSeq = InitSeqNum
         /\ finishCount = [w \in Workers |-> 0]
+        /\ countedFailures = 0
 
 advance == /\ CanAdvance
            /\ LET next == NextPhase(phase) IN
@@ -722,7 +958,8 @@ advance == /\ CanAdvance
                                            checkpointed, prevMasterSeq, 
                                            finishCount >>
            /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted, 
-                           lastFinishSeq, msgs, agentSeq, agentState, faults >>
+                           lastFinishSeq, msgs, agentSeq, agentState, faults, 
+                           countedFailures >>
 
 restartInRun == /\ CanRestartInRun
                 /\ \E w \in UnseenRestarts:
@@ -736,6 +973,7 @@ restartInRun == /\ CanRestartInRun
                      /\ evict' = [evict EXCEPT ![w] = FALSE]
                      /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
                      /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                     /\ countedFailures' = countedFailures + 1
                 /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq, 
                                 agentState, checkpointed, faults, 
                                 prevMasterSeq >>
@@ -752,7 +990,7 @@ restartOutsideRun == /\ CanRestartOutsideRun
                      /\ UNCHANGED << phase, shouldQuit, recoverCount, retries, 
                                      podRestarted, masterSeq, agentSeq, 
                                      agentState, checkpointed, faults, 
-                                     prevMasterSeq >>
+                                     prevMasterSeq, countedFailures >>
 
 restartDone == /\ CanRestartDone
                /\ phase' = "Troubleshooting"
@@ -766,7 +1004,7 @@ restartDone == /\ CanRestartDone
                /\ checkpointed' = FALSE
                /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted, 
                                lastFinishSeq, msgs, agentSeq, agentState, 
-                               faults >>
+                               faults, countedFailures >>
 
 retriesExhausted == /\ CanFailExhausted
                     /\ phase' = "Failed"
@@ -775,7 +1013,8 @@ retriesExhausted == /\ CanFailExhausted
                                     retries, podRestarted, masterSeq, 
                                     lastFinishSeq, msgs, agentSeq, agentState, 
                                     slow, evict, checkpointed, faults, 
-                                    prevMasterSeq, finishCount >>
+                                    prevMasterSeq, finishCount, 
+                                    countedFailures >>
 
 failedWrapUp == /\ CanWrapUp
                 /\ recoverCount' = MaxRetry + 1
@@ -784,7 +1023,7 @@ failedWrapUp == /\ CanWrapUp
                                 podRestarted, masterSeq, lastFinishSeq, msgs, 
                                 agentSeq, agentState, slow, evict, 
                                 checkpointed, faults, prevMasterSeq, 
-                                finishCount >>
+                                finishCount, countedFailures >>
 
 alignRetries == /\ CanAlign
                 /\ retries' = [w \in Workers |-> recoverCount]
@@ -792,7 +1031,7 @@ alignRetries == /\ CanAlign
                                 finished, podRestarted, masterSeq, 
                                 lastFinishSeq, msgs, agentSeq, agentState, 
                                 slow, evict, checkpointed, faults, 
-                                prevMasterSeq, finishCount >>
+                                prevMasterSeq, finishCount, countedFailures >>
 
 quitRequested == /\ CanQuit
                  /\ phase' = "Failed"
@@ -801,7 +1040,7 @@ quitRequested == /\ CanQuit
                                  podRestarted, masterSeq, lastFinishSeq, msgs, 
                                  agentSeq, agentState, slow, evict, 
                                  checkpointed, faults, prevMasterSeq, 
-                                 finishCount >>
+                                 finishCount, countedFailures >>
 
 receive == /\ Quiescent
            /\ \E m \in msgs:
@@ -816,7 +1055,8 @@ receive == /\ Quiescent
                                                       finishCount >>
                            /\ UNCHANGED << phase, recoverCount, innerPhase, 
                                            retries, masterSeq, slow, evict, 
-                                           checkpointed, prevMasterSeq >>
+                                           checkpointed, prevMasterSeq, 
+                                           countedFailures >>
                       ELSE /\ IF m.type = "Hang"
                                  THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
                                             THEN /\ slow' = [slow EXCEPT ![m.from] = TRUE]
@@ -827,7 +1067,8 @@ receive == /\ Quiescent
                                                       retries, masterSeq, 
                                                       evict, checkpointed, 
                                                       prevMasterSeq, 
-                                                      finishCount >>
+                                                      finishCount, 
+                                                      countedFailures >>
                                  ELSE /\ IF m.type = "Checkpoint"
                                             THEN /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ Evicting # {}
                                                        THEN /\ checkpointed' = TRUE
@@ -841,10 +1082,12 @@ receive == /\ Quiescent
                                                                  masterSeq, 
                                                                  slow, evict, 
                                                                  prevMasterSeq, 
-                                                                 finishCount >>
+                                                                 finishCount, 
+                                                                 countedFailures >>
                                             ELSE /\ IF phase = "RunCommand" /\ m.seq = masterSeq /\ ~podRestarted[m.from]
                                                        THEN /\ retries' = [retries EXCEPT ![(m.from)] = retries[(m.from)] + 1]
                                                             /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                                                            /\ countedFailures' = countedFailures + 1
                                                             /\ phase' = "Troubleshooting"
                                                             /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
                                                             /\ finished' = [w \in Workers |-> FALSE]
@@ -865,7 +1108,8 @@ receive == /\ Quiescent
                                                                             evict, 
                                                                             checkpointed, 
                                                                             prevMasterSeq, 
-                                                                            finishCount >>
+                                                                            finishCount, 
+                                                                            countedFailures >>
                            /\ UNCHANGED lastFinishSeq
            /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState, 
                            faults >>
@@ -877,7 +1121,7 @@ hangWithQuit == /\ CanHangWithQuit
                                 finished, retries, podRestarted, masterSeq, 
                                 lastFinishSeq, msgs, agentSeq, agentState, 
                                 slow, checkpointed, faults, prevMasterSeq, 
-                                finishCount >>
+                                finishCount, countedFailures >>
 
 evictSlow == /\ CanEvictSlow
              /\ \E w \in Evicted:
@@ -891,6 +1135,7 @@ evictSlow == /\ CanEvictSlow
                   /\ evict' = [evict EXCEPT ![w] = FALSE]
                   /\ retries' = [retries EXCEPT ![w] = retries[w] + 1]
                   /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
+                  /\ countedFailures' = countedFailures + 1
              /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq, 
                              agentState, checkpointed, faults, prevMasterSeq >>
 
@@ -913,7 +1158,8 @@ agentJoin == /\ Quiescent /\ ~Terminated
                                                finishCount >>
              /\ UNCHANGED << phase, shouldQuit, recoverCount, retries, 
                              masterSeq, msgs, agentSeq, slow, evict, 
-                             checkpointed, faults, prevMasterSeq >>
+                             checkpointed, faults, prevMasterSeq, 
+                             countedFailures >>
 
 agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
                   \E outcome \in Outcomes:
@@ -931,7 +1177,7 @@ agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]
              /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                              finished, retries, podRestarted, masterSeq, 
                              lastFinishSeq, slow, evict, checkpointed, 
-                             prevMasterSeq, finishCount >>
+                             prevMasterSeq, finishCount, countedFailures >>
 
 agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
                   /\ Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w]
@@ -940,7 +1186,8 @@ agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]
              /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                              finished, retries, podRestarted, masterSeq, 
                              lastFinishSeq, agentSeq, agentState, slow, evict, 
-                             checkpointed, prevMasterSeq, finishCount >>
+                             checkpointed, prevMasterSeq, finishCount, 
+                             countedFailures >>
 
 agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
                         /\ Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {}
@@ -949,7 +1196,7 @@ agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agent
                                    finished, retries, podRestarted, masterSeq, 
                                    lastFinishSeq, agentSeq, agentState, slow, 
                                    evict, checkpointed, faults, prevMasterSeq, 
-                                   finishCount >>
+                                   finishCount, countedFailures >>
 
 agentEvict == /\ \E w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
                                             /\ agentSeq[x] < masterSeq}:
@@ -959,7 +1206,8 @@ agentEvict == /\ \E w \in {x \in Workers : evict[x] /\ agentState[x] = "Ready"
               /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                               finished, retries, podRestarted, masterSeq, 
                               lastFinishSeq, msgs, slow, evict, checkpointed, 
-                              faults, prevMasterSeq, finishCount >>
+                              faults, prevMasterSeq, finishCount, 
+                              countedFailures >>
 
 envPodRestart == /\ \E w \in Workers:
                       /\ Quiescent /\ faults > 0 /\ ~Terminated
@@ -970,7 +1218,7 @@ envPodRestart == /\ \E w \in Workers:
                  /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                                  finished, retries, masterSeq, lastFinishSeq, 
                                  msgs, slow, evict, checkpointed, 
-                                 prevMasterSeq, finishCount >>
+                                 prevMasterSeq, finishCount, countedFailures >>
 
 envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
                      /\ Quiescent /\ faults > 0 /\ ~Terminated
@@ -980,7 +1228,7 @@ envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
                                 finished, retries, podRestarted, masterSeq, 
                                 lastFinishSeq, agentSeq, agentState, slow, 
                                 evict, checkpointed, prevMasterSeq, 
-                                finishCount >>
+                                finishCount, countedFailures >>
 
 envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
            /\ faults' = faults - 1
@@ -988,7 +1236,7 @@ envQuit == /\ Quiescent /\ faults > 0 /\ ~shouldQuit /\ ~Terminated
            /\ UNCHANGED << phase, recoverCount, innerPhase, finished, retries, 
                            podRestarted, masterSeq, lastFinishSeq, msgs, 
                            agentSeq, agentState, slow, evict, checkpointed, 
-                           prevMasterSeq, finishCount >>
+                           prevMasterSeq, finishCount, countedFailures >>
 
 reschedule == /\ Quiescent /\ ~Terminated
               /\ \E w \in {x \in Workers : agentState[x] = "Exited"}:
@@ -998,14 +1246,14 @@ reschedule == /\ Quiescent /\ ~Terminated
               /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                               finished, retries, masterSeq, lastFinishSeq, 
                               msgs, slow, evict, checkpointed, faults, 
-                              prevMasterSeq, finishCount >>
+                              prevMasterSeq, finishCount, countedFailures >>
 
 jobDone == /\ Terminated
            /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                            finished, retries, podRestarted, masterSeq, 
                            lastFinishSeq, msgs, agentSeq, agentState, slow, 
                            evict, checkpointed, faults, prevMasterSeq, 
-                           finishCount >>
+                           finishCount, countedFailures >>
 
 Next == advance \/ restartInRun \/ restartOutsideRun \/ restartDone
            \/ retriesExhausted \/ failedWrapUp \/ alignRetries \/ quitRequested
@@ -1031,5 +1279,5 @@ Spec == /\ Init /\ [][Next]_vars
         /\ WF_vars(reschedule)
         /\ WF_vars(jobDone)
 
-\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-7608fd960078169902061f5c8e9c3eda
+\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-be4d8942f48705f8922e0a9fe71d99d9
 =============================================================================

@@ -16,6 +16,7 @@ _SPEC_COMMANDS = (
     "aegis.cli.spec_gen",
     "aegis.cli.spec_conform",
     "aegis.cli.spec_validate",
+    "aegis.cli.spec_update",
 )
 _TOP_COMMANDS: tuple[str, ...] = (
     "aegis.cli.check",

@@ -33,6 +33,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check.add_argument("--config", type=Path, help="model config (default: SPEC with .cfg)")
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.add_argument("--workers", type=int, help="TLC worker threads (default: all cores)")
+    check.add_argument(
+        "--deadlock",
+        action="store_true",
+        help="do not report a state with no successor (TLC's -deadlock; the cfg's "
+        "CHECK_DEADLOCK FALSE does the same)",
+    )
     check.set_defaults(func=run_check)
     trans = sub.add_parser("translate", help="regenerate the spec's PlusCal translation")
     trans.add_argument("spec", nargs="?", type=Path, default=DEFAULT_SPEC, help="the .tla file")
@@ -55,14 +61,17 @@ def run_check(args: argparse.Namespace) -> int:
         raise SpecError(f"{display_path(spec)}: spec not found")
     if not cfg.is_file():
         raise SpecError(f"{display_path(cfg)}: model config not found")
+    extra = ("-deadlock",) if args.deadlock else ()
     with _terminate_cleanly():
         check_translation(spec)
         if args.json:
-            result = run_tlc(spec, cfg, workers=args.workers)
+            result = run_tlc(spec, cfg, workers=args.workers, extra_args=extra)
             print(json.dumps(result_json(result)))
         else:
             with ProgressLine(sys.stderr) as progress:
-                result = run_tlc(spec, cfg, workers=args.workers, on_progress=progress)
+                result = run_tlc(
+                    spec, cfg, workers=args.workers, on_progress=progress, extra_args=extra
+                )
             print(format_result(result, f"{display_path(spec)} with {display_path(cfg)}"))
     return 0 if result.ok else 1
 

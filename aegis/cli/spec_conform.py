@@ -27,12 +27,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-probes", action="store_true", help="skip the near-miss invariant probes")
     p.add_argument("--limit", type=int, default=20, help="stop after this many mismatches")
+    p.add_argument(
+        "--deadlock",
+        action="store_true",
+        help="do not report a state with no successor (TLC's -deadlock; the cfg's "
+        "CHECK_DEADLOCK FALSE does the same)",
+    )
     p.add_argument("--behaviours", type=Path, help="also write covering behaviours (NDJSON)")
     p.add_argument(
         "--every-edge",
         action="store_true",
         help="behaviours cover every edge (default: every kind of step: action, phase "
-        "before and after, variables changed)",
+        "before and after, variables changed; every edge when there is no phase variable)",
     )
     p.set_defaults(func=run)
 
@@ -41,12 +47,19 @@ def run(args: argparse.Namespace) -> int:
     """Compare, print, and (optionally) write behaviours; 0 iff no mismatch."""
     start = time.monotonic()
     package = importlib.import_module(args.module) if args.module else None
-    base = baseline(Path(args.spec), args.config, package=package, probes=not args.no_probes)
+    base = baseline(
+        Path(args.spec),
+        args.config,
+        package=package,
+        probes=not args.no_probes,
+        deadlock=not args.deadlock,
+    )
     report = conform(base, limit=args.limit)
     variables = base.graph.variables
     if args.behaviours and report.ok:
         model = base.bind()
-        kind = None if args.every_edge else step_kind(variables)
+        every_edge = args.every_edge or "phase" not in variables  # no phase: every edge
+        kind = None if every_edge else step_kind(variables)
         lines = write_ndjson(
             args.behaviours, generate_behaviours(base.graph, model, kind=kind), model
         )

@@ -181,6 +181,8 @@ def tlc_probes(
 ) -> Probes:
     """Run TLC once on the probe spec and read its verdicts."""
     predicates = (*cfg.invariants, *cfg.constraints)
+    if not predicates:  # nothing to probe (the probe module's Next would be empty)
+        return Probes((), (), ())
     keys = sample(graph, base, seed)
     mvs = model_values(keys) - set(cfg.constants)
     modules = used_modules(spec)

@@ -9,6 +9,8 @@ from types import ModuleType
 
 import pytest
 
+from aegis.conformance.compare import Report
+from aegis.conformance.session import baseline, conform
 from codegen.pipeline import Generated, generate, load, write
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -67,3 +69,18 @@ def explore(m: ModuleType, constants: object = None) -> tuple[set, set]:
                 seen.add(succ.state)
                 queue.append(succ.state)
     return seen, edges
+
+
+def conform_with_tlc(spec: Path, out: Path, cfg: Path | None = None) -> Report:
+    """Generate `spec` into `out`, import it, and compare its state graph (and the probes'
+    invariant verdicts) with TLC's, through the conformance machinery."""
+    gen = generate(spec, cfg, phase_variable=None)
+    write(gen, out)
+    base = baseline(spec, cfg, package=load(out, gen.package))
+    return conform(base)
+
+
+@pytest.fixture(scope="session")
+def conforms() -> Callable[..., Report]:
+    """conform_with_tlc, for tests."""
+    return conform_with_tlc

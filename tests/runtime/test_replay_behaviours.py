@@ -55,6 +55,7 @@ CONTROLLER_VARS = (
     "lastFinishSeq",
     "prevMasterSeq",
     "finishCount",
+    "countedFailures",
     "slow",
     "evict",
     "checkpointed",

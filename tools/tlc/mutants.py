@@ -1,4 +1,9 @@
-"""Spec mutants: re-introduce a known bug into a temp copy of a spec and model-check it."""
+"""Spec mutants: re-introduce a bug into a temp copy of a spec and model-check it.
+
+A mutant is anchored to the spec's structure (tools/tlc/anchor.py): the label, macro or
+operator it changes (`anchor`) and the expression it replaces there (`find`), matched token
+by token, so edits elsewhere in the spec or re-wrapping do not break it.
+"""
 
 from __future__ import annotations
 
@@ -8,47 +13,84 @@ import tempfile
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from aegis.errors import SpecError
+from tools.tlc.anchor import locate
 from tools.tlc.result import TlcResult
 from tools.tlc.runner import run_tlc
 from tools.tlc.translation import translate
 
+ORIGINS = ("seed", "held-out", "ours")
+KINDS = ("invariant", "property", "liveness", "deadlock")
+
 
 @dataclass(frozen=True)
 class Mutant:
-    """One bug as an exact text patch of the spec, and the violation TLC must report."""
+    """One bug as an anchored patch of the spec, and the verdict TLC must give."""
 
     name: str
-    seed_bug: str
-    find: str
+    anchor: str  # the label, macro or operator the bug is in
+    find: str  # the expression there that the bug changes
     replace: str
-    expect_kind: str
+    why: str  # the bug in words
+    expect_kind: str | None = None  # invariant | property | liveness | deadlock; None: equivalent
     expect_name: str | None = None
+    origin: str = "ours"  # seed (the original design's), held-out (issue 15), ours
+    equivalent: str | None = None  # why the mutant changes no behaviour, when it does not
     constants: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def expected(self) -> str:
+        """The verdict in words: `invariant X`, `deadlock`, or `no error (equivalent)`."""
+        if self.expect_kind is None:
+            return "no error (equivalent)"
+        return " ".join(x for x in (self.expect_kind, self.expect_name) if x)
 
 
 def load_mutants(path: Path | str) -> list[Mutant]:
-    """The mutants listed in a TOML file (`[[mutant]]` tables)."""
-    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    return [Mutant(**entry) for entry in data.get("mutant", [])]
+    """The mutants listed in a TOML file (`[[mutant]]` tables); SpecError for a bad entry."""
+    where = Path(path)
+    data = tomllib.loads(where.read_text(encoding="utf-8"))
+    out = [_mutant(where, i, entry) for i, entry in enumerate(data.get("mutant", []))]
+    names = [m.name for m in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise SpecError(f"{where}: mutant names used twice: {', '.join(dup)}")
+    return out
 
 
-TRANSLATION_MARK = "\\* BEGIN TRANSLATION"
+def _mutant(where: Path, index: int, entry: dict[str, Any]) -> Mutant:
+    known = {f.name for f in fields(Mutant)}
+    label = f"{where}: mutant {entry.get('name', f'#{index + 1}')}"
+    unknown = sorted(set(entry) - known)
+    if unknown:
+        raise SpecError(f"{label}: unknown key(s) {', '.join(unknown)}")
+    try:
+        m = Mutant(**entry)
+    except TypeError as exc:
+        raise SpecError(f"{label}: {exc}") from None
+    if m.origin not in ORIGINS:
+        raise SpecError(f"{label}: origin must be one of {', '.join(ORIGINS)}")
+    if (m.expect_kind is None) == (m.equivalent is None):
+        raise SpecError(f"{label}: give expect_kind, or equivalent with the reason (not both)")
+    if m.expect_kind is not None and m.expect_kind not in KINDS:
+        raise SpecError(f"{label}: expect_kind must be one of {', '.join(KINDS)}")
+    return m
 
 
 def apply_patch(text: str, mutant: Mutant) -> str:
-    """The spec with the patch applied to its source part (not the translation, redone after).
+    """The spec with the mutant applied to its source part (the translation is redone after).
 
-    SpecError unless the patch matches exactly once.
+    SpecError unless the anchor names one unit and the expression occurs in it once.
     """
-    head, mark, tail = text.partition(TRANSLATION_MARK)
-    count = head.count(mutant.find)
-    if count != 1:
-        raise SpecError(f"mutant {mutant.name}: its patch matches {count} places, expected 1")
-    return head.replace(mutant.find, mutant.replace) + mark + tail
+    try:
+        span = locate(text, mutant.anchor, mutant.find)
+    except SpecError as exc:
+        raise SpecError(f"mutant {mutant.name}: {exc}") from None
+    return text[: span.start] + mutant.replace + text[span.end :]
 
 
 def override_constants(cfg_text: str, constants: dict[str, str]) -> str:
@@ -79,10 +121,28 @@ def mutated_copy(spec: Path, cfg: Path, mutant: Mutant) -> Iterator[tuple[Path, 
         yield dst, dst_cfg
 
 
-def run_mutant(spec: Path | str, cfg: Path | str, mutant: Mutant) -> TlcResult:
+def run_mutant(
+    spec: Path | str, cfg: Path | str, mutant: Mutant, timeout: float | None = None
+) -> TlcResult:
     """Model-check the spec with the mutant's bug re-introduced, deterministically: one TLC
     worker (one search order, one counterexample) and liveness checked only once the search
     is done (`-lncheck final`). Otherwise TLC's periodic liveness checks race the search, and
     a stuck state is reported now as a deadlock, now as a violated Termination."""
     with mutated_copy(Path(spec), Path(cfg), mutant) as (mspec, mcfg):
-        return run_tlc(mspec, mcfg, workers=1, extra_args=("-lncheck", "final"))
+        return run_tlc(mspec, mcfg, workers=1, extra_args=("-lncheck", "final"), timeout=timeout)
+
+
+def verdict(mutant: Mutant, result: TlcResult) -> tuple[bool, str]:
+    """Whether TLC gave the expected verdict, and what it said in words."""
+    v = result.violation
+    if result.timed_out:
+        return False, "timed out"
+    if v is None:
+        return result.ok and mutant.expect_kind is None, "no error" if result.ok else "failed"
+    # TLC names a violated invariant or action property, not a temporal one: a property
+    # violated by a lasso (a loop or stuttering at the end) is a liveness violation
+    kind = "liveness" if v.kind == "property" and v.loop is not None else v.kind
+    said = " ".join(x for x in (kind, v.name) if x)
+    if mutant.expect_kind is None or kind != mutant.expect_kind:
+        return False, said
+    return mutant.expect_name is None or v.name == mutant.expect_name, said

@@ -85,6 +85,8 @@ def _init(c: Constants) -> Iterator[State]:
     prevMasterSeq = c.InitSeqNum
     # /\ finishCount = [w \in Workers |-> 0]
     finishCount = fn((w_10, 0) for w_10 in c.Workers)
+    # /\ countedFailures = 0
+    countedFailures = 0
     yield State(
         phase=phase,
         shouldQuit=shouldQuit,
@@ -104,6 +106,7 @@ def _init(c: Constants) -> Iterator[State]:
         faults=faults,
         prevMasterSeq=prevMasterSeq,
         finishCount=finishCount,
+        countedFailures=countedFailures,
     )
 
 
@@ -164,6 +167,7 @@ def _steps_advance(
         agentSeq_next = s.agentSeq
         agentState_next = s.agentState
         faults_next = s.faults
+        countedFailures_next = s.countedFailures
         yield Successor(
             _tla.child(
                 s,
@@ -186,6 +190,7 @@ def _steps_advance(
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
             ),
             (),
@@ -209,6 +214,7 @@ def _steps_advance(
         agentSeq_next = s.agentSeq
         agentState_next = s.agentState
         faults_next = s.faults
+        countedFailures_next = s.countedFailures
         yield Successor(
             _tla.child(
                 s,
@@ -231,6 +237,7 @@ def _steps_advance(
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
             ),
             (),
@@ -294,6 +301,8 @@ def _steps_restartInRun(
         retries_next = _tla.except_value(s.retries, (w,), apply(s.retries, w) + 1)
         # /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
+        # /\ countedFailures' = countedFailures + 1
+        countedFailures_next = s.countedFailures + 1
         # /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
         shouldQuit_next = s.shouldQuit
         podRestarted_next = s.podRestarted
@@ -325,6 +334,7 @@ def _steps_restartInRun(
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
             ),
             (("w", w),),
@@ -394,6 +404,7 @@ def _steps_restartOutsideRun(
         checkpointed_next = s.checkpointed
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
+        countedFailures_next = s.countedFailures
         yield Successor(
             _tla.child(
                 s,
@@ -416,6 +427,7 @@ def _steps_restartOutsideRun(
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
             ),
             (("w", w),),
@@ -476,6 +488,7 @@ def _steps_restartDone(
     agentSeq_next = s.agentSeq
     agentState_next = s.agentState
     faults_next = s.faults
+    countedFailures_next = s.countedFailures
     yield Successor(
         _tla.child(
             s,
@@ -498,6 +511,7 @@ def _steps_restartDone(
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
         ),
         (),
@@ -551,6 +565,7 @@ def _steps_retriesExhausted(
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         _tla.child(
             s,
@@ -573,6 +588,7 @@ def _steps_retriesExhausted(
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
         ),
         (),
@@ -626,6 +642,7 @@ def _steps_failedWrapUp(
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         _tla.child(
             s,
@@ -648,6 +665,7 @@ def _steps_failedWrapUp(
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
         ),
         (),
@@ -700,6 +718,7 @@ def _steps_alignRetries(
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         _tla.child(
             s,
@@ -722,6 +741,7 @@ def _steps_alignRetries(
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
         ),
         (),
@@ -775,6 +795,7 @@ def _steps_quitRequested(
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         _tla.child(
             s,
@@ -797,6 +818,7 @@ def _steps_quitRequested(
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
         ),
         (),
@@ -861,6 +883,7 @@ def _steps_receive(
                 evict_next = s.evict
                 checkpointed_next = s.checkpointed
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                 shouldQuit_next = s.shouldQuit
                 podRestarted_next = s.podRestarted
@@ -889,6 +912,7 @@ def _steps_receive(
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                     ),
                     (("m", m),),
@@ -908,6 +932,7 @@ def _steps_receive(
                 evict_next = s.evict
                 checkpointed_next = s.checkpointed
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
                 shouldQuit_next = s.shouldQuit
                 podRestarted_next = s.podRestarted
@@ -936,6 +961,7 @@ def _steps_receive(
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                     ),
                     (("m", m),),
@@ -962,6 +988,7 @@ def _steps_receive(
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
+                    countedFailures_next = s.countedFailures
                     # /\ UNCHANGED lastFinishSeq
                     lastFinishSeq_next = s.lastFinishSeq
                     # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
@@ -992,6 +1019,7 @@ def _steps_receive(
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                         ),
                         (("m", m),),
@@ -1010,6 +1038,7 @@ def _steps_receive(
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
+                    countedFailures_next = s.countedFailures
                     # /\ UNCHANGED lastFinishSeq
                     lastFinishSeq_next = s.lastFinishSeq
                     # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
@@ -1040,6 +1069,7 @@ def _steps_receive(
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                         ),
                         (("m", m),),
@@ -1066,6 +1096,7 @@ def _steps_receive(
                         evict_next = s.evict
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         # /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
                         # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
@@ -1096,6 +1127,7 @@ def _steps_receive(
                                     faults=faults_next,
                                     prevMasterSeq=prevMasterSeq_next,
                                     finishCount=finishCount_next,
+                                    countedFailures=countedFailures_next,
                                 ),
                             ),
                             (("m", m),),
@@ -1114,6 +1146,7 @@ def _steps_receive(
                         evict_next = s.evict
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         # /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
                         # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
@@ -1144,6 +1177,7 @@ def _steps_receive(
                                     faults=faults_next,
                                     prevMasterSeq=prevMasterSeq_next,
                                     finishCount=finishCount_next,
+                                    countedFailures=countedFailures_next,
                                 ),
                             ),
                             (("m", m),),
@@ -1161,6 +1195,8 @@ def _steps_receive(
                         )
                         # /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
                         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
+                        # /\ countedFailures' = countedFailures + 1
+                        countedFailures_next = s.countedFailures + 1
                         # /\ phase' = "Troubleshooting"
                         phase_next = "Troubleshooting"
                         # /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
@@ -1209,6 +1245,7 @@ def _steps_receive(
                                     faults=faults_next,
                                     prevMasterSeq=prevMasterSeq_next,
                                     finishCount=finishCount_next,
+                                    countedFailures=countedFailures_next,
                                 ),
                             ),
                             (("m", m),),
@@ -1226,6 +1263,7 @@ def _steps_receive(
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         # /\ UNCHANGED lastFinishSeq
                         lastFinishSeq_next = s.lastFinishSeq
                         # /\ UNCHANGED << shouldQuit, podRestarted, agentSeq, agentState,
@@ -1256,6 +1294,7 @@ def _steps_receive(
                                     faults=faults_next,
                                     prevMasterSeq=prevMasterSeq_next,
                                     finishCount=finishCount_next,
+                                    countedFailures=countedFailures_next,
                                 ),
                             ),
                             (("m", m),),
@@ -1320,6 +1359,7 @@ def _steps_hangWithQuit(
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
+        countedFailures_next = s.countedFailures
         yield Successor(
             _tla.child(
                 s,
@@ -1342,6 +1382,7 @@ def _steps_hangWithQuit(
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
             ),
             (("w", w),),
@@ -1405,6 +1446,8 @@ def _steps_evictSlow(
         retries_next = _tla.except_value(s.retries, (w,), apply(s.retries, w) + 1)
         # /\ recoverCount' = Min(recoverCount + 1, MaxRetry)
         recoverCount_next = Min(c, s.recoverCount + 1, c.MaxRetry)
+        # /\ countedFailures' = countedFailures + 1
+        countedFailures_next = s.countedFailures + 1
         # /\ UNCHANGED << shouldQuit, podRestarted, masterSeq, agentSeq,
         shouldQuit_next = s.shouldQuit
         podRestarted_next = s.podRestarted
@@ -1436,6 +1479,7 @@ def _steps_evictSlow(
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
             ),
             (("w", w),),
@@ -1533,6 +1577,7 @@ def _steps_agentJoin(
                 checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 yield Successor(
                     _tla.child(
                         s,
@@ -1555,6 +1600,7 @@ def _steps_agentJoin(
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                     ),
                     (("w", w),),
@@ -1577,6 +1623,7 @@ def _steps_agentJoin(
                 checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 yield Successor(
                     _tla.child(
                         s,
@@ -1599,6 +1646,7 @@ def _steps_agentJoin(
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                     ),
                     (("w", w),),
@@ -1636,6 +1684,7 @@ def _steps_agentJoin(
                 checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 yield Successor(
                     _tla.child(
                         s,
@@ -1658,6 +1707,7 @@ def _steps_agentJoin(
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                     ),
                     (("w", w),),
@@ -1680,6 +1730,7 @@ def _steps_agentJoin(
                 checkpointed_next = s.checkpointed
                 faults_next = s.faults
                 prevMasterSeq_next = s.prevMasterSeq
+                countedFailures_next = s.countedFailures
                 yield Successor(
                     _tla.child(
                         s,
@@ -1702,6 +1753,7 @@ def _steps_agentJoin(
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                     ),
                     (("w", w),),
@@ -1789,6 +1841,7 @@ def _steps_agentWork(
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         yield Successor(
                             _tla.child(
                                 s,
@@ -1811,6 +1864,7 @@ def _steps_agentWork(
                                     faults=faults_next,
                                     prevMasterSeq=prevMasterSeq_next,
                                     finishCount=finishCount_next,
+                                    countedFailures=countedFailures_next,
                                 ),
                             ),
                             (("w", w), ("outcome", outcome)),
@@ -1833,6 +1887,7 @@ def _steps_agentWork(
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         yield Successor(
                             _tla.child(
                                 s,
@@ -1855,6 +1910,7 @@ def _steps_agentWork(
                                     faults=faults_next,
                                     prevMasterSeq=prevMasterSeq_next,
                                     finishCount=finishCount_next,
+                                    countedFailures=countedFailures_next,
                                 ),
                             ),
                             (("w", w), ("outcome", outcome)),
@@ -1878,6 +1934,7 @@ def _steps_agentWork(
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
+                    countedFailures_next = s.countedFailures
                     yield Successor(
                         _tla.child(
                             s,
@@ -1900,6 +1957,7 @@ def _steps_agentWork(
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                         ),
                         (("w", w), ("outcome", outcome)),
@@ -1973,6 +2031,7 @@ def _steps_agentHang(
             checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 _tla.child(
                     s,
@@ -1995,6 +2054,7 @@ def _steps_agentHang(
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                 ),
                 (("w", w),),
@@ -2074,6 +2134,7 @@ def _steps_agentCheckpoint(
             faults_next = s.faults
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 _tla.child(
                     s,
@@ -2096,6 +2157,7 @@ def _steps_agentCheckpoint(
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                 ),
                 (("w", w),),
@@ -2172,6 +2234,7 @@ def _steps_agentEvict(
             faults_next = s.faults
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 _tla.child(
                     s,
@@ -2194,6 +2257,7 @@ def _steps_agentEvict(
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                 ),
                 (("w", w),),
@@ -2250,6 +2314,7 @@ def _steps_envPodRestart(
             checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 _tla.child(
                     s,
@@ -2272,6 +2337,7 @@ def _steps_envPodRestart(
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                 ),
                 (("w", w),),
@@ -2342,6 +2408,7 @@ def _steps_envDuplicate(
             checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 _tla.child(
                     s,
@@ -2364,6 +2431,7 @@ def _steps_envDuplicate(
                         faults=faults_next,
                         prevMasterSeq=prevMasterSeq_next,
                         finishCount=finishCount_next,
+                        countedFailures=countedFailures_next,
                     ),
                 ),
                 (("w", w),),
@@ -2423,6 +2491,7 @@ def _steps_envQuit(
     checkpointed_next = s.checkpointed
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         _tla.child(
             s,
@@ -2445,6 +2514,7 @@ def _steps_envQuit(
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
         ),
         (),
@@ -2511,6 +2581,7 @@ def _steps_reschedule(
         faults_next = s.faults
         prevMasterSeq_next = s.prevMasterSeq
         finishCount_next = s.finishCount
+        countedFailures_next = s.countedFailures
         yield Successor(
             _tla.child(
                 s,
@@ -2533,6 +2604,7 @@ def _steps_reschedule(
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
             ),
             (("w", w),),
@@ -2584,6 +2656,7 @@ def _steps_jobDone(
     faults_next = s.faults
     prevMasterSeq_next = s.prevMasterSeq
     finishCount_next = s.finishCount
+    countedFailures_next = s.countedFailures
     yield Successor(
         _tla.child(
             s,
@@ -2606,6 +2679,7 @@ def _steps_jobDone(
                 faults=faults_next,
                 prevMasterSeq=prevMasterSeq_next,
                 finishCount=finishCount_next,
+                countedFailures=countedFailures_next,
             ),
         ),
         (),

@@ -108,6 +108,7 @@ def _steps_agentWork(c: Constants, s: State, d: Derived, self: Value) -> Iterato
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         yield Successor(
                             State(
                                 phase=phase_next,
@@ -128,6 +129,7 @@ def _steps_agentWork(c: Constants, s: State, d: Derived, self: Value) -> Iterato
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                             (("w", w), ("outcome", outcome)),
                         )
@@ -149,6 +151,7 @@ def _steps_agentWork(c: Constants, s: State, d: Derived, self: Value) -> Iterato
                         checkpointed_next = s.checkpointed
                         prevMasterSeq_next = s.prevMasterSeq
                         finishCount_next = s.finishCount
+                        countedFailures_next = s.countedFailures
                         yield Successor(
                             State(
                                 phase=phase_next,
@@ -169,6 +172,7 @@ def _steps_agentWork(c: Constants, s: State, d: Derived, self: Value) -> Iterato
                                 faults=faults_next,
                                 prevMasterSeq=prevMasterSeq_next,
                                 finishCount=finishCount_next,
+                                countedFailures=countedFailures_next,
                             ),
                             (("w", w), ("outcome", outcome)),
                         )
@@ -191,6 +195,7 @@ def _steps_agentWork(c: Constants, s: State, d: Derived, self: Value) -> Iterato
                     checkpointed_next = s.checkpointed
                     prevMasterSeq_next = s.prevMasterSeq
                     finishCount_next = s.finishCount
+                    countedFailures_next = s.countedFailures
                     yield Successor(
                         State(
                             phase=phase_next,
@@ -211,6 +216,7 @@ def _steps_agentWork(c: Constants, s: State, d: Derived, self: Value) -> Iterato
                             faults=faults_next,
                             prevMasterSeq=prevMasterSeq_next,
                             finishCount=finishCount_next,
+                            countedFailures=countedFailures_next,
                         ),
                         (("w", w), ("outcome", outcome)),
                     )
@@ -254,6 +260,7 @@ def _steps_agentHang(c: Constants, s: State, d: Derived, self: Value) -> Iterato
             checkpointed_next = s.checkpointed
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 State(
                     phase=phase_next,
@@ -274,6 +281,7 @@ def _steps_agentHang(c: Constants, s: State, d: Derived, self: Value) -> Iterato
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
                 (("w", w),),
             )
@@ -323,6 +331,7 @@ def _steps_agentCheckpoint(c: Constants, s: State, d: Derived, self: Value) -> I
             faults_next = s.faults
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 State(
                     phase=phase_next,
@@ -343,6 +352,7 @@ def _steps_agentCheckpoint(c: Constants, s: State, d: Derived, self: Value) -> I
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
                 (("w", w),),
             )
@@ -388,6 +398,7 @@ def _steps_agentEvict(c: Constants, s: State, d: Derived, self: Value) -> Iterat
             faults_next = s.faults
             prevMasterSeq_next = s.prevMasterSeq
             finishCount_next = s.finishCount
+            countedFailures_next = s.countedFailures
             yield Successor(
                 State(
                     phase=phase_next,
@@ -408,6 +419,7 @@ def _steps_agentEvict(c: Constants, s: State, d: Derived, self: Value) -> Iterat
                     faults=faults_next,
                     prevMasterSeq=prevMasterSeq_next,
                     finishCount=finishCount_next,
+                    countedFailures=countedFailures_next,
                 ),
                 (("w", w),),
             )

@@ -29,6 +29,10 @@ _S_StaleFinishRejected_1 = _tla.Site(
 )
 _S_EvictOnlySlow_1 = _tla.Site("EvictOnlySlow", ("evict", "slow"), ())
 _S_EvictAtCheckpoint_1 = _tla.Site("EvictAtCheckpoint", ("agentState", "evict"), ("checkpointed",))
+_S_FailedOnlyWhenExhaustedOrQuit_1 = _tla.Site("FailedOnlyWhenExhaustedOrQuit", ("retries",), ())
+_S_NoRunAfterRetriesExhausted_1 = _tla.Site("NoRunAfterRetriesExhausted", ("retries",), ())
+_S_SafePointOnlyForAnEviction_1 = _tla.Site("SafePointOnlyForAnEviction", ("evict",), ())
+_S_EvictionChargedInRun_1 = _tla.Site("EvictionChargedInRun", ("agentState", "evict"), ("phase",))
 
 
 def Phases(c: Constants) -> Value:
@@ -476,6 +480,84 @@ def EvictionAffordable(c: Constants, s: State) -> Value:
     return _value
 
 
+def FailedOnlyWhenExhaustedOrQuit(c: Constants, s: State) -> Value:
+    """FailedOnlyWhenExhaustedOrQuit (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if FailedOnlyWhenExhaustedOrQuit in _known:
+        return _known[FailedOnlyWhenExhaustedOrQuit]
+    _value = _known[FailedOnlyWhenExhaustedOrQuit] = s.phase != "Failed" or (
+        s.shouldQuit
+        or _tla.exists(
+            _S_FailedOnlyWhenExhaustedOrQuit_1,
+            c,
+            s,
+            c.Workers,
+            lambda c, s, w: apply(s.retries, w) > c.MaxRetry,
+        )
+    )
+    return _value
+
+
+def NoRunAfterRetriesExhausted(c: Constants, s: State) -> Value:
+    """NoRunAfterRetriesExhausted (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if NoRunAfterRetriesExhausted in _known:
+        return _known[NoRunAfterRetriesExhausted]
+    _value = _known[NoRunAfterRetriesExhausted] = not (
+        s.countedFailures > c.MaxRetry
+        or _tla.exists(
+            _S_NoRunAfterRetriesExhausted_1,
+            c,
+            s,
+            c.Workers,
+            lambda c, s, w: apply(s.retries, w) > c.MaxRetry,
+        )
+    ) or s.phase not in frozenset({"BootChecking", "RunCommand", "Succeed"})
+    return _value
+
+
+def RecoverCountCountsFailures(c: Constants, s: State) -> Value:
+    """RecoverCountCountsFailures (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if RecoverCountCountsFailures in _known:
+        return _known[RecoverCountCountsFailures]
+    _value = _known[RecoverCountCountsFailures] = s.recoverCount == (
+        s.countedFailures if s.countedFailures < c.MaxRetry else c.MaxRetry
+    ) or (s.phase == "Failed" and s.recoverCount == c.MaxRetry + 1)
+    return _value
+
+
+def SafePointOnlyForAnEviction(c: Constants, s: State) -> Value:
+    """SafePointOnlyForAnEviction (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if SafePointOnlyForAnEviction in _known:
+        return _known[SafePointOnlyForAnEviction]
+    _value = _known[SafePointOnlyForAnEviction] = not (
+        s.phase == "RunCommand" and s.checkpointed
+    ) or _tla.exists(
+        _S_SafePointOnlyForAnEviction_1, c, s, c.Workers, lambda c, s, w: apply(s.evict, w)
+    )
+    return _value
+
+
+def EvictionChargedInRun(c: Constants, s: State) -> Value:
+    """EvictionChargedInRun (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if EvictionChargedInRun in _known:
+        return _known[EvictionChargedInRun]
+    _value = _known[EvictionChargedInRun] = _tla.forall(
+        _S_EvictionChargedInRun_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: (
+            not (apply(s.evict, w) and apply(s.agentState, w) == "Exited")
+            or s.phase == "RunCommand"
+        ),
+    )
+    return _value
+
+
 def SeqBound(c: Constants, s: State) -> Value:
     """SeqBound (spec/AegisPhase.tla)."""
     _known = _tla.known(c, s)
@@ -509,6 +591,7 @@ def vars_(c: Constants, s: State) -> Value:
         s.faults,
         s.prevMasterSeq,
         s.finishCount,
+        s.countedFailures,
     )
     return _value
 
@@ -564,5 +647,6 @@ def Init(c: Constants, s: State) -> Value:
         and s.faults == c.FaultBudget
         and s.prevMasterSeq == c.InitSeqNum
         and s.finishCount == fn((w_10, 0) for w_10 in c.Workers)
+        and s.countedFailures == 0
     )
     return _value

@@ -12,12 +12,17 @@ from . import _tla
 from .defs import (
     EvictAtCheckpoint,
     EvictionAffordable,
+    EvictionChargedInRun,
     EvictOnlySlow,
+    FailedOnlyWhenExhaustedOrQuit,
     MasterSeqNumMonotonic,
     NoFinishDoubleProcessed,
+    NoRunAfterRetriesExhausted,
     PhaseConsistency,
     RecoverCountBound,
+    RecoverCountCountsFailures,
     RetriesBound,
+    SafePointOnlyForAnEviction,
     SeqBound,
     StaleFinishRejected,
     ValidInnerPhase,
@@ -87,6 +92,31 @@ def inv_EvictionAffordable(c: Constants, s: State) -> bool:
     return _tla.boolean(EvictionAffordable(c, s), "EvictionAffordable")
 
 
+def inv_FailedOnlyWhenExhaustedOrQuit(c: Constants, s: State) -> bool:
+    """FailedOnlyWhenExhaustedOrQuit (spec/AegisPhase.tla)."""
+    return _tla.boolean(FailedOnlyWhenExhaustedOrQuit(c, s), "FailedOnlyWhenExhaustedOrQuit")
+
+
+def inv_NoRunAfterRetriesExhausted(c: Constants, s: State) -> bool:
+    """NoRunAfterRetriesExhausted (spec/AegisPhase.tla)."""
+    return _tla.boolean(NoRunAfterRetriesExhausted(c, s), "NoRunAfterRetriesExhausted")
+
+
+def inv_RecoverCountCountsFailures(c: Constants, s: State) -> bool:
+    """RecoverCountCountsFailures (spec/AegisPhase.tla)."""
+    return _tla.boolean(RecoverCountCountsFailures(c, s), "RecoverCountCountsFailures")
+
+
+def inv_SafePointOnlyForAnEviction(c: Constants, s: State) -> bool:
+    """SafePointOnlyForAnEviction (spec/AegisPhase.tla)."""
+    return _tla.boolean(SafePointOnlyForAnEviction(c, s), "SafePointOnlyForAnEviction")
+
+
+def inv_EvictionChargedInRun(c: Constants, s: State) -> bool:
+    """EvictionChargedInRun (spec/AegisPhase.tla)."""
+    return _tla.boolean(EvictionChargedInRun(c, s), "EvictionChargedInRun")
+
+
 def constraint_SeqBound(c: Constants, s: State) -> bool:
     """SeqBound (spec/AegisPhase.tla)."""
     return _tla.boolean(SeqBound(c, s), "SeqBound")
@@ -105,6 +135,11 @@ INVARIANTS: dict[str, Callable[[Constants, State], bool]] = {
     "EvictOnlySlow": inv_EvictOnlySlow,
     "EvictAtCheckpoint": inv_EvictAtCheckpoint,
     "EvictionAffordable": inv_EvictionAffordable,
+    "FailedOnlyWhenExhaustedOrQuit": inv_FailedOnlyWhenExhaustedOrQuit,
+    "NoRunAfterRetriesExhausted": inv_NoRunAfterRetriesExhausted,
+    "RecoverCountCountsFailures": inv_RecoverCountCountsFailures,
+    "SafePointOnlyForAnEviction": inv_SafePointOnlyForAnEviction,
+    "EvictionChargedInRun": inv_EvictionChargedInRun,
 }
 
 CONSTRAINTS: dict[str, Callable[[Constants, State], bool]] = {
@@ -112,7 +147,20 @@ CONSTRAINTS: dict[str, Callable[[Constants, State], bool]] = {
 }
 
 # Temporal properties of the cfg (checked by TLC only).
-PROPERTIES: tuple[str, ...] = ("Termination",)
+PROPERTIES: tuple[str, ...] = (
+    "Termination",
+    "RetriesMoveOnlyByCountedFailures",
+    "EvictionCostsOneRetry",
+    "FailureInRunCostsOneRetry",
+    "EvictionOnlyAtSafePoint",
+    "QuitIsNeverCleared",
+    "TerminalPhasesAreFinal",
+    "SucceedOnlyWhenAllFinished",
+    "StaleErrorIgnored",
+    "StaleHangIgnored",
+    "StaleCheckpointIgnored",
+    "CheckpointAfterDecision",
+)
 
 
 def violated_invariants(c: Constants, s: State) -> list[str]:

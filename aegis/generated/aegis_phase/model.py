@@ -30,6 +30,7 @@ VARIABLES: tuple[str, ...] = (
     "faults",
     "prevMasterSeq",
     "finishCount",
+    "countedFailures",
 )
 CONSTANT_NAMES: tuple[str, ...] = ("Workers", "MaxRetry", "InitSeqNum", "FaultBudget", "MaxSeqGap")
 
@@ -93,6 +94,7 @@ class State(Memo):
     faults: Value  # spec/AegisPhase.tla
     prevMasterSeq: Value  # spec/AegisPhase.tla
     finishCount: Value  # spec/AegisPhase.tla
+    countedFailures: Value  # spec/AegisPhase.tla
 
     def as_dict(self) -> dict[str, Value]:
         """The state as {variable: value}."""
