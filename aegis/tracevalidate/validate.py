@@ -141,8 +141,11 @@ def validate_log(
     cfg = cfg_text(tla_constants(header.constants, writer, plan.max_seq))
     result = _run(spec_path, module, cfg, timeout, keep)
     if result.errors or result.timed_out or result.exit_code != 0:
-        why = "timed out" if result.timed_out else "\n".join(result.errors) or (
-            f"exit {result.exit_code}, {result.violation or 'no violation reported'}"
+        why = (
+            "timed out"
+            if result.timed_out
+            else "\n".join(result.errors)
+            or (f"exit {result.exit_code}, {result.violation or 'no violation reported'}")
         )
         raise TraceValidationError(f"TLC could not validate {path}: {why}")
     found = result.distinct_states or 0  # no initial state: the logged one is not Init's
