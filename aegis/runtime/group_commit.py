@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Protocol
 
 log = logging.getLogger(__name__)
+WAKE_HOPS = 3  # loop iterations a snapshot waits so the batch's replies go first
 
 
 class Committable(Protocol):
@@ -105,6 +106,10 @@ class GroupCommit:
             self._spawn(self._compact())
 
     async def _compact(self) -> None:
+        # the batch's waiters wake two callbacks after its future is set (the shield, then
+        # the task): let them hand their replies to the bus before the O(pods) snapshot
+        for _ in range(WAKE_HOPS):
+            await asyncio.sleep(0)
         async with self.lock:
             self.core.compact()
 
