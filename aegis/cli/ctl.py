@@ -784,6 +784,15 @@ def render_status(cfg: CtlConfig, view: Any, now: float | None = None) -> str:
             if message != "-":
                 text = f"  last fault: {message}"
                 out.append(text if len(text) <= WIDTH else text[: WIDTH - 1] + "…")
+    summary = _dict(v.get("podSummary"))
+    if summary:  # a large job: only the pods with something to see are listed
+        counts = _dict(summary.get("byPhase"))
+        line = (
+            f"{summary.get('shown', '?')} of {summary.get('total', '?')} pods listed "
+            f"({summary.get('notable', '?')} with a fault, retries, a mark or another phase); "
+            "by phase: " + ", ".join(f"{k} {counts[k]}" for k in sorted(counts))
+        )
+        out.extend(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
     nodes = [_dict(n) for n in v.get("errorNodes") or []]
     if nodes:
         out.append("error nodes:")

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, ParamSpec, TypeVar
@@ -72,6 +73,10 @@ REPORT_ACTIONS: Mapping[MessageType, Label] = {
     MessageType.EVICTED: Label.agentEvict,
 }
 SAVE_BACKOFF_S = (0.05, 0.1, 0.2, 0.4)  # pauses between the tries of one status save
+# `aegis ctl status` lists every pod up to this many; past it the pods with something to see
+# (a fault, retries, a slow or evict mark, a phase not the job's) and counts of the rest:
+# ~200 bytes a pod, so one reply stays well under NATS's 1 MiB at any job size
+STATUS_POD_LIMIT = 1000
 # a snapshot (the status file) is taken at a change of phase, recoverCount or shouldQuit, and
 # after max(SNAPSHOT_MIN_RECORDS, pods) WAL records: O(pods) once per O(pods) events
 SNAPSHOT_MIN_RECORDS = 256
@@ -268,6 +273,18 @@ class Extras:
 
 def _tracked(undo: UndoLog, items: Mapping[str, Any] | None) -> TrackedDict[str, Any]:
     return TrackedDict(undo, (items or {}).items())
+
+
+def _notable(pod: Mapping[str, Any], phase: str) -> bool:
+    """Whether `aegis ctl status` must show this pod of a large job by name."""
+    return bool(
+        pod["retries"]
+        or pod["slow"]
+        or pod["evict"]
+        or pod["lastFault"]
+        or pod["lastFailedReason"]
+        or pod["innerPhase"] != phase
+    )
 
 
 class Memory(NamedTuple):
@@ -608,6 +625,17 @@ class ControllerCore:
                 "lastFailedReason": self.extras.reasons.get(pod, ""),
                 "lastFault": _last_fault(self.__dict__.get("last_faults", {}).get(pod)),
             }
+        summary = None
+        if len(pods) > STATUS_POD_LIMIT:  # one reply must stay under NATS's 1 MiB
+            summary = {
+                "total": len(pods),
+                "byPhase": dict(Counter(str(p["innerPhase"]) for p in pods.values())),
+                "byAgentState": dict(Counter(str(p["agentState"]) for p in pods.values())),
+            }
+            notable = [pod for pod, p in pods.items() if _notable(p, str(s.phase))]
+            pods = {pod: pods[pod] for pod in notable[:STATUS_POD_LIMIT]}
+            summary["shown"] = len(pods)
+            summary["notable"] = len(notable)
         return {
             "job": self.job.name,
             "namespace": self.job.namespace,
@@ -619,6 +647,7 @@ class ControllerCore:
             "masterSeq": int(s.masterSeq),
             "checkpointed": bool(s.checkpointed),
             "pods": pods,
+            **({"podSummary": summary} if summary is not None else {}),
             "errorNodes": [
                 {"node": e.node, "reason": e.reason, "time": e.time}
                 for e in self.status.error_nodes

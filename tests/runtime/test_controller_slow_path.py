@@ -148,3 +148,49 @@ def test_any_sequence_of_reports_keeps_the_spec_invariants(
             assert core.on_report(m).reply is not None
         evicted = [w for w in (W0, W1) if apply(core.state.evict, w)]
         assert all(apply(core.state.slow, w) for w in evicted)
+
+
+def test_the_status_view_of_a_large_job_fits_one_nats_message(tmp_path: Path) -> None:
+    """At 12,500 pods the full view was 2.4 MB, past NATS's 1 MiB: `aegis ctl status` failed.
+    Past STATUS_POD_LIMIT pods it lists those with something to see, and counts the rest."""
+    from aegis.cli.ctl import CtlConfig, render_status
+    from aegis.protocol.envelope import MAX_MESSAGE_BYTES
+    from aegis.runtime.controller import STATUS_POD_LIMIT
+    from aegis.runtime.store import Status
+
+    class MemoryStore:
+        saved: Status | None = None
+
+        def load(self) -> Status | None:
+            return self.saved
+
+        def save(self, status: Status) -> None:
+            self.saved = status
+
+    n = STATUS_POD_LIMIT + 200
+    pods = tuple(f"big-worker-{i}" for i in range(n))
+    core = ControllerCore(JobConfig("big", "default", pods, 2), MemoryStore())
+    core.autocommit = False  # memory is all the view reads: no O(pods) save per event
+    for p in pods:
+        core.on_ack(report(p, MessageType.ACK, 0).__class__(
+            "big", "default", p, MessageType.ACK, MessagePhase.COMMAND,
+            {"incarnation": "i1", "node": f"node-{p}"}, time.time(), 0,
+        ))  # fmt: skip
+    assert str(core.state.phase) == "BootChecking"
+    seq = int(core.state.masterSeq)
+    for p in pods[:-1]:
+        core.on_report(
+            Message("big", "default", p, MessageType.FINISH, MessagePhase.COMMAND,
+                    {"incarnation": "i1", "node": f"node-{p}"}, time.time(), seq)
+        )  # fmt: skip
+    view = core.status_view()
+    encoded = Message(
+        "big", "default", "ctl", MessageType.ACK, MessagePhase.COMMAND, view, 0.0, 0
+    ).encode()
+    assert len(encoded) < MAX_MESSAGE_BYTES // 50  # counts, no pod by name
+    summary = view["podSummary"]
+    assert summary["total"] == n and sum(summary["byPhase"].values()) == n
+    assert summary["byPhase"] == {"BootChecking": n}
+    assert view["pods"] == {}  # every pod as the job is: nobody listed by name
+    text = render_status(CtlConfig("nats://x", "j", "s", "default", "big", None), view)
+    assert f"0 of {n} pods listed" in text
