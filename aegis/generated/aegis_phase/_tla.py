@@ -404,6 +404,12 @@ def forall(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> boo
     return len(_entry(site, c, s, dom, test).members) == len(dom)
 
 
+def count(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> int:
+    """Cardinality({x \\in dom : test(x)}), from the site's entry in s (for the runtime: e.g.
+    how many workers finished, kept current as the other sites are)."""
+    return len(_entry(site, c, s, dom, test).members)
+
+
 def select(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> frozenset[Value]:
     """{x \\in dom : test(x)}, from the site's entry in s (built once per entry)."""
     e = _entry(site, c, s, dom, test)
