@@ -17,11 +17,12 @@ state a step came from (`commit` carries them over to each new current state).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from aegis.errors import AegisError
 from aegis.generated.aegis_phase import (
     ACTIONS,
+    VARIABLES,
     Constants,
     Label,
     State,
@@ -30,7 +31,7 @@ from aegis.generated.aegis_phase import (
     initial_states,
     violated_invariants,
 )
-from aegis.values import ModelValue, Value
+from aegis.values import Fn, ModelValue, Value
 
 # Wrap-up and quit first (they end the job), then failure handling, restarts, and last the
 # normal advance; alignRetries before advance so that a new order carries aligned retries.
@@ -90,6 +91,26 @@ class StepResult:
     state: State
     applied: bool = True
     reason: str = ""
+    # what the step changed, when the functions' EXCEPT provenance says (before `commit`
+    # forgets it): the state it came from, and {variable: keys that may differ, or None}
+    # for every variable that is not the very same object; the step log encodes the
+    # changes from it in O(the keys) instead of comparing whole functions
+    delta: tuple[State, Mapping[str, tuple[Value, ...] | None]] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+
+def state_delta(old: State, new: State) -> dict[str, tuple[Value, ...] | None]:
+    """{variable: the keys at which a function may differ (Fn.changed_since), or None when
+    unknown or not a function} for the variables of `new` that are not `old`'s object."""
+    out: dict[str, tuple[Value, ...] | None] = {}
+    for name in VARIABLES:
+        o, v = getattr(old, name), getattr(new, name)
+        if o is v:
+            continue
+        keys = v.changed_since(o) if isinstance(v, Fn) and isinstance(o, Fn) else None
+        out[name] = None if keys is None else tuple(dict.fromkeys(keys))
+    return out
 
 
 def runtime_constants(
@@ -234,11 +255,12 @@ class Engine:
             bad = violated_invariants(self.constants, succ.state)
             if bad:
                 raise InvariantViolation(label, bad)
+        delta = (self.state, state_delta(self.state, succ.state))  # before commit forgets
         commit(succ.state)  # its derived sets kept; older states become garbage
         before = (self.seq_no, self.state)
         self.seq_no += 1
         self.state = succ.state
-        step = StepResult(self.seq_no, label, pid, succ.choices, succ.state)
+        step = StepResult(self.seq_no, label, pid, succ.choices, succ.state, delta=delta)
         try:
             self._emit(step)
         except BaseException:

@@ -119,8 +119,13 @@ def _decode_set(o: Any) -> frozenset[Value]:
     return frozenset(decode(x) for x in o)
 
 
-def changes_between(old: State | None, new: State) -> dict[str, Any]:
-    """{variable: encoded change} of the variables that differ (all of them if old is None)."""
+def changes_between(
+    old: State | None, new: State, delta: Mapping[str, tuple[Value, ...] | None] | None = None
+) -> dict[str, Any]:
+    """{variable: encoded change} of the variables that differ (all of them if old is None).
+    With `delta` (engine.state_delta from `old` to `new`) a variable it leaves out is
+    unchanged and a function whose changed keys it names is encoded as an except of those
+    keys: O(the keys), where comparing two functions costs O(pods)."""
     out: dict[str, Any] = {}
     for name in VARIABLES:
         v = getattr(new, name)
@@ -128,7 +133,15 @@ def changes_between(old: State | None, new: State) -> dict[str, Any]:
             out[name] = encode(v)
             continue
         o = getattr(old, name)
-        if o is v or o == v:
+        if o is v:
+            continue
+        keys = None if delta is None else delta.get(name, ())
+        if keys is not None and isinstance(o, Fn) and isinstance(v, Fn):
+            changed = [(k, v[k]) for k in keys if o[k] != v[k]]
+            if changed:
+                out[name] = {"except": [[encode(k), encode(x)] for k, x in changed]}
+            continue
+        if o == v:
             continue
         out[name] = encode_change(o, v)
     return out
@@ -156,7 +169,8 @@ def step_record(step: StepResult, before: State | None) -> dict[str, Any]:
         "choices": encode_choices(step.choices),
     }
     if step.applied:
-        rec["changed"] = changes_between(before, step.state)
+        delta = step.delta[1] if step.delta is not None and step.delta[0] is before else None
+        rec["changed"] = changes_between(before, step.state, delta)
     else:
         rec["rejected"] = step.reason
     return rec
