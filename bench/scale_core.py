@@ -1,8 +1,8 @@
 """Cost per event of the controller as the pod count grows (issue 12): no network, no disk.
 
 Drives the spec `Engine` alone, then `ControllerCore` (the engine plus the controller's
-bookkeeping, status encoding and orders; the store keeps the status in memory but encodes it
-as the file store does), through two jobs per size:
+bookkeeping, write-ahead log records, snapshots and orders; the WAL and the status store are
+kept in memory but encoded as the file versions write them), through two jobs per size:
 
 - healthy: N ACKs (agentJoin), N bootcheck Finish, N command Finish (agentWork + receive),
   with the controller's decisions settled after each event;
@@ -286,9 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--controller-max",
         type=int,
-        default=1250,
-        help="largest size to run the controller at (default 1250: today a commit without a "
-        "write-ahead log encodes the whole status, O(pods) per event)",
+        default=12500,
+        help="largest size to run the controller at (default 12500)",
     )
     ap.add_argument("--quick", action="store_true", help=f"sizes {QUICK_PODS}: a smoke run")
     args = ap.parse_args(argv)
