@@ -35,23 +35,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from aegis.runtime.store import Status  # noqa: E402
 from aegis.runtime.trace_check import check_steplog  # noqa: E402
 from aegis.tracevalidate import validate_log  # noqa: E402
+from tests.support import MemoryStore  # noqa: E402
 from tests.tracevalidate.jobs import Job, pods  # noqa: E402
-
-
-class MemoryStore:
-    """A StatusStore kept in memory (the bench measures the log, not the disk)."""
-
-    def __init__(self) -> None:
-        self.status: Status | None = None
-
-    def load(self) -> Status | None:
-        return self.status
-
-    def save(self, status: Status) -> None:
-        self.status = status
 
 
 def small_log(dir: Path, steps: int) -> Path:

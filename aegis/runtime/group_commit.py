@@ -71,6 +71,11 @@ class GroupCommit:
             self._spawn(self._flush())
         await asyncio.shield(self._batch)
 
+    async def settled(self) -> None:
+        """Return once no flush or snapshot of this group commit is pending."""
+        while self._flushes:
+            await asyncio.gather(*list(self._flushes), return_exceptions=True)
+
     async def commit_locked(self) -> None:
         """Commit now and publish (the caller holds the lock); PersistenceError if it failed."""
         await self._commit_and_publish(raise_failure=True)

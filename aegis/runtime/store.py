@@ -246,11 +246,12 @@ class FileStatusStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        _fsync_dir(directory)
+        fsync_dir(directory)
         self._checked = True
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a directory's entries (a new or renamed file) durable."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)

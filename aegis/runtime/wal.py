@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from aegis.runtime.errors import CorruptStatusError
+from aegis.runtime.store import fsync_dir
 
 FIX = "move it and the status file beside it away to start the job afresh"
 
@@ -132,7 +133,7 @@ class WriteAheadLog:
             existed = self.path.exists()
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             if not existed:  # the new name must survive a crash as much as its content
-                _fsync_dir(self.path.parent)
+                fsync_dir(self.path.parent)
         return self._fd
 
     def _cut_back(self, fd: int) -> None:
@@ -149,11 +150,3 @@ def _guess_number(raw: bytes) -> str:
         return "?"
     digits = raw[marker + 4 : marker + 24].split(b",")[0]
     return digits.decode("ascii", "replace") if digits.isdigit() else "?"
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "restart_vs_torchrun.py"
+from ..support.bench import load_bench
 
-
-def load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("restart_vs_torchrun", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = load()
+bench = load_bench("restart_vs_torchrun")
 
 # rank 1 crashes at 10.0; rank 0's first attempt says "start" just after the crash
 RECOVERED = """start 1 9.9

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "scale_core.py"
+from ..support.bench import load_bench
 
-
-def load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("scale_core", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = load()
+bench = load_bench("scale_core")
 
 
 def test_small_sizes_print_one_object_per_size_and_a_ratio(

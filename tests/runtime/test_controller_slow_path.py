@@ -18,6 +18,8 @@ from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.store import FileStatusStore
 from aegis.values import ModelValue, apply
 
+from ..support import MemoryStore
+
 PODS = ("job-worker-0", "job-worker-1")
 W0, W1 = (ModelValue(p) for p in PODS)
 
@@ -156,16 +158,6 @@ def test_the_status_view_of_a_large_job_fits_one_nats_message(tmp_path: Path) ->
     from aegis.cli.ctl import CtlConfig, render_status
     from aegis.protocol.envelope import MAX_MESSAGE_BYTES
     from aegis.runtime.controller import STATUS_POD_LIMIT
-    from aegis.runtime.store import Status
-
-    class MemoryStore:
-        saved: Status | None = None
-
-        def load(self) -> Status | None:
-            return self.saved
-
-        def save(self, status: Status) -> None:
-            self.saved = status
 
     n = STATUS_POD_LIMIT + 200
     pods = tuple(f"big-worker-{i}" for i in range(n))

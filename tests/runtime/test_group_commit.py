@@ -60,9 +60,7 @@ async def test_the_snapshot_comes_after_the_order_and_the_replies() -> None:
         log.append(f"reply {name}")
 
     await asyncio.gather(event("a"), event("b"))
-    await asyncio.sleep(0)  # the snapshot task's turn
-    async with lock:  # it took the lock: once we hold it, it has run
-        pass
+    await commits.settled()  # the snapshot, taken in a task of its own
     assert log == [
         "event",
         "event",
@@ -87,6 +85,5 @@ async def test_a_failed_commit_publishes_nothing_and_takes_no_snapshot() -> None
         core.handle()
     with pytest.raises(OSError, match="disk full"):
         await commits.durable()
-    for _ in range(3):
-        await asyncio.sleep(0)
+    await commits.settled()
     assert log == ["event"]

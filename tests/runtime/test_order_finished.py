@@ -10,22 +10,12 @@ from hypothesis import strategies as st
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.store import Status
 from aegis.values import ModelValue, apply
+
+from ..support import MemoryStore
 
 PODS = tuple(f"job-worker-{i}" for i in range(6))
 KINDS = (MessageType.ACK, MessageType.FINISH, MessageType.FINISH, MessageType.ERROR)
-
-
-class MemoryStore:
-    def __init__(self) -> None:
-        self.saved: Status | None = None
-
-    def load(self) -> Status | None:
-        return self.saved
-
-    def save(self, status: Status) -> None:
-        self.saved = status
 
 
 @settings(max_examples=40, deadline=None)

@@ -34,23 +34,12 @@ from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.trace_check import check_steplog
 from aegis.runtime.wal import WriteAheadLog, encode_line
 
+from ..support import MemoryStore
+
 PODS = tuple(f"job-worker-{i}" for i in range(4))
 JOB = JobConfig("job", "default", PODS, 8, heartbeat_timeout=0)
 DURABLE_COUNTERS = ("node_faults", "heartbeat_lost", "inferred_restart", "evicted_slow")
 Event = list[Any]
-
-
-class MemoryStore:
-    """A StatusStore in memory (the reference run has no disk)."""
-
-    def __init__(self) -> None:
-        self.status: Status | None = None
-
-    def load(self) -> Status | None:
-        return self.status
-
-    def save(self, status: Status) -> None:
-        self.status = status
 
 
 def _message(pod: str, kind: MessageType, seq: int, inc: str) -> Message:

@@ -1,7 +1,7 @@
 """Helpers shared by the test packages: one `wait_for`, one `aegis run` launcher, one running
 controller. Test packages import them relatively (`from ..support import wait_for`)."""
 
-from .controller import RunningController, running_controller
+from .controller import MemoryStore, RunningController, running_controller
 from .launch import AEGIS, TRAIN, AegisRun, Launch
 from .wait import first_request, wait_for, wait_for_async
 
@@ -10,6 +10,7 @@ __all__ = [
     "TRAIN",
     "AegisRun",
     "Launch",
+    "MemoryStore",
     "RunningController",
     "first_request",
     "running_controller",

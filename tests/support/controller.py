@@ -10,9 +10,22 @@ from pathlib import Path
 
 from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.controller_service import ControllerService
-from aegis.runtime.store import FileStatusStore
+from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
+
+
+class MemoryStore:
+    """A StatusStore in memory: for runs whose disk is not what is measured or tested."""
+
+    def __init__(self) -> None:
+        self.status: Status | None = None
+
+    def load(self) -> Status | None:
+        return self.status
+
+    def save(self, status: Status) -> None:
+        self.status = status
 
 
 @dataclass
