@@ -43,6 +43,7 @@ def behaviours_problem(rows: list[dict[str, Any]], baseline: Baseline) -> str | 
     return f"{len(missed)} kinds of step not covered" if missed else None
 
 
+@pytest.mark.slow  # regenerates the behaviours from the CI model's graph (`aegis spec update` does)
 def test_committed_behaviours_are_current(main_baseline: Baseline) -> None:
     assert behaviours_problem(read_ndjson(COMMITTED), main_baseline) is None
 
@@ -62,6 +63,7 @@ def _with_a_changed_value(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow  # needs the CI model's graph
 @pytest.mark.parametrize("stale", [_with_a_new_variable, _with_a_changed_value])
 def test_a_stale_file_fails_with_the_hint_first(main_baseline: Baseline, stale: Any) -> None:
     # before the fix, a stale file failed with "not a TLC state" (or a KeyError) and no hint

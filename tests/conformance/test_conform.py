@@ -16,6 +16,7 @@ SPEC = Path(__file__).resolve().parents[2] / "spec" / "AegisPhase.tla"
 SMALL_CFG = Path(__file__).parent / "models" / "AegisPhase_maxretry1.cfg"
 
 
+@pytest.mark.slow  # TLC and the generated tables over 97,622 states: ~3 min
 def test_ci_model_conforms_state_for_state(main_baseline: Baseline) -> None:
     report = conform(main_baseline)
     graph = main_baseline.graph

@@ -167,9 +167,15 @@ def test_regression(name: str, tmp_path: Path) -> None:
 # launcher kill, 128 nats frozen briefly; 141 an agent frozen right after a counted crash and
 # 2001 three quick crashes (both "hung" intermittently: the harness polled past a 40 ms
 # troubleshoot round and waited for the job to leave a RunCommand it had already left);
-# AEGIS_FAULT_SCHEDULES=N adds N more seeds (the bench runs thousands).
-SEEDS = [1, 3, 6, 7, 102, 128, 141, 2001]
-SEEDS += list(range(1000, 1000 + int(os.environ.get("AEGIS_FAULT_SCHEDULES", "0"))))
+# AEGIS_FAULT_SCHEDULES=N adds N more seeds (the bench runs thousands). CI runs 1, 102, 141
+# and 2001 beside the regressions; the others are marked slow (`pytest -m slow`).
+CI_SEEDS = [1, 102, 141, 2001]
+SEEDS = [
+    pytest.param(s, marks=() if s in CI_SEEDS else pytest.mark.slow)
+    for s in [1, 3, 6, 7, 102, 128, 141, 2001]
+]
+EXTRA = int(os.environ.get("AEGIS_FAULT_SCHEDULES", "0"))
+SEEDS += [pytest.param(s) for s in range(1000, 1000 + EXTRA)]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -177,6 +183,7 @@ def test_a_seeded_schedule_ends_as_the_spec_counts(seed: int, tmp_path: Path) ->
     _check(draw(seed), tmp_path)
 
 
+@pytest.mark.slow  # tests/tracevalidate has TLC validate real logs in CI
 def test_a_schedule_step_log_passes_tlc(tmp_path: Path) -> None:
     s = Schedule(
         0,

@@ -277,7 +277,7 @@ def _run_child(state: Path, start: int, kill_after: int | None) -> int:
     return acked + rest.count(b"acked\n")
 
 
-@pytest.mark.parametrize("seed", [4, 19])
+@pytest.mark.parametrize("seed", [pytest.param(4, marks=pytest.mark.slow), 19])
 def test_a_sigkilled_controller_resumes_with_counts_intact(tmp_path: Path, seed: int) -> None:
     events, views = script(seed, 150)
     (tmp_path / "events.json").write_text(json.dumps(events))

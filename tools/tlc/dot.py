@@ -38,17 +38,21 @@ class StateGraph:
     edges: set[tuple[int, str, int]] = field(default_factory=set)
 
 
+_QUOTED = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"', re.S)
+
+
 def _unescape(s: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(s):
-        if s[i] == "\\" and i + 1 < len(s):
-            out.append(_DOT_ESCAPES.get(s[i + 1], "\\" + s[i + 1]))
-            i += 2
-        else:
-            out.append(s[i])
-            i += 1
-    return "".join(out)
+    """Undo dot's escapes, left to right (`\\\\` first, then `\\n` and the rest)."""
+    if "\\" not in s:
+        return s
+    parts = s.split("\\\\")
+    for k, part in enumerate(parts):
+        if "\\" in part:
+            for esc, char in _DOT_ESCAPES.items():
+                if esc != "\\":
+                    part = part.replace("\\" + esc, char)
+            parts[k] = part
+    return "\\".join(parts)
 
 
 def _statement(line: str) -> tuple[list[str], dict[str, str]]:
@@ -81,10 +85,10 @@ def _attr_value(s: str, i: int) -> tuple[str, int]:
         while end < len(s) and s[end] not in ",] ":
             end += 1
         return s[i:end], end
-    j = i + 1
-    while s[j] != '"':
-        j += 2 if s[j] == "\\" else 1
-    return _unescape(s[i + 1 : j]), j + 1
+    quoted = _QUOTED.match(s, i)
+    if quoted is None:
+        raise ValueError(f"unterminated string at {i}")
+    return _unescape(quoted[1]), quoted.end()
 
 
 def _node_id(tok: str) -> int | None:
