@@ -10,6 +10,7 @@ the first attempt never gets there: its crashed rank never joins). Per run:
   pg-ready s  crash -> the last rank's process group ready again
   spawn->pg s the slowest rank's start -> its process group ready, in the second attempt
 Usage: python bench/restart_vs_torchrun.py [N | NxK ...] [--rounds R] [--script PATH]
+                                          [--peers torchrun [torchrun-nodes]]
                                           [--keep-failed DIR] [-v]
 (NxK: N node agents of K processes; torchrun runs one group of N*K processes and, as a second
 peer, N `--nnodes` agents on loopback.) Runs are interleaved; medians over recovered runs.
@@ -225,6 +226,7 @@ def measure(
     return str(times)
 
 
+PEERS = ("torchrun", "torchrun-nodes")
 MEASURES = (("relaunch", "relaunch s"), ("pg_ready", "pg-ready s"), ("spawn_to_pg", "spawn->pg s"))
 
 
@@ -244,6 +246,11 @@ def table(layout: Layout, results: dict[str, Results]) -> list[str]:
     return rows
 
 
+def peers_of(layout: Layout, chosen: Sequence[str] = PEERS) -> list[str]:
+    """The chosen peers that apply to `layout` (torchrun across node agents needs 2+ nodes)."""
+    return [p for p in PEERS if p in chosen and (p == "torchrun" or layout.nodes > 1)]
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
@@ -261,6 +268,13 @@ def main(argv: Sequence[str]) -> int:
         default=5,
         help="interleaved runs of each (aegis, torchrun[, torchrun x nodes]) per layout",
     )
+    parser.add_argument(
+        "--peers",
+        nargs="+",
+        choices=PEERS,
+        default=list(PEERS),
+        help="the peers run beside aegis (torchrun-nodes only where a layout has 2+ nodes)",
+    )
     parser.add_argument("--script", default=TRAIN, help="the crash-once training script")
     parser.add_argument("--keep-failed", type=Path, help="copy the runs that did not recover here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every run")
@@ -272,7 +286,7 @@ def main(argv: Sequence[str]) -> int:
     print(f"{'layout':>6} {'':<17} {'recovered':>9}{head}", flush=True)
     print(f"{'':>6} medians (min-max) of the recovered runs of {args.rounds} interleaved rounds")
     for layout in layouts:
-        peers = ["torchrun"] + (["torchrun-nodes"] if layout.nodes > 1 else [])
+        peers = peers_of(layout, args.peers)
         results = {k: Results() for k in ("aegis", *peers)}
         for i in range(args.rounds):
             for kind, res in results.items():

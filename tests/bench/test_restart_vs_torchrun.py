@@ -57,3 +57,11 @@ def test_layouts_and_the_table() -> None:
     assert "2/3" in rows[0] and "1.100 (1.00-1.20)" in rows[0]
     assert "1/1" in rows[1]
     assert rows[2].split()[1:] == ["0.50", "0.69", "0.75"]  # aegis/torchrun per measure
+
+
+def test_peers_apply_to_the_layout_in_a_fixed_order() -> None:
+    two, one_node = bench.Layout.parse("2"), bench.Layout.parse("1x4")
+    assert bench.peers_of(two) == ["torchrun", "torchrun-nodes"]
+    assert bench.peers_of(two, ["torchrun-nodes", "torchrun"]) == ["torchrun", "torchrun-nodes"]
+    assert bench.peers_of(two, ["torchrun"]) == ["torchrun"]
+    assert bench.peers_of(one_node, ["torchrun-nodes"]) == []
