@@ -542,7 +542,8 @@ class ControllerCore:
         return self._receipt(msg, ReceiptResult.FORGED)
 
     def refresh_all(self, now: float | None = None) -> None:
-        """Count every joined agent as seen now (after the controller's own outage)."""
+        """Count every joined agent as seen at `now` (default: now; later for a grace), after
+        the controller's own outage or the bus's."""
         now = time.monotonic() if now is None else now
         self.last_seen = dict.fromkeys(self.last_seen, now)
 

@@ -42,7 +42,7 @@ from aegis.runtime.phases import order_phases
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import UserCredentials
-from aegis.runtime.transport.bus import Bus
+from aegis.runtime.transport.bus import RECONNECT_WAIT_S, Bus
 from aegis.runtime.wal import WriteAheadLog
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,9 @@ MAX_SCAN_PERIOD_S = 1.0
 # the bus counts as down (a frozen nats-server) when neither our own probe nor any agent came
 # through it for this many scan periods (a freeze must last 3/4 of the timeout to cost a pod)
 BUS_SILENT_PERIODS = 2
+# after an outage an agent may reconnect up to one reconnect wait (plus nats-py's jitter and a
+# connect on a loaded machine) later than the controller: that much more than the timeout
+RECONNECT_GRACE_S = 2 * RECONNECT_WAIT_S
 REPORT_TYPES = frozenset(
     {
         MessageType.FINISH,
@@ -226,7 +229,9 @@ class ControllerService:
                 was_up = False
                 continue
             if not was_up:
-                self.core.refresh_all()
+                # the agents reconnect on their own schedule, up to one reconnect wait after
+                # us: each gets a full timeout from when it can be back
+                self.core.refresh_all(time.monotonic() + RECONNECT_GRACE_S)
                 was_up = True
                 continue
             if late > timeout / 2:

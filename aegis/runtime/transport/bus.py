@@ -24,6 +24,8 @@ from aegis.runtime.errors import BusError
 from aegis.runtime.transport.auth import UserCredentials
 
 log = logging.getLogger(__name__)
+# a dropped connection is retried this often (nats-py adds up to 0.1 s of jitter)
+RECONNECT_WAIT_S = 1.0
 
 Handler = Callable[[Message], Awaitable[Message | None]]
 # a handler told the subject each message came in on (e.g. a pod's own report subject)
@@ -135,7 +137,7 @@ class Bus:
                     name=name,
                     user_credentials=RawCredentials(credentials.creds_text()),
                     connect_timeout=max(1, round(min(timeout, 5.0))),
-                    reconnect_time_wait=1,
+                    reconnect_time_wait=RECONNECT_WAIT_S,
                     max_reconnect_attempts=reconnect_attempts,
                     error_cb=bus._on_error,
                     **({"inbox_prefix": inbox_prefix} if inbox_prefix else {}),
