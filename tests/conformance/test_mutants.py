@@ -29,7 +29,10 @@ def test_a_patch_that_does_not_apply_is_an_error(small_baseline: Baseline) -> No
 
 @pytest.mark.parametrize("name", FAST)
 def test_fast_mutant_is_killed(
-    name: str, small_baseline: Baseline, main_baseline: Baseline
+    name: str, small_baseline: Baseline, request: pytest.FixtureRequest
 ) -> None:
-    result = kill([small_baseline, main_baseline], by_name(name))
+    result = kill([small_baseline], by_name(name))
+    # the CI model (a TLC run of ~45 s) only where the small one is not enough
+    if not result.killed:
+        result = kill([request.getfixturevalue("main_baseline")], by_name(name))
     assert result.killed, f"{name} survived conformance"
