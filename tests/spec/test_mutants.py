@@ -65,7 +65,6 @@ def test_a_mutant_is_caught_with_a_counterexample(name: str) -> None:
     assert all(set(step.state) == set(first) for step in violation.trace)
 
 
-@pytest.mark.slow  # one TLC run per mutant cfg (bench/spec_mutation.py checks it too)
 def test_the_unmutated_spec_with_each_mutant_cfg_passes() -> None:
     # the smaller models the mutants use are not themselves violated by the real spec
     for constants in {tuple(sorted(m.constants.items())) for m in MUTANTS if m.constants}:
