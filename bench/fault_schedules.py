@@ -1,6 +1,7 @@
 """Randomized fault schedules over real `aegis run -n 2` jobs (issue 14).
 
-    python bench/fault_schedules.py -n 1000 [--seed S] [--json] [--train] [--limit SECONDS]
+    python bench/fault_schedules.py -n 1000 [--seed S] [--jobs J] [--budget S] [--json]
+        [--train] [--tlc] [--limit SECONDS]
 
 Schedule i uses seed S + i (tests/faults/schedules.py draws it: command crashes, SIGKILL and
 SIGSTOP of an agent, the controller, nats-server and the launcher, a corrupted status file,
@@ -11,23 +12,30 @@ exit 1 where predicted), launcher killed (every process gone), hung, orphans, wr
 (recover count or final phase not the predicted ones), wrong exit, bad step log; and the
 seeds and schedules of every bad run. `--tlc` also has TLC validate every step log (slow).
 `--train` runs examples/train_ddp.py (torch, gloo) instead of the cheap rank command.
+`--budget S` starts no schedule after S seconds (the table covers those run).
+`--jobs J` runs J schedules at once, each in its own worker process (jobs share no state: each
+has its own directory, ports and processes; a loaded machine stretches every bound).
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import dataclasses
 import json
+import math
 import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.faults.schedules import (  # noqa: E402
+    Result,
     draw,
     expect,
     run_schedule,
@@ -61,34 +69,103 @@ def category(verdict: str, phase: str | None, terminal: str | None) -> str:
     }[verdict]
 
 
+Options = tuple[bool, float | None, float, bool]  # train, drop_orders, limit, tlc
+
+
+def run_one(seed: int, opts: Options) -> tuple[Result, str]:
+    """Draw, run and judge schedule `seed` in a fresh directory (in a worker process)."""
+    train, drop_orders, limit, tlc = opts
+    s = draw(seed, train=train, drop_orders=drop_orders)
+    with tempfile.TemporaryDirectory(prefix="aegis-faults-") as tmp:
+        r = run_schedule(s, Path(tmp), limit)
+        steplog = Path(tmp) / "state/steps.jsonl"
+        if tlc and r.verdict == "ok" and steplog.exists():
+            out = validate_with_tlc(steplog)
+            if out.returncode != 0 and s.terminal != "corrupt_status":
+                r.verdict, r.detail = "bad-steplog", (out.stdout + out.stderr)[-300:]
+    return r, category(r.verdict, r.phase, s.terminal)
+
+
+def run_all(
+    seeds: Iterable[int],
+    opts: Options,
+    jobs: int,
+    budget: float | None,
+    runner: Callable[[int, Options], tuple[Result, str]] = run_one,
+) -> Iterator[tuple[Result, str]]:
+    """Run each seed's schedule, `jobs` at once, starting none after `budget` seconds."""
+    todo = iter(seeds)
+    stop_at = None if budget is None else time.monotonic() + budget
+    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+        running: set[concurrent.futures.Future[tuple[Result, str]]] = set()
+        while True:
+            while len(running) < jobs and (stop_at is None or time.monotonic() < stop_at):
+                seed = next(todo, None)
+                if seed is None:
+                    break
+                running.add(pool.submit(runner, seed, opts))
+            if not running:
+                return
+            finished, running = concurrent.futures.wait(
+                running, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for future in finished:
+                yield future.result()
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text}")
+    return value
+
+
+def probability(text: str) -> float:
+    """argparse type: a number in [0, 1]."""
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
+    return value
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("-n", type=int, default=50, help="schedules to run")
+    ap.add_argument("-n", type=positive_int, default=50, help="schedules to run")
+    ap.add_argument("--jobs", type=positive_int, default=1, help="schedules run at once")
     ap.add_argument("--seed", type=int, default=0, help="seed of the first schedule")
     ap.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     ap.add_argument("--train", action="store_true", help="examples/train_ddp.py as command")
     ap.add_argument("--tlc", action="store_true", help="TLC validates every step log too")
     ap.add_argument(
         "--drop-orders",
-        type=float,
+        type=probability,
         default=None,
         help="drop orders with this probability in every schedule (default: as drawn, 0 or 0.2)",
     )
-    ap.add_argument("--limit", type=float, default=150.0, help="hard bound per run (s)")
+    ap.add_argument("--limit", type=positive_float, default=150.0, help="hard bound per run (s)")
+    ap.add_argument(
+        "--budget",
+        type=positive_float,
+        default=None,
+        help="start no schedule after this many seconds; the table covers those run",
+    )
     args = ap.parse_args()
     totals: Counter[str] = Counter()
     bad, runs = [], []
     bounds: dict[str, list[float]] = {}
     t0 = time.monotonic()
-    for i in range(args.n):
-        s = draw(args.seed + i, train=args.train, drop_orders=args.drop_orders)
-        with tempfile.TemporaryDirectory(prefix="aegis-faults-") as tmp:
-            r = run_schedule(s, Path(tmp), args.limit)
-            if args.tlc and r.verdict == "ok" and (Path(tmp) / "state/steps.jsonl").exists():
-                tlc = validate_with_tlc(Path(tmp) / "state/steps.jsonl")
-                if tlc.returncode != 0 and s.terminal != "corrupt_status":
-                    r.verdict, r.detail = "bad-steplog", (tlc.stdout + tlc.stderr)[-300:]
-        cat = category(r.verdict, r.phase, s.terminal)
+    opts = (args.train, args.drop_orders, args.limit, args.tlc)
+    seeds = range(args.seed, args.seed + args.n)
+    for r, cat in run_all(seeds, opts, args.jobs, args.budget):
         totals["schedules"] += 1
         totals[cat] += 1
         runs.append(dataclasses.asdict(r))
@@ -110,6 +187,7 @@ def main() -> int:
                 {
                     "totals": {c: totals[c] for c in COLUMNS},
                     "wall_s": round(wall, 1),
+                    "jobs": args.jobs,
                     "bounds": {k: {"n": len(v), "max_s": max(v)} for k, v in bounds.items()},
                     "bad": [dataclasses.asdict(b) for b in bad],
                     "runs": runs,
@@ -119,7 +197,10 @@ def main() -> int:
     else:
         print(" | ".join(COLUMNS))
         print(" | ".join(str(totals[c]).rjust(len(c)) for c in COLUMNS))
-        print(f"wall {wall:.0f} s, {wall / max(1, args.n):.1f} s per schedule")
+        ran = totals["schedules"]
+        if ran < args.n:
+            print(f"ran {ran} of {args.n} schedules (--budget {args.budget:g} s)")
+        print(f"wall {wall:.0f} s, {wall / max(1, ran):.1f} s per schedule, {args.jobs} at once")
         print("fault -> back in RunCommand (or ended): n, median s, max s")
         for kind, xs in sorted(bounds.items()):
             xs.sort()
