@@ -213,6 +213,7 @@ class _Emitter:
                 d = self.module.defs[name]
                 call = f"{py_name(name)}(c, s)" if d.level else f"{py_name(name)}(c)"
                 func = ("inv_" if kind == "inv" else "constraint_") + name
+                reads = self.exprs.var_reads(name)
                 preds.append(
                     {
                         "kind": kind,
@@ -220,6 +221,8 @@ class _Emitter:
                         "func": func,
                         "call": call,
                         "source": self.source(d.loc),
+                        # the variables it reads (None: not known, re-checked after any step)
+                        "reads": "None" if reads is None else _frozenset_literal(sorted(reads)),
                     }
                 )
         used = sorted({py_name(p["name"]) for p in preds}, key=_import_order)
@@ -376,6 +379,11 @@ def label_tuple(labels: tuple[str, ...]) -> str:
     """A tuple of labels as a Python expression over the generated Label enum."""
     parts = [f"Label.{x}" for x in labels]
     return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+def _frozenset_literal(names: list[str]) -> str:
+    """`frozenset({"a", "b"})` (sorted: the output does not depend on the hash seed)."""
+    return f"frozenset({{{', '.join(repr(n) for n in names)}}})" if names else "frozenset()"
 
 
 def _indent(lines: list[str]) -> str:

@@ -52,10 +52,43 @@ def test_error_in_run_counts_and_troubleshoots() -> None:
 
 
 def test_invariant_violation_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(eng, "violated_invariants", lambda c, s: ["ValidPhase"])
     e = Engine(runtime_constants(PODS, 1))
-    with pytest.raises(eng.InvariantViolation, match="ValidPhase"):
+    asked: list[object] = []
+
+    def broken(c: object, s: object, changed: object = None) -> list[str]:
+        asked.append(changed)
+        return ["ValidPhase"]
+
+    monkeypatch.setattr(eng, "violated_invariants", broken)
+    with pytest.raises(eng.InvariantViolation, match=r"step agentJoin violates .*ValidPhase"):
         e.observe("agentJoin", w=ModelValue("a"))
+    # a step asks only about what it changed (the join: agent a's entries)
+    (changed,) = asked
+    assert isinstance(changed, dict) and "agentState" in changed and "phase" not in changed
+
+
+def test_a_starting_state_that_breaks_an_invariant_is_refused() -> None:
+    c = runtime_constants(PODS, 1)
+    state = Engine(c).state
+    broken = type(state)(**{**state.as_dict(), "recoverCount": 5})  # past MaxRetry
+    with pytest.raises(eng.InvariantViolation, match="the starting state violates"):
+        Engine(c, broken)
+    Engine(c, broken, check_invariants=False)  # the caller's choice (conformance checks apart)
+
+
+def test_each_step_checks_the_invariants_reading_what_it_changed() -> None:
+    # a step from a state that breaks an invariant it does not touch is not blamed for it
+    # (the starting state was checked whole); one that touches it is
+    c = runtime_constants(PODS, 1)
+    e = Engine(c)
+    state = type(e.state)(**{**e.state.as_dict(), "recoverCount": 5})
+    e = Engine(c, state, check_invariants=False)
+    e.check_invariants = True
+    assert e.observe("agentJoin", w=ModelValue("a")).applied  # changes no variable they read
+    assert "RecoverCountBound" in eng.violated_invariants(c, e.state)
+    assert e.observe("agentJoin", w=ModelValue("b")).applied
+    with pytest.raises(eng.InvariantViolation, match="RecoverCountBound"):
+        e.settle()  # the bootcheck order changes phase, which RecoverCountBound reads
 
 
 def test_codec_round_trip() -> None:
