@@ -14,13 +14,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import nats
-import nats.errors
-from nats.aio.client import RawCredentials
-
 from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
 from aegis.runtime.errors import BusError
+from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import UserCredentials
 
 log = logging.getLogger(__name__)
@@ -129,6 +126,8 @@ class Bus:
         may subscribe to its own inbox only; default `_INBOX`)."""
         if reconnect_attempts == 0:
             raise ValueError("reconnect_attempts must be > 0 or -1 (nats-py reads 0 as forever)")
+        if url.partition("://")[0].lower() in ("ws", "wss"):
+            raise BusError(f"cannot connect to NATS at {url}: use nats:// or tls://, not websocket")
         bus = cls()
         try:
             bus._nc = await asyncio.wait_for(

@@ -22,13 +22,11 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
-import nats
-from nats.aio.client import RawCredentials
-
 from aegis.errors import ToolMissingError
 from aegis.protocol.envelope import MAX_MESSAGE_BYTES
 from aegis.runtime.errors import NatsServerError
 from aegis.runtime.lifetime import dies_with_parent, owned_tempdir
+from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import Account, JobAccount, Operator, UserCredentials
 
 log = logging.getLogger(__name__)
