@@ -12,7 +12,8 @@ exit 1 where predicted), launcher killed (every process gone), hung, orphans, wr
 (recover count or final phase not the predicted ones), wrong exit, bad step log; and the
 seeds and schedules of every bad run. `--tlc` also has TLC validate every step log (slow).
 `--train` runs examples/train_ddp.py (torch, gloo) instead of the cheap rank command.
-`--budget S` starts no schedule after S seconds (the table covers those run).
+`--budget S` starts no schedule after S seconds (the table covers those run). `--keep DIR`
+copies the directory of every bad run (launcher output, state dir, step log) to DIR/seed-N.
 `--jobs J` runs J schedules at once, each in its own worker process (jobs share no state: each
 has its own directory, ports and processes; a loaded machine stretches every bound).
 """
@@ -24,6 +25,7 @@ import concurrent.futures
 import dataclasses
 import json
 import math
+import shutil
 import sys
 import tempfile
 import time
@@ -69,12 +71,13 @@ def category(verdict: str, phase: str | None, terminal: str | None) -> str:
     }[verdict]
 
 
-Options = tuple[bool, float | None, float, bool]  # train, drop_orders, limit, tlc
+# train, drop_orders, limit, tlc, where to keep the directory of a bad run (None: nowhere)
+Options = tuple[bool, float | None, float, bool, str | None]
 
 
 def run_one(seed: int, opts: Options) -> tuple[Result, str]:
     """Draw, run and judge schedule `seed` in a fresh directory (in a worker process)."""
-    train, drop_orders, limit, tlc = opts
+    train, drop_orders, limit, tlc, keep = opts
     s = draw(seed, train=train, drop_orders=drop_orders)
     with tempfile.TemporaryDirectory(prefix="aegis-faults-") as tmp:
         r = run_schedule(s, Path(tmp), limit)
@@ -83,6 +86,9 @@ def run_one(seed: int, opts: Options) -> tuple[Result, str]:
             out = validate_with_tlc(steplog)
             if out.returncode != 0 and s.terminal != "corrupt_status":
                 r.verdict, r.detail = "bad-steplog", (out.stdout + out.stderr)[-300:]
+        if keep is not None and r.verdict != "ok":
+            # the launcher's output, the state dir and the step log, for a post-mortem
+            shutil.copytree(tmp, Path(keep) / f"seed-{seed}", dirs_exist_ok=True, symlinks=True)
     return r, category(r.verdict, r.phase, s.terminal)
 
 
@@ -152,6 +158,7 @@ def main() -> int:
         help="drop orders with this probability in every schedule (default: as drawn, 0 or 0.2)",
     )
     ap.add_argument("--limit", type=positive_float, default=150.0, help="hard bound per run (s)")
+    ap.add_argument("--keep", metavar="DIR", help="copy each bad run's directory to DIR/seed-N")
     ap.add_argument(
         "--budget",
         type=positive_float,
@@ -163,7 +170,7 @@ def main() -> int:
     bad, runs = [], []
     bounds: dict[str, list[float]] = {}
     t0 = time.monotonic()
-    opts = (args.train, args.drop_orders, args.limit, args.tlc)
+    opts = (args.train, args.drop_orders, args.limit, args.tlc, args.keep)
     seeds = range(args.seed, args.seed + args.n)
     for r, cat in run_all(seeds, opts, args.jobs, args.budget):
         totals["schedules"] += 1

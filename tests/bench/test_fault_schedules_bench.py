@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,10 +15,10 @@ from ..support.bench import load_bench
 
 bench = load_bench("fault_schedules")
 
-OPTS = (False, None, 150.0, False)
+OPTS = (False, None, 150.0, False, None)
 
 
-def fake_runner(seed: int, opts: tuple[bool, float | None, float, bool]) -> tuple[Result, str]:
+def fake_runner(seed: int, opts: tuple[object, ...]) -> tuple[Result, str]:
     """Stands in for a real job: says which worker process ran the seed."""
     assert opts == OPTS
     return Result(seed, f"pid {os.getpid()}", "ok", phase="Succeed"), "recovered"
@@ -85,3 +86,22 @@ def test_each_outcome_lands_in_its_column(
 ) -> None:
     assert bench.category(verdict, phase, terminal) == column
     assert column in bench.COLUMNS
+
+
+@pytest.mark.parametrize("verdict", ["hung", "ok"])
+def test_a_bad_run_leaves_its_directory_where_keep_says(
+    verdict: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fake_schedule(s: object, tmp: Path, limit: float) -> Result:
+        (tmp / "run.err").write_text("the launcher's last words\n")
+        return Result(7, "nats_kill", verdict)
+
+    monkeypatch.setattr(bench, "run_schedule", fake_schedule)
+    keep = tmp_path / "kept"
+    r, _ = bench.run_one(7, (False, None, 150.0, False, str(keep)))
+    assert r.verdict == verdict
+    kept = keep / "seed-7" / "run.err"
+    if verdict == "ok":
+        assert not keep.exists()  # a good run leaves nothing behind
+    else:
+        assert kept.read_text() == "the launcher's last words\n"
