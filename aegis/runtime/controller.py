@@ -404,9 +404,9 @@ class ControllerCore:
         if known == inc and self._agent_state(w) == "Ready":
             self.extras.counters["duplicate_ack"] += 1
             return Outcome(self.order_for(pod))
-        if known is not None and known != inc and self.extras.evicted.get(pod) == inc:
-            # an incarnation declared lost, asking again (agents re-ask for lost orders)
-            # after its replacement joined: it must leave, not take the pod back
+        if known != inc and self.extras.evicted.get(pod) == inc:
+            # an incarnation declared lost, asking again (agents re-ask for lost orders),
+            # before or after its replacement joined: it must leave, not take the pod back
             return Outcome(self.eviction(pod, inc))
         if known is not None and known != inc:
             self._lost(pod, replaced=True)
