@@ -376,7 +376,13 @@ class ControllerCore:
         state = self._restore()
         now = time.monotonic()  # a restarted controller gives every known agent a full timeout
         self.last_seen = {p: now for p, inc in self.extras.incarnations.items() if inc}
-        self.engine = Engine(self.constants, state, seq_no=self.extras.step_no, on_step=self._log)
+        self.engine = Engine(
+            self.constants,
+            state,
+            seq_no=self.extras.step_no,
+            on_step=self._log,
+            start_checked=state is not None,  # restored: checked, then replayed step by step
+        )
         self._base = self.checkpoint_memory()  # memory as last committed (= disk)
         self._snapped = self._snapshot_key()
         if state is None:  # saved before it is logged: a log never runs ahead of the disk
@@ -990,7 +996,8 @@ class ControllerCore:
     def _replay(self, state: State, covered: int, records: list[WalRecord]) -> State:
         """`state` (the snapshot's, which covers WAL records up to `covered`) after the later
         records; a record that does not replay is a CorruptStatusError naming it."""
-        engine = Engine(self.constants, state, seq_no=self.extras.step_no)
+        # _restore checked the snapshot's state against every invariant
+        engine = Engine(self.constants, state, seq_no=self.extras.step_no, start_checked=True)
         self._wal_next = covered + 1
         for rec in records:
             if rec.number <= covered:

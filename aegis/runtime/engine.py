@@ -182,14 +182,17 @@ class Engine:
         seq_no: int = 0,
         on_step: Callable[[StepResult], None] | None = None,
         check_invariants: bool = True,
+        start_checked: bool = False,
     ) -> None:
+        """`start_checked`: the caller already checked `state` against every invariant (a
+        resumed controller does, to name the broken one in its own error)."""
         self.constants = constants
         self.state = state if state is not None else initial_state(constants)
         self.seq_no = seq_no
         self.on_step = on_step
         self.check_invariants = check_invariants
         self.rejected = 0
-        if check_invariants:
+        if check_invariants and not start_checked:
             # every step re-checks only the invariants that read what it changed: that is
             # sound only from a state that satisfies all of them (once, O(pods))
             bad = violated_invariants(constants, self.state)

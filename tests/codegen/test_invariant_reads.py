@@ -50,8 +50,14 @@ def reachable(draw: st.DrawFn) -> State:
     return e.state
 
 
-def mix(states: list[State], pick: dict[str, int]) -> State:
-    return State(**{v: fresh(getattr(states[pick[v]], v)) for v in VARIABLES})
+def mix(states: list[State], pick: dict[str, int], cls: type[State] = State) -> State:
+    """The state whose variable v is `states[pick[v]]`'s."""
+    return cls(**{v: fresh(getattr(states[pick[v]], v)) for v in VARIABLES})
+
+
+THREE_STATES = st.lists(reachable(), min_size=3, max_size=3)
+# which of the three states each variable comes from: invariants true and false, every branch
+PICKS = st.fixed_dictionaries({v: st.integers(0, 2) for v in VARIABLES})
 
 
 class Traced(State):
@@ -70,26 +76,22 @@ VARIABLE_SET = frozenset(VARIABLES)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(reachable(), min_size=3, max_size=3), st.data())
+@given(THREE_STATES, PICKS)
 def test_an_invariant_reads_no_variable_outside_its_read_set(
-    states: list[State], data: st.DataObject
+    states: list[State], pick: dict[str, int]
 ) -> None:
-    # any mix of reachable states' variables: invariants true and false, every branch taken
-    pick = {v: data.draw(st.integers(0, 2), label=v) for v in VARIABLES}
-    values = {v: getattr(states[pick[v]], v) for v in VARIABLES}
     for name, holds in INVARIANTS.items():
         Traced.read = set()
-        holds(C, Traced(**{v: fresh(x) for v, x in values.items()}))
+        holds(C, mix(states, pick, Traced))
         reads = INVARIANT_READS[name]
         assert reads is None or Traced.read <= reads, (name, sorted(Traced.read - reads))
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(reachable(), min_size=3, max_size=3), st.data())
+@given(THREE_STATES, PICKS)
 def test_an_invariant_does_not_move_with_a_variable_it_does_not_read(
-    states: list[State], data: st.DataObject
+    states: list[State], pick: dict[str, int]
 ) -> None:
-    pick = {v: data.draw(st.integers(0, 2), label=v) for v in VARIABLES}
     base = mix(states, pick)
     for name, holds in INVARIANTS.items():
         reads = INVARIANT_READS[name]

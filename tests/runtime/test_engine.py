@@ -74,6 +74,7 @@ def test_a_starting_state_that_breaks_an_invariant_is_refused() -> None:
     with pytest.raises(eng.InvariantViolation, match="the starting state violates"):
         Engine(c, broken)
     Engine(c, broken, check_invariants=False)  # the caller's choice (conformance checks apart)
+    Engine(c, broken, start_checked=True)  # the caller says it checked (a resumed controller)
 
 
 def test_each_step_checks_the_invariants_reading_what_it_changed() -> None:
