@@ -41,6 +41,7 @@ from typing import Any
 from aegis.runtime.errors import AegisError
 from aegis.runtime.trace_check import check_steplog
 
+from ..support.freeze import freeze
 from ..support.launch import TRAIN, AegisRun
 from ..support.natsproxy import FaultPlan, ProxyThread, Rule
 from ..support.wait import wait_for
@@ -377,7 +378,7 @@ class Runner:
                 os.kill(agent, signal.SIGKILL)
                 self.left_run_command(before)
             else:
-                os.kill(agent, signal.SIGSTOP)
+                freeze(agent)
                 try:
                     self.left_run_command(before)
                 finally:
@@ -393,7 +394,7 @@ class Runner:
             else:
                 marker = "aegis.cli controller" if f.kind == "controller_stop" else "nats-server"
                 pid = self.until(lambda: self.procs(marker), marker, 30)[0]
-            os.kill(pid, signal.SIGSTOP)
+            freeze(pid)
             time.sleep(f.seconds)  # the fault is the duration itself
             os.kill(pid, signal.SIGCONT)
 
@@ -404,7 +405,7 @@ class Runner:
         elif self.s.terminal == "corrupt_status":
             status = self.s_path("status.json")
             (ctl,) = self.until(lambda: self.procs("aegis.cli controller"), "controller", 30)[:1]
-            os.kill(ctl, signal.SIGSTOP)  # no save of its own may replace the corruption
+            freeze(ctl)  # no save of its own may replace the corruption
             # valid JSON, every key there, a phase the spec does not have (in the spec state,
             # which is what a controller loads; the top-level "phase" only mirrors it)
             doc = json.loads(status.read_text())

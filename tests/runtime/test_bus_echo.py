@@ -15,7 +15,7 @@ from aegis.runtime.transport.auth import Operator
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 
-from ..support import wait_for_async
+from ..support import freeze, wait_for_async
 
 
 async def test_a_frozen_server_stops_the_probe_and_a_running_one_returns_it() -> None:
@@ -30,7 +30,7 @@ async def test_a_frozen_server_stops_the_probe_and_a_running_one_returns_it() ->
             assert first is not None
             pid = server._proc.pid if server._proc is not None else None
             assert pid is not None
-            os.kill(pid, signal.SIGSTOP)
+            freeze(pid)
             try:
                 for _ in range(5):  # 1 s of probes into a frozen server
                     await bus.echo()
@@ -68,7 +68,7 @@ async def test_a_flush_given_up_on_leaves_the_connection_working() -> None:
         try:
             pid = server._proc.pid if server._proc is not None else None
             assert pid is not None
-            os.kill(pid, signal.SIGSTOP)
+            freeze(pid)
             try:
                 with pytest.raises(BusError):
                     await bus.flush(timeout=0.5)

@@ -17,7 +17,7 @@ from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.trace_check import check_steplog
 from aegis.values import ModelValue, apply
 
-from ..support import Launch, wait_for
+from ..support import Launch, freeze, wait_for
 
 PODS = ("hb-worker-0", "hb-worker-1")
 
@@ -166,7 +166,7 @@ def test_frozen_agent_is_lost_within_the_timeout_and_replaced(
         wait_for(lambda: phase_is(state, "RunCommand", 0), 90, "the first RunCommand")
         frozen = wait_for(lambda: agent_pid(run.pid, "local-worker-1"), 10, "agent 1's pid")
         assert frozen is not None
-        os.kill(frozen, signal.SIGSTOP)  # the launcher sees no exit: only heartbeats tell
+        freeze(frozen)  # the launcher sees no exit: only heartbeats tell
         t0 = time.monotonic()
         (step,) = wait_for(lambda: lost_steps(state), timeout + 1.0, "envPodRestart", poll_s=0.02)
         assert time.monotonic() - t0 <= timeout + 1.0

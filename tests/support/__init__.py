@@ -2,6 +2,7 @@
 controller. Test packages import them relatively (`from ..support import wait_for`)."""
 
 from .controller import MemoryStore, RunningController, running_controller
+from .freeze import freeze
 from .launch import AEGIS, TRAIN, AegisRun, Launch
 from .wait import first_request, wait_for, wait_for_async
 
@@ -13,6 +14,7 @@ __all__ = [
     "MemoryStore",
     "RunningController",
     "first_request",
+    "freeze",
     "running_controller",
     "wait_for",
     "wait_for_async",
