@@ -3,13 +3,15 @@
 Both run examples/train_ddp.py (or --script) with CRASH_ONCE_RANK: one rank exits 1 on its
 first attempt. The script appends to TIMES_FILE its crash ("crash <rank> <t>"), each rank's
 start ("start <rank> <t>") and when each rank's `init_process_group` returned ("pg <rank> <t>";
-the first attempt never gets there: its crashed rank never joins). Per run:
+the first attempt gets there only with --crash-after: its crashed rank joins, then crashes).
+`--aegis standby` also runs `aegis run --preload torch` (docs/restart.md). Per run:
   recovered   the command exited 0 and every rank was relaunched once after the crash (one
               start after the crash and one process group, ready after the crash)
   relaunch s  crash -> the last rank's start in the second attempt
   pg-ready s  crash -> the last rank's process group ready again
   spawn->pg s the slowest rank's start -> its process group ready, in the second attempt
 Usage: python bench/restart_vs_torchrun.py [N | NxK ...] [--rounds R] [--script PATH]
+                                          [--aegis cold standby] [--crash-after S]
                                           [--peers torchrun [torchrun-nodes]]
                                           [--keep-failed DIR] [-v]
 (NxK: N node agents of K processes; torchrun runs one group of N*K processes and, as a second
@@ -52,7 +54,8 @@ class NotRecovered(RuntimeError):
 def parse_times(text: str, world: int) -> Times:
     """The recovery of one run from its TIMES_FILE; NotRecovered unless exactly one rank
     crashed and every rank of `world` was relaunched after the crash and got its process
-    group once, in that attempt, and never started again."""
+    group once after it, in that attempt, and never started again (process groups before
+    the crash are the first attempt's: a crash mid-training)."""
     crashes: list[float] = []
     starts: dict[int, list[float]] = {}
     pgs: dict[int, list[float]] = {}
@@ -69,8 +72,8 @@ def parse_times(text: str, world: int) -> Times:
     ready: list[float] = []
     spawn: list[float] = []
     for rank in range(world):
-        pg = pgs.get(rank, [])
-        if len(pg) != 1 or pg[0] <= crash:
+        pg = [t for t in pgs.get(rank, []) if t > crash]
+        if len(pg) != 1:
             raise NotRecovered(f"rank {rank}: process groups at {pg}, expected one after the crash")
         # the second attempt's start: the last one before its process group (a first attempt
         # may start just after the crash, or be stopped before it could say so)
@@ -120,13 +123,15 @@ def free_port() -> int:
 
 
 def commands(kind: str, layout: Layout, script: str, tmp: str) -> list[list[str]]:
-    """The processes of one run: "aegis", "torchrun" (one group of N*K processes) or
+    """The processes of one run: "aegis", "aegis-standby" (`aegis run --preload torch`: each
+    rank's next attempt started ahead), "torchrun" (one group of N*K processes) or
     "torchrun-nodes" (N torchrun agents with --nnodes N, K processes each, on loopback)."""
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1"]
-    if kind == "aegis":
+    if kind in AEGIS_KINDS:
+        standby = ["--preload", "torch"] if kind == "aegis-standby" else []
         return [[sys.executable, "-m", "aegis.cli", "run", "--nnodes", str(layout.nodes),
                  "--nproc-per-node", str(layout.procs), "--state-dir", f"{tmp}/state",
-                 "--", sys.executable, script]]  # fmt: skip
+                 *standby, "--", sys.executable, script]]  # fmt: skip
     if kind == "torchrun":
         return [[*torchrun, "--nproc-per-node", str(layout.world), script]]
     port = str(free_port())
@@ -135,12 +140,19 @@ def commands(kind: str, layout: Layout, script: str, tmp: str) -> list[list[str]
              "--master-port", port, script] for i in range(layout.nodes)]  # fmt: skip
 
 
-def run(kind: str, layout: Layout, script: str = TRAIN, keep: Path | None = None) -> Times:
+def run(
+    kind: str,
+    layout: Layout,
+    script: str = TRAIN,
+    keep: Path | None = None,
+    crash_after: float | None = None,
+) -> Times:
     """One measured run; NotRecovered (or TimeoutExpired) when it did not recover (its
-    directory, with the times, Aegis' state dir and faults, then copied under `keep`)."""
+    directory, with the times, Aegis' state dir and faults, then copied under `keep`). The
+    rank crashes at its start, or `crash_after` s after its process group is ready."""
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            return _run(kind, layout, script, tmp)
+            return _run(kind, layout, script, tmp, crash_after)
         except (NotRecovered, subprocess.TimeoutExpired) as exc:
             if keep is not None:
                 kept = Path(tempfile.mkdtemp(prefix=f"{kind}-{layout}-", dir=keep))
@@ -149,7 +161,7 @@ def run(kind: str, layout: Layout, script: str = TRAIN, keep: Path | None = None
             raise
 
 
-def _run(kind: str, layout: Layout, script: str, tmp: str) -> Times:
+def _run(kind: str, layout: Layout, script: str, tmp: str, crash_after: float | None) -> Times:
     times = Path(tmp) / "times"
     env = {
         **os.environ,
@@ -157,6 +169,8 @@ def _run(kind: str, layout: Layout, script: str, tmp: str) -> Times:
         "CRASH_DIR": tmp,
         "TIMES_FILE": str(times),
     }
+    if crash_after is not None:
+        env["CRASH_AFTER_S"] = repr(crash_after)
     argvs = commands(kind, layout, script, tmp)
     with contextlib.ExitStack() as files:
         outs = [
@@ -180,13 +194,34 @@ def _run(kind: str, layout: Layout, script: str, tmp: str) -> Times:
             if proc.returncode != 0:
                 errors.append(f"exited {proc.returncode}: {err[-2000:]}")
     finally:
+        left = [d for proc in procs for d in descendants(proc.pid)]
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        for pid in left:  # e.g. the workers of a torchrun that hung in its re-rendezvous
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     if errors:
         raise NotRecovered(errors[0])
     return parse_times(times.read_text() if times.exists() else "", layout.world)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` (children in sessions of their own included)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 @dataclass
@@ -213,11 +248,16 @@ class Results:
 
 
 def measure(
-    kind: str, layout: Layout, results: Results, script: str = TRAIN, keep: Path | None = None
+    kind: str,
+    layout: Layout,
+    results: Results,
+    script: str = TRAIN,
+    keep: Path | None = None,
+    crash_after: float | None = None,
 ) -> str:
     """One run: its times into `results`, or why it did not recover; what happened."""
     try:
-        times = run(kind, layout, script, keep)
+        times = run(kind, layout, script, keep, crash_after)
     except (NotRecovered, subprocess.TimeoutExpired, OSError) as exc:
         lines = str(exc).splitlines() or [""]
         results.failures.append(f"{type(exc).__name__}: {lines[0][:200]}")
@@ -226,23 +266,30 @@ def measure(
     return str(times)
 
 
+AEGIS_KINDS = ("aegis", "aegis-standby")
 PEERS = ("torchrun", "torchrun-nodes")
 MEASURES = (("relaunch", "relaunch s"), ("pg_ready", "pg-ready s"), ("spawn_to_pg", "spawn->pg s"))
 
 
 def table(layout: Layout, results: dict[str, Results]) -> list[str]:
     """The rows of one layout: each kind's recovery count and medians, then the ratios."""
-    label = {"aegis": "aegis", "torchrun": "torchrun", "torchrun-nodes": "torchrun x nodes"}
+    label = {
+        "aegis": "aegis",
+        "aegis-standby": "aegis --preload",
+        "torchrun": "torchrun",
+        "torchrun-nodes": "torchrun x nodes",
+    }
     rows = []
     for kind, res in results.items():
         cells = "".join(f" {res.cell(m):>22}" for m, _ in MEASURES)
         recovered = f"{len(res.times)}/{res.rounds}"
         rows.append(f"{layout!s:>6} {label[kind]:<17} {recovered:>9}{cells}")
-    a = results["aegis"]
-    for kind in (k for k in results if k != "aegis"):
-        t = results[kind]
-        ratios = "".join(f" {a.median(m) / t.median(m):>22.2f}" for m, _ in MEASURES)
-        rows.append(f"{'':>6} {'aegis/' + kind:<27}{ratios}")
+    for ours in (k for k in results if k in AEGIS_KINDS):
+        a = results[ours]
+        for kind in (k for k in results if k not in AEGIS_KINDS):
+            t = results[kind]
+            ratios = "".join(f" {a.median(m) / t.median(m):>22.2f}" for m, _ in MEASURES)
+            rows.append(f"{'':>6} {ours + '/' + kind:<27}{ratios}")
     return rows
 
 
@@ -275,22 +322,39 @@ def main(argv: Sequence[str]) -> int:
         default=list(PEERS),
         help="the peers run beside aegis (torchrun-nodes only where a layout has 2+ nodes)",
     )
+    parser.add_argument(
+        "--aegis",
+        nargs="+",
+        choices=("cold", "standby"),
+        default=["cold", "standby"],
+        help="aegis as it starts by default (cold), and with --preload torch (standby)",
+    )
+    parser.add_argument(
+        "--crash-after",
+        type=float,
+        metavar="S",
+        help="the rank crashes S s after its process group is ready (mid-training), not at "
+        "its start",
+    )
     parser.add_argument("--script", default=TRAIN, help="the crash-once training script")
     parser.add_argument("--keep-failed", type=Path, help="copy the runs that did not recover here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every run")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if args.crash_after is not None and not 0 <= args.crash_after < RUN_TIMEOUT_S:
+        parser.error(f"--crash-after must be in 0..{RUN_TIMEOUT_S:g} s")
+    ours = [k for k, v in zip(AEGIS_KINDS, ("cold", "standby"), strict=True) if v in args.aegis]
     layouts = [Layout.parse(s) for s in args.sizes]
     head = "".join(f" {title:>22}" for _, title in MEASURES)
     print(f"{'layout':>6} {'':<17} {'recovered':>9}{head}", flush=True)
     print(f"{'':>6} medians (min-max) of the recovered runs of {args.rounds} interleaved rounds")
     for layout in layouts:
         peers = peers_of(layout, args.peers)
-        results = {k: Results() for k in ("aegis", *peers)}
+        results = {k: Results() for k in (*ours, *peers)}
         for i in range(args.rounds):
             for kind, res in results.items():
-                what = measure(kind, layout, res, args.script, args.keep_failed)
+                what = measure(kind, layout, res, args.script, args.keep_failed, args.crash_after)
                 if args.verbose:
                     print(f"  round {i + 1} {layout} {kind}: {what}", flush=True)
         for row in table(layout, results):

@@ -2,6 +2,8 @@
 
 Runs unmodified under torchrun or `aegis run`. Fault injection for tests and the bench:
   CRASH_ONCE_RANK=R  CRASH_DIR=D   rank R exits 1 on its first attempt only (marker in D)
+  CRASH_AFTER_S=S    ... S seconds after its process group is ready, not at its start (a
+                     crash mid-training: the other ranks wait in their first allreduce)
   CRASH_SCHEDULE="0,1,2"  attempt k (TORCHELASTIC_RESTART_COUNT): rank schedule[k] exits 1 at
                      once; the other ranks wait (for a release file in CRASH_DIR that never
                      comes) until they are stopped
@@ -94,7 +96,9 @@ def slow_path(rank: int, step: int, checkpointed: bool) -> bool:
 def main() -> int:
     rank = int(os.environ["RANK"])
     note("start", rank)
-    inject(rank)
+    crash_after = os.environ.get("CRASH_AFTER_S")
+    if crash_after is None:
+        inject(rank)
     hold = os.environ.get("HOLD_FILE")
     while hold and not os.path.exists(hold):
         time.sleep(0.05)
@@ -104,6 +108,9 @@ def main() -> int:
 
     dist.init_process_group("gloo")
     note("pg", rank)
+    if crash_after is not None and os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0":
+        time.sleep(float(crash_after))
+        inject(rank)
     torch.manual_seed(0)
     model = DDP(torch.nn.Linear(8, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -13,7 +13,7 @@ from typing import Any
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
-from aegis.protocol.environment import FALLBACKS, parse_nproc
+from aegis.protocol.environment import FALLBACKS, ConfigError, parse_nproc, parse_preload
 
 
 def register(sub: Any) -> None:
@@ -54,6 +54,19 @@ def register(sub: Any) -> None:
         default="fail",
         help="an agent that cannot reach the controller within --connect-timeout: fail the "
         "job (default), or run its command alone (the job then ends when every agent has)",
+    )
+    run.add_argument(
+        "--standby",
+        action="store_true",
+        help="keep each rank's next interpreter started, waiting (for `python SCRIPT` and "
+        "`python -m MODULE` commands): a restart skips the interpreter's start-up",
+    )
+    run.add_argument(
+        "--preload",
+        default="",
+        metavar="MOD[,MOD]",
+        help="modules the standby interpreters import ahead, e.g. torch (implies --standby; "
+        "each standby holds them in memory)",
     )
     run.add_argument(
         "--resume",
@@ -167,6 +180,10 @@ def _run(args: argparse.Namespace) -> int:
         if not math.isfinite(value) or (value <= 0 if low is None else value < low):
             need = "> 0" if low is None else f">= {low:g}"
             args.parser.error(f"{flag} {value}: use a finite number of seconds {need}")
+    try:
+        preload = parse_preload(args.preload)
+    except ConfigError as exc:
+        args.parser.error(str(exc))
     simulate: dict[str, tuple[str, ...]] = {}
     for item in args.simulate:
         node, sep, faults = item.partition("=")
@@ -194,6 +211,8 @@ def _run(args: argparse.Namespace) -> int:
         nproc_per_node=nproc,
         resume=args.resume,
         fallback=args.fallback,
+        standby=args.standby,
+        preload=preload,
         log_dir=str(Path(args.log_dir).resolve()) if args.log_dir else "",
     )
     return asyncio.run(run_local(job))

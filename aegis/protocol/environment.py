@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -56,6 +57,8 @@ class Var(StrEnum):
     NPROC_PER_NODE = "AEGIS_NPROC_PER_NODE"  # local ranks per pod: a number or "auto"
     LOG_DIR = "AEGIS_LOG_DIR"  # per-rank stdout/stderr files (torchrun's --log-dir)
     FALLBACK = "AEGIS_FALLBACK"  # no controller: "independent" (run alone) or "fail"
+    STANDBY = "AEGIS_STANDBY"  # "on": keep each rank's next interpreter started ("off")
+    PRELOAD = "AEGIS_PRELOAD"  # comma-separated modules the standbys import ahead
 
 
 # what the training command is told (everything else of the contract is the agent's own): its
@@ -150,6 +153,8 @@ class AgentConfig:
     nproc_per_node: int = 1  # local ranks of this pod (AUTO: its visible GPUs, else 1)
     log_dir: str = ""  # per-rank stdout/stderr files go under it (empty: console only)
     fallback: str = "independent"  # no controller: run the command alone, or "fail"
+    standby: bool = False  # start each rank's next attempt ahead (aegis.runtime.standby)
+    preload: tuple[str, ...] = ()  # modules the standbys import ahead
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgentConfig:
@@ -185,6 +190,8 @@ class AgentConfig:
             nproc_per_node=parse_nproc(env.get(Var.NPROC_PER_NODE) or "1", str(Var.NPROC_PER_NODE)),
             log_dir=env.get(Var.LOG_DIR, ""),
             fallback=_choice(env, Var.FALLBACK, FALLBACKS, "independent"),
+            standby=_choice(env, Var.STANDBY, ("on", "off"), "off") == "on",
+            preload=parse_preload(env.get(Var.PRELOAD, ""), str(Var.PRELOAD)),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -214,7 +221,21 @@ class AgentConfig:
             Var.NPROC_PER_NODE: "auto" if self.nproc_per_node == AUTO else str(self.nproc_per_node),
             Var.LOG_DIR: self.log_dir,
             Var.FALLBACK: self.fallback,
+            Var.STANDBY: "on" if self.standby else "off",
+            Var.PRELOAD: ",".join(self.preload),
         }
+
+
+MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def parse_preload(text: str, what: str = "--preload") -> tuple[str, ...]:
+    """Comma-separated module names (e.g. "torch,numpy"); ConfigError naming a bad one."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for name in names:
+        if not MODULE_NAME.fullmatch(name):
+            raise ConfigError(f"{what}: {name!r} is not a module name")
+    return names
 
 
 def parse_nproc(text: str, what: str = "--nproc-per-node") -> int:

@@ -60,6 +60,7 @@ from aegis.runtime.control import handle_agent_request
 from aegis.runtime.errors import RunnerError, TransportError
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.ranks import LocalRanks, Placement
+from aegis.runtime.standby import StandbyPool
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import request_credentials
 
@@ -178,6 +179,8 @@ class AgentService:
         self.gpu_type = "cpu"  # from the bootcheck's environment check
         self.heard = 0.0  # loop time of the last order (or reply to an ACK) received
         self.reasks = 0  # ACKs sent again because no order came for `reask_s`
+        # each rank's next attempt, started ahead (--standby): off the crash-to-restart path
+        self.standbys = StandbyPool(cfg.preload) if cfg.standby or cfg.preload else None
 
     @property
     def reask_s(self) -> float:
@@ -212,6 +215,8 @@ class AgentService:
             return self.exit_code
         finally:
             await self._stop_work()
+            if self.standbys is not None:
+                await self.standbys.close()
             warm.cancel()
             with contextlib.suppress(Exception):
                 await self.diag.close()
@@ -447,6 +452,7 @@ class AgentService:
             work_dir=work,
             log_dir=log_dir,
             rank_env=rank_env,
+            standbys=self.standbys,
         )
 
     def _work_dir(self) -> Path:

@@ -92,6 +92,8 @@ class LocalJob:
     log_dir: str = ""  # per-rank stdout/stderr files under it
     resume: bool = False  # a state dir whose job already ended: report it, run nothing
     fallback: str = "fail"  # an agent without a controller: "fail" the job, or "independent"
+    standby: bool = False  # agents start each rank's next attempt ahead
+    preload: tuple[str, ...] = ()  # modules those standbys import ahead (implies standby)
 
     @property
     def heartbeat_interval(self) -> float:
@@ -273,6 +275,8 @@ class Launcher:
                     nproc_per_node=self.job.nproc_per_node,
                     fallback=self.job.fallback,
                     log_dir=self.job.log_dir,
+                    standby=self.job.standby or bool(self.job.preload),
+                    preload=self.job.preload,
                 )
                 return await self._supervise(nats)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from aegis.runtime.runner import RankEnv, Runner
+from aegis.runtime.standby import StandbyPool
 
 MAX_EXCEPTION = 400  # characters of a rank's exception kept in its pod's Error report
 
@@ -106,10 +107,13 @@ class LocalRanks:
         work_dir: Path,
         log_dir: Path | None = None,
         rank_env: Mapping[int, Mapping[str, str]] | None = None,
+        standbys: StandbyPool | None = None,
     ) -> None:
         """`work_dir` holds each rank's error file; `rank_env[local_rank]` adds variables
-        to that rank's environment (its progress file)."""
+        to that rank's environment (its progress file); `standbys` runs the ranks it has a
+        standby for, and gets the next attempt's standbys once every rank has started."""
         self.placement = placement
+        self.standbys = standbys
         self.runners = [
             Runner(
                 argv,
@@ -132,10 +136,13 @@ class LocalRanks:
             runner.restart_count = retry
         try:
             for runner in self.runners:
-                await runner.start(retry=retry)
+                await runner.start(retry=retry, standbys=self.standbys)
         except BaseException:
             await self.stop(5.0)
             raise
+        if self.standbys is not None:
+            for lr, runner in enumerate(self.runners):
+                self.standbys.refill(lr, runner.argv, runner.last_env, runner.cwd)
 
     async def wait(self, grace: float = 10.0) -> RankFailure | None:
         """None when every rank exited 0; else the first failure (the others stopped)."""

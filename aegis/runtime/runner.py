@@ -26,6 +26,7 @@ from typing import TextIO
 from aegis.protocol.environment import Var
 from aegis.runtime.errors import RunnerError
 from aegis.runtime.lifetime import dies_with_parent
+from aegis.runtime.standby import StandbyPool
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +170,13 @@ class Runner:
         self.restart_count = 0
         self.retry = 0
         self.last_output = time.monotonic()  # monotonic time of the last output (or start)
+        self.last_env: dict[str, str] = {}  # the environment of the last start
+        self.from_standby = False  # the last start took a standby interpreter
+
+    @property
+    def cwd(self) -> str:
+        """The command's working directory."""
+        return os.fspath(self._cwd) if self._cwd is not None else os.getcwd()
 
     @property
     def pid(self) -> int | None:
@@ -190,8 +198,9 @@ class Runner:
         """The prefix of every forwarded output line."""
         return f"[rank{self.rank.rank}]:"
 
-    async def start(self, *, retry: int | None = None) -> None:
-        """Start the command in a new session; `retry` becomes AEGIS_RETRY."""
+    async def start(self, *, retry: int | None = None, standbys: StandbyPool | None = None) -> None:
+        """Start the command in a new session; `retry` becomes AEGIS_RETRY. A standby of
+        `standbys` that fits this attempt runs it; else it starts cold."""
         if self.running:
             raise RunnerError(f"{self.argv[0]} is already running (pid {self.pid})")
         if retry is not None:
@@ -206,8 +215,13 @@ class Runner:
         if not _executable(self.argv[0], env):
             self._close_logs()
             raise RunnerError(f"cannot start {self.argv[0]!r}: no such executable")
+        self.last_env = env
+        taken = None
+        if standbys is not None:
+            taken = await standbys.take(self.rank.local_rank, self.argv, env, self.cwd)
+        self.from_standby = taken is not None
         try:
-            proc = await asyncio.create_subprocess_exec(
+            proc = taken or await asyncio.create_subprocess_exec(
                 *dies_with_parent(self.argv),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -226,7 +240,10 @@ class Runner:
             asyncio.create_task(self._pump(proc.stdout, self._out or sys.stdout, logs[0])),
             asyncio.create_task(self._pump(proc.stderr, self._err or sys.stderr, logs[1])),
         ]
-        log.info("started %s as pid %d (restart %d)", self.argv, proc.pid, self.restart_count)
+        how = "from its standby" if self.from_standby else "cold"
+        log.info(
+            "started %s as pid %d (restart %d, %s)", self.argv, proc.pid, self.restart_count, how
+        )
 
     async def wait(self) -> int:
         """Wait for the command to exit; its code (negative for a signal)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ..support.bench import load_bench
@@ -25,6 +27,12 @@ NOT_RELAUNCHED = RECOVERED.replace("start 0 10.3\n", "").replace("start 0 10.01"
 
 def test_a_recovery_is_read_from_the_times_file() -> None:
     t = bench.parse_times(RECOVERED, 2)
+    assert (t.relaunch, t.pg_ready, t.spawn_to_pg) == pytest.approx((0.3, 1.5, 1.2))
+
+
+def test_process_groups_before_a_mid_training_crash_are_the_first_attempts() -> None:
+    mid = "start 0 8.0\nstart 1 8.0\npg 0 9.0\npg 1 9.1\n" + RECOVERED.replace("start 1 9.9\n", "")
+    t = bench.parse_times(mid.replace("start 0 10.01\n", ""), 2)
     assert (t.relaunch, t.pg_ready, t.spawn_to_pg) == pytest.approx((0.3, 1.5, 1.2))
 
 
@@ -57,6 +65,11 @@ def test_layouts_and_the_table() -> None:
     assert "2/3" in rows[0] and "1.100 (1.00-1.20)" in rows[0]
     assert "1/1" in rows[1]
     assert rows[2].split()[1:] == ["0.50", "0.69", "0.75"]  # aegis/torchrun per measure
+    w = bench.Results()
+    w.times.append(bench.Times(0.2, 0.8, 0.6))
+    rows = bench.table(bench.Layout.parse("2"), {"aegis": a, "aegis-standby": w, "torchrun": t})
+    assert [r.split()[0] for r in rows[3:]] == ["aegis/torchrun", "aegis-standby/torchrun"]
+    assert rows[4].split()[1:] == ["0.50", "0.50", "0.50"]
 
 
 def test_peers_apply_to_the_layout_in_a_fixed_order() -> None:
@@ -65,3 +78,25 @@ def test_peers_apply_to_the_layout_in_a_fixed_order() -> None:
     assert bench.peers_of(two, ["torchrun-nodes", "torchrun"]) == ["torchrun", "torchrun-nodes"]
     assert bench.peers_of(two, ["torchrun"]) == ["torchrun"]
     assert bench.peers_of(one_node, ["torchrun-nodes"]) == []
+
+
+def test_descendants_in_sessions_of_their_own_are_found() -> None:
+    """A hung torchrun's workers left their group: the bench kills them by lineage."""
+    import subprocess
+    import sys
+
+    code = (
+        "import subprocess, sys, time; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], "
+        "start_new_session=True); print(p.pid, flush=True); time.sleep(60)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert bench.descendants(parent.pid) == [child]
+    finally:
+        for pid in bench.descendants(parent.pid):
+            os.kill(pid, 9)
+        parent.kill()
+        parent.wait()

@@ -19,6 +19,7 @@ from aegis.k8s.manifests import (
     workers_service,
 )
 from aegis.k8s.model import JobView, PodView
+from aegis.protocol.environment import AgentConfig, user_env
 
 from .schemas import all_errors
 from .test_reconcile import TEMPLATE, job
@@ -231,3 +232,20 @@ def test_nproc_per_node_is_validated_and_told_to_the_agent(value: object, ok: bo
     assert problem is None
     env = _env(worker_pod(view, 0, (), SETTINGS))
     assert env["AEGIS_NPROC_PER_NODE"] == str(value)
+
+
+def test_the_templates_standby_settings_reach_the_agent_and_not_the_command() -> None:
+    """AEGIS_STANDBY / AEGIS_PRELOAD in the template are the user's way to turn standbys on
+    (docs/restart.md): the pod keeps them, the agent reads them, the command never sees them."""
+    container = {
+        **TEMPLATE["spec"]["containers"][0],
+        "env": [
+            {"name": "AEGIS_STANDBY", "value": "on"},
+            {"name": "AEGIS_PRELOAD", "value": "torch,numpy"},
+        ],
+    }
+    pod = worker_pod(job(template={"spec": {"containers": [container]}}), 0, (), SETTINGS)
+    env = {k: v for k, v in _env(pod).items() if isinstance(v, str)}
+    cfg = AgentConfig.from_env({**env, "AEGIS_COMMAND": '["python", "t.py"]'})
+    assert cfg.standby and cfg.preload == ("torch", "numpy")
+    assert "AEGIS_STANDBY" not in user_env(env) and "AEGIS_PRELOAD" not in user_env(env)

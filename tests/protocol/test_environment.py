@@ -35,6 +35,8 @@ def configs(draw: st.DrawFn) -> AgentConfig:
         hang_timeout=draw(st.floats(min_value=-1, max_value=1e6, allow_nan=False)),
         checkpoint_file=draw(st.sampled_from(["", "/tmp/ckpt"])),
         container_restarts=draw(st.integers(min_value=0, max_value=5)),
+        standby=draw(st.booleans()),
+        preload=tuple(draw(st.lists(st.sampled_from(["torch", "numpy", "a.b_c"]), max_size=3))),
     )
 
 
@@ -62,6 +64,9 @@ BASE = AgentConfig("job", "default", "job-worker-0", 0, 2, ("python", "x.py")).t
         (Var.HANG_TIMEOUT, "nan", "finite"),
         (Var.MASTER_PORT, "0", ">= 1"),
         (Var.CONTAINER_RESTARTS, "x", "integer"),
+        (Var.STANDBY, "yes", "one of on, off"),
+        (Var.PRELOAD, "torch,no such", "not a module name"),
+        (Var.PRELOAD, "1torch", "not a module name"),
     ],
 )
 def test_a_bad_variable_is_named(var: Var, value: str, says: str) -> None:

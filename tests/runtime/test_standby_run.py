@@ -1,0 +1,80 @@
+"""`aegis run --standby/--preload` end to end: after a crash every rank's next attempt runs
+in the interpreter its agent started ahead (its preload already imported), the job succeeds
+as a cold restart would, and no standby outlives the job."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ..support import AEGIS, Launch
+
+CRASH_ONCE = """\
+import os, sys, time
+warm = "{marker}" in sys.modules  # the first line: only a standby has imported it
+rank, attempt = os.environ["RANK"], os.environ["TORCHELASTIC_RESTART_COUNT"]
+seen = os.environ["SEEN_DIR"]
+with open(os.path.join(seen, f"{{attempt}}-{{rank}}"), "w") as f:
+    f.write(f"{{int(warm)}} {{os.getpid()}}")
+if (rank, attempt) == ("1", "0"):  # crash once the 4 standbys have preloaded (or after 60 s)
+    deadline = time.time() + 60
+    while sum(n.startswith("pre-") for n in os.listdir(seen)) < 4 and time.time() < deadline:
+        time.sleep(0.05)
+    sys.exit(1)
+"""
+# the preloaded module says which process imported it
+MARKER = """\
+import os
+open(os.path.join(os.environ["SEEN_DIR"], f"pre-{os.getpid()}"), "w").close()
+"""
+
+
+def _standbys_of(marker: str) -> list[int]:
+    """Pids of live processes whose command line preloads `marker` (standbys of this test)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state not in ("Z", "X"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_a_crash_restarts_every_rank_in_its_standby(tmp_path: Path, aegis_run: Launch) -> None:
+    marker = f"aegis_marker_{os.getpid()}_{tmp_path.name}".replace("-", "_")
+    lib, seen = tmp_path / "lib", tmp_path / "seen"
+    lib.mkdir()
+    seen.mkdir()
+    (lib / f"{marker}.py").write_text(MARKER)
+    script = tmp_path / "crash_once.py"
+    script.write_text(CRASH_ONCE.format(marker=marker))
+    env = {"PYTHONPATH": str(lib), "SEEN_DIR": str(seen)}
+    r = aegis_run(
+        2, "--nproc-per-node", "2", "--preload", marker, cmd=[sys.executable, str(script)], env=env
+    )
+    assert r.finish(150) == 0, r.stderr[-3000:]
+    assert r.status()["recoverCount"] == 1
+    got = {p.name: p.read_text().split() for p in seen.iterdir() if not p.name.startswith("pre-")}
+    assert sorted(got) == [f"{a}-{rank}" for a in (0, 1) for rank in range(4)]
+    assert {got[f"0-{rank}"][0] for rank in range(4)} == {"0"}  # the first attempt: cold
+    assert {got[f"1-{rank}"][0] for rank in range(4)} == {"1"}  # the restart: standbys
+    preloaded = {p.name.removeprefix("pre-") for p in seen.glob("pre-*")}
+    assert {got[f"1-{rank}"][1] for rank in range(4)} <= preloaded  # in the very processes
+    assert not _standbys_of(marker)  # the standbys of a third attempt were killed
+
+
+def test_a_preload_that_is_not_a_module_name_is_refused_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    r = subprocess.run(
+        [*AEGIS, "run", "-n", "1", "--state-dir", str(tmp_path / "s"), "--preload", "torch,x y",
+         "--", "true"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 2 and "--preload: 'x y' is not a module name" in r.stderr
+    assert not (tmp_path / "s").exists()
