@@ -3,8 +3,9 @@
 After an agent starts a rank whose command is `python [-u|-B|-O|-OO|-s] SCRIPT ARGS` or
 `python ... -m MODULE ARGS`, it starts one more interpreter for that rank, in the same way
 (same program, options, environment, directory, session and parent-death signal as the rank
-itself): it imports the `--preload` modules (e.g. torch, the bulk of a rank's start-up)
-`PRELOAD_DELAY_S` after its start, unless its attempt came first, and waits on its stdin. The next attempt sends it the attempt's argv, environment and directory
+itself): it imports the `--preload` modules (e.g. torch, the bulk of a rank's start-up) once
+`PRELOAD_DELAY_S` have passed and a core is idle, unless its attempt came first, and waits on
+its stdin. The next attempt sends it the attempt's argv, environment and directory
 as one JSON line; it then runs the script in its `__main__` module the way `python SCRIPT`
 does (sys.argv, sys.path[0], `__name__ == "__main__"`, stdin on /dev/null). The interpreter
 start-up and the preloaded imports are then off the path from crash to restart.
@@ -45,19 +46,40 @@ LATE_VARS = frozenset(
         "AEGIS_RETRY",
     }
 )
-# a standby imports its preloads this long after its start, unless its attempt comes first:
-# not while the ranks just started import the same modules (one core each would be needed)
+# A standby imports its preloads at least this long after its start, and only once a whole
+# core has been idle over one sample (/proc/stat): not while the ranks it stands by for still
+# import the same modules. Its attempt, when it comes first, runs without the preload.
 PRELOAD_DELAY_S = 2.0
+PRELOAD_IDLE_CORES = 1.0
+IDLE_SAMPLE_S = 0.5
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?")
 
 # The standby's program, run with `-c` so that nothing of aegis is imported into the rank.
 # Everything it uses is local to _standby: __main__'s globals are cleared before the command
 # runs in them, as `python SCRIPT` would have them.
 BOOTSTRAP = r"""
+def _idle():
+    with open("/proc/stat", "rb") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    return ticks[3] + ticks[4], sum(ticks)
+
 def _standby():
     import builtins, json, os, select, sys
     asked, _, _ = select.select([0], [], [], float(sys.argv[1]))
-    for name in [] if asked else sys.argv[2:]:
+    cores = len(os.sched_getaffinity(0))
+    while not asked:
+        try:
+            idle, total = _idle()
+        except (OSError, ValueError, IndexError):
+            break
+        asked, _, _ = select.select([0], [], [], float(sys.argv[2]))
+        try:
+            idle2, total2 = _idle()
+        except (OSError, ValueError, IndexError):
+            break
+        if total2 > total and (idle2 - idle) / (total2 - total) * cores >= float(sys.argv[3]):
+            break
+    for name in [] if asked else sys.argv[4:]:
         try:
             __import__(name)
         except Exception:
@@ -161,13 +183,16 @@ class Standby:
         cwd: str,
         preload: Sequence[str],
         delay: float = PRELOAD_DELAY_S,
+        idle_cores: float = PRELOAD_IDLE_CORES,
     ) -> Standby | None:
         """Start a standby for `argv` (None when `argv` is not a command it can run); it
-        imports `preload` after `delay` s unless its attempt came first."""
+        imports `preload` after `delay` s, once `idle_cores` were idle over a sample, unless
+        its attempt came first."""
         command = python_command(argv)
         if command is None:
             return None
-        program = [command.program, *command.flags, "-c", BOOTSTRAP, repr(delay), *preload]
+        timing = [repr(delay), repr(IDLE_SAMPLE_S), repr(idle_cores)]
+        program = [command.program, *command.flags, "-c", BOOTSTRAP, *timing, *preload]
         proc = await asyncio.create_subprocess_exec(
             *dies_with_parent(program),
             stdin=asyncio.subprocess.PIPE,
@@ -220,9 +245,15 @@ class Standby:
 class StandbyPool:
     """One standby per local rank of an agent, refilled after each start."""
 
-    def __init__(self, preload: Sequence[str] = (), delay: float = PRELOAD_DELAY_S) -> None:
+    def __init__(
+        self,
+        preload: Sequence[str] = (),
+        delay: float = PRELOAD_DELAY_S,
+        idle_cores: float = PRELOAD_IDLE_CORES,
+    ) -> None:
         self.preload = tuple(preload)
         self.delay = delay
+        self.idle_cores = idle_cores
         self._standbys: dict[int, asyncio.Task[Standby | None]] = {}
         self.taken = 0  # attempts started from a standby
         self.cold = 0  # attempts started cold although the pool was asked
@@ -279,7 +310,7 @@ class StandbyPool:
         if old is not None and (left := await old) is not None:
             await left.discard()
         try:
-            return await Standby.spawn(argv, env, cwd, self.preload, self.delay)
+            return await Standby.spawn(argv, env, cwd, self.preload, self.delay, self.idle_cores)
         except OSError as exc:  # no standby is a cold start, not a failure
             log.warning("cannot start a standby for %s: %s", argv[0], exc)
             return None

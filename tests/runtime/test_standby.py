@@ -4,6 +4,7 @@ preloaded modules already imported; whatever does not fit starts cold; nothing i
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -100,7 +101,7 @@ async def _cold_then_standby(
 ) -> tuple[tuple[int, dict[str, Any]], tuple[int, dict[str, Any]], Runner, StandbyPool]:
     """Attempt 0 cold, attempt 1 from the standby started after it (as LocalRanks does),
     once it has preloaded (with no `delay`: else at once)."""
-    pool = StandbyPool(preload, delay=delay)
+    pool = StandbyPool(preload, delay=delay, idle_cores=0 if not delay else 1)
     out, err = io.StringIO(), io.StringIO()
     runner = Runner(argv, RankEnv(0, 1), env=env, cwd=root / "work", stdout=out, stderr=err)
     try:
@@ -174,7 +175,7 @@ async def test_an_uncaught_exception_exits_1_with_the_scripts_traceback(probe: P
 async def test_an_environment_that_differs_before_start_up_gets_a_cold_start(
     probe: Path,
 ) -> None:
-    pool = StandbyPool(("aegis_standby_marker",), delay=0)
+    pool = StandbyPool(("aegis_standby_marker",), delay=0, idle_cores=0)
     out = io.StringIO()
     argv = [sys.executable, str(probe / "pkg" / "probe.py")]
     runner = Runner(argv, RankEnv(0, 1), env=_env(probe), stdout=out)
@@ -228,6 +229,30 @@ async def test_an_attempt_that_comes_before_the_preload_delay_skips_the_preload(
     )
     assert code == 3 and runner.from_standby and not warm["marked"]
     assert not any((probe / "imported").iterdir())  # nobody imported it
+
+
+async def test_a_standby_preloads_only_once_a_core_is_idle(probe: Path) -> None:
+    """Not while the ranks it stands by for import the same modules: with more idle cores
+    asked for than the machine has, it never preloads, and its attempt runs without."""
+    argv = [sys.executable, str(probe / "pkg" / "probe.py")]
+    pool = StandbyPool(
+        ("aegis_standby_marker",), delay=0, idle_cores=len(os.sched_getaffinity(0)) + 1
+    )
+    out = io.StringIO()
+    runner = Runner(argv, RankEnv(0, 1), env=_env(probe), stdout=out)
+    try:
+        await runner.start()
+        await runner.wait()
+        pool.refill(0, argv, runner.last_env, runner.cwd)
+        standby = await pool.ready(0)
+        assert standby is not None
+        await asyncio.sleep(2)  # four idle samples, each one short of the cores asked for
+        assert not any((probe / "imported").iterdir())
+        runner.restart_count = 1
+        code, seen = await _attempt(runner, pool, out)
+        assert code == 3 and runner.from_standby and not seen["marked"]
+    finally:
+        await pool.close()
 
 
 async def test_close_leaves_no_standby_running(probe: Path) -> None:
