@@ -12,6 +12,7 @@ the first attempt gets there only with --crash-after: its crashed rank joins, th
   spawn->pg s the slowest rank's start -> its process group ready, in the second attempt
 Usage: python bench/restart_vs_torchrun.py [N | NxK ...] [--rounds R] [--script PATH]
                                           [--aegis cold standby] [--crash-after S]
+                                          [--run-timeout S]
                                           [--peers torchrun [torchrun-nodes]]
                                           [--keep-failed DIR] [-v]
 (NxK: N node agents of K processes; torchrun runs one group of N*K processes and, as a second
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import shutil
 import signal
@@ -140,19 +142,24 @@ def commands(kind: str, layout: Layout, script: str, tmp: str) -> list[list[str]
              "--master-port", port, script] for i in range(layout.nodes)]  # fmt: skip
 
 
-def run(
-    kind: str,
-    layout: Layout,
-    script: str = TRAIN,
-    keep: Path | None = None,
-    crash_after: float | None = None,
-) -> Times:
+@dataclass(frozen=True)
+class Setup:
+    """How every run goes: the script, where failed runs are kept, when the rank crashes (at
+    its start, or `crash_after` s after its process group is ready), how long a run may take."""
+
+    script: str = TRAIN
+    keep: Path | None = None
+    crash_after: float | None = None
+    timeout: float = RUN_TIMEOUT_S
+
+
+def run(kind: str, layout: Layout, setup: Setup = Setup()) -> Times:
     """One measured run; NotRecovered (or TimeoutExpired) when it did not recover (its
-    directory, with the times, Aegis' state dir and faults, then copied under `keep`). The
-    rank crashes at its start, or `crash_after` s after its process group is ready."""
+    directory, with the times, Aegis' state dir and faults, then copied under `keep`)."""
+    keep = setup.keep
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            return _run(kind, layout, script, tmp, crash_after)
+            return _run(kind, layout, setup, tmp)
         except (NotRecovered, subprocess.TimeoutExpired) as exc:
             if keep is not None:
                 kept = Path(tempfile.mkdtemp(prefix=f"{kind}-{layout}-", dir=keep))
@@ -161,7 +168,7 @@ def run(
             raise
 
 
-def _run(kind: str, layout: Layout, script: str, tmp: str, crash_after: float | None) -> Times:
+def _run(kind: str, layout: Layout, setup: Setup, tmp: str) -> Times:
     times = Path(tmp) / "times"
     env = {
         **os.environ,
@@ -169,9 +176,9 @@ def _run(kind: str, layout: Layout, script: str, tmp: str, crash_after: float | 
         "CRASH_DIR": tmp,
         "TIMES_FILE": str(times),
     }
-    if crash_after is not None:
-        env["CRASH_AFTER_S"] = repr(crash_after)
-    argvs = commands(kind, layout, script, tmp)
+    if setup.crash_after is not None:
+        env["CRASH_AFTER_S"] = repr(setup.crash_after)
+    argvs = commands(kind, layout, setup.script, tmp)
     with contextlib.ExitStack() as files:
         outs = [
             files.enter_context(open(Path(tmp) / f"stdout-{i}.log", "w")) for i in range(len(argvs))
@@ -190,7 +197,7 @@ def _run(kind: str, layout: Layout, script: str, tmp: str, crash_after: float | 
     errors = []
     try:
         for proc in procs:
-            _, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+            _, err = proc.communicate(timeout=setup.timeout)
             if proc.returncode != 0:
                 errors.append(f"exited {proc.returncode}: {err[-2000:]}")
     finally:
@@ -247,17 +254,10 @@ class Results:
         return f"{statistics.median(values):.3f} ({min(values):.2f}-{max(values):.2f})"
 
 
-def measure(
-    kind: str,
-    layout: Layout,
-    results: Results,
-    script: str = TRAIN,
-    keep: Path | None = None,
-    crash_after: float | None = None,
-) -> str:
+def measure(kind: str, layout: Layout, results: Results, setup: Setup = Setup()) -> str:
     """One run: its times into `results`, or why it did not recover; what happened."""
     try:
-        times = run(kind, layout, script, keep, crash_after)
+        times = run(kind, layout, setup)
     except (NotRecovered, subprocess.TimeoutExpired, OSError) as exc:
         lines = str(exc).splitlines() or [""]
         results.failures.append(f"{type(exc).__name__}: {lines[0][:200]}")
@@ -336,14 +336,24 @@ def main(argv: Sequence[str]) -> int:
         help="the rank crashes S s after its process group is ready (mid-training), not at "
         "its start",
     )
+    parser.add_argument(
+        "--run-timeout",
+        type=float,
+        default=RUN_TIMEOUT_S,
+        metavar="S",
+        help=f"a run that has not ended after S s did not recover (default {RUN_TIMEOUT_S:g})",
+    )
     parser.add_argument("--script", default=TRAIN, help="the crash-once training script")
     parser.add_argument("--keep-failed", type=Path, help="copy the runs that did not recover here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every run")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    if args.crash_after is not None and not 0 <= args.crash_after < RUN_TIMEOUT_S:
-        parser.error(f"--crash-after must be in 0..{RUN_TIMEOUT_S:g} s")
+    if not 0 < args.run_timeout < math.inf:
+        parser.error("--run-timeout must be a finite number of seconds above 0")
+    if args.crash_after is not None and not 0 <= args.crash_after < args.run_timeout:
+        parser.error(f"--crash-after must be in 0..{args.run_timeout:g} s")
+    setup = Setup(args.script, args.keep_failed, args.crash_after, args.run_timeout)
     ours = [k for k, v in zip(AEGIS_KINDS, ("cold", "standby"), strict=True) if v in args.aegis]
     layouts = [Layout.parse(s) for s in args.sizes]
     head = "".join(f" {title:>22}" for _, title in MEASURES)
@@ -354,7 +364,7 @@ def main(argv: Sequence[str]) -> int:
         results = {k: Results() for k in (*ours, *peers)}
         for i in range(args.rounds):
             for kind, res in results.items():
-                what = measure(kind, layout, res, args.script, args.keep_failed, args.crash_after)
+                what = measure(kind, layout, res, setup)
                 if args.verbose:
                     print(f"  round {i + 1} {layout} {kind}: {what}", flush=True)
         for row in table(layout, results):

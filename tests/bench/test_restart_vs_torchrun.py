@@ -100,3 +100,21 @@ def test_descendants_in_sessions_of_their_own_are_found() -> None:
             os.kill(pid, 9)
         parent.kill()
         parent.wait()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--run-timeout", "0"], "--run-timeout must be"),
+        (["--run-timeout", "nan"], "--run-timeout must be"),
+        (["--crash-after", "-1"], "--crash-after must be in 0..300"),
+        (["--run-timeout", "60", "--crash-after", "60"], "--crash-after must be in 0..60"),
+        (["--rounds", "0"], "--rounds must be at least 1"),
+    ],
+)
+def test_bad_numbers_are_refused_before_any_run(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["2", *args])
+    assert exit_.value.code == 2 and says in capsys.readouterr().err
