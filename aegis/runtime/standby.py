@@ -107,13 +107,14 @@ def _standby():
         runpy._run_module_as_main(spec["module"])
         return
     script = spec["script"]
+    path = os.path.join(os.getcwd(), script)  # as Python does: absolute, not normalized
     if not sys.flags.safe_path:
         sys.path[0] = os.path.dirname(os.path.realpath(script))
     sys.argv = [script, *spec["args"]]
-    with open(script, "rb") as f:
-        code = compile(f.read(), script, "exec")
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
     from importlib.machinery import SourceFileLoader
-    main.update(__file__=script, __cached__=None, __loader__=SourceFileLoader("__main__", script))
+    main.update(__file__=path, __cached__=None, __loader__=SourceFileLoader("__main__", path))
     exec(code, main)
 _standby()
 """

@@ -117,8 +117,14 @@ async def _cold_then_standby(
     return first, second, runner, pool
 
 
-async def test_a_script_run_by_a_standby_sees_what_a_cold_start_sees(probe: Path) -> None:
-    argv = [sys.executable, "-u", str(probe / "pkg" / "probe.py"), "a", "--b"]
+@pytest.mark.parametrize("relative", [False, True])
+async def test_a_script_run_by_a_standby_sees_what_a_cold_start_sees(
+    probe: Path, relative: bool
+) -> None:
+    """Python makes __file__ absolute (not normalized), sys.path[0] the script's real
+    directory, and keeps sys.argv[0] as given."""
+    script = "../pkg/probe.py" if relative else str(probe / "pkg" / "probe.py")
+    argv = [sys.executable, "-u", script, "a", "--b"]
     (c0, cold), (c1, warm), runner, pool = await _cold_then_standby(
         argv, probe, _env(probe), ("aegis_standby_marker",)
     )
@@ -130,6 +136,7 @@ async def test_a_script_run_by_a_standby_sees_what_a_cold_start_sees(probe: Path
     same = {k: v for k, v in cold.items() if k not in ("marked", "restart", "pid")}
     assert {k: warm[k] for k in same} == same
     assert warm["argv"] == argv[2:] and warm["path0"] == str(probe / "pkg")
+    assert warm["file"] == (f"{probe}/work/{script}" if relative else script)
     assert warm["name"] == "__main__" and warm["cwd"] == str(probe / "work")
     assert warm["stdin"] == ""
 
