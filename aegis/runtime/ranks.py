@@ -141,8 +141,10 @@ class LocalRanks:
             await self.stop(5.0)
             raise
         if self.standbys is not None:
-            for lr, runner in enumerate(self.runners):
-                self.standbys.refill(lr, runner.argv, runner.last_env, runner.cwd)
+            for runner in self.runners:
+                self.standbys.refill(
+                    runner.rank.local_rank, runner.argv, runner.last_env, runner.cwd
+                )
 
     async def wait(self, grace: float = 10.0) -> RankFailure | None:
         """None when every rank exited 0; else the first failure (the others stopped)."""

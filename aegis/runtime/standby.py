@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import re
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,7 @@ LATE_VARS = frozenset(
 PRELOAD_DELAY_S = 2.0
 PRELOAD_IDLE_CORES = 1.0
 IDLE_SAMPLE_S = 0.5
+TAKE_TIMEOUT_S = 10.0  # telling a standby its attempt: past this, kill it and start cold
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?")
 
 # The standby's program, run with `-c` so that nothing of aegis is imported into the rank.
@@ -70,12 +72,9 @@ def _standby():
     while not asked:
         try:
             idle, total = _idle()
-        except (OSError, ValueError, IndexError):
-            break
-        asked, _, _ = select.select([0], [], [], float(sys.argv[2]))
-        try:
+            asked, _, _ = select.select([0], [], [], float(sys.argv[2]))
             idle2, total2 = _idle()
-        except (OSError, ValueError, IndexError):
+        except (OSError, ValueError, IndexError):  # no /proc/stat: preload now
             break
         if total2 > total and (idle2 - idle) / (total2 - total) * cores >= float(sys.argv[3]):
             break
@@ -227,19 +226,22 @@ class Standby:
         line = json.dumps(self.command.spec(env, self.cwd)).encode() + b"\n"
         try:
             stdin.write(line)
-            await stdin.drain()
+            # a standby reads its stdin at once, or after the import it has begun
+            await asyncio.wait_for(stdin.drain(), TAKE_TIMEOUT_S)
             stdin.close()
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
             await self.discard()
             return None
+        except BaseException:  # cancelled half-told: it is nobody's rank
+            await asyncio.shield(self.discard())
+            raise
         return self.proc
 
     async def discard(self) -> None:
-        """Kill the standby (its whole session) and reap it."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, 9)
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.kill()
+        """Kill the standby (its whole process group: it leads its own session) and reap it."""
+        if self.proc.returncode is None:  # once reaped, its pid may be another's
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
         await self.proc.wait()
 
 

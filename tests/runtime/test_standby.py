@@ -4,7 +4,6 @@ preloaded modules already imported; whatever does not fit starts cold; nothing i
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import os
@@ -16,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aegis.runtime import standby as standby_module
 from aegis.runtime.runner import RankEnv, Runner
 from aegis.runtime.standby import (
     INTERPRETER_FLAGS,
@@ -26,7 +26,7 @@ from aegis.runtime.standby import (
     python_command,
 )
 
-from ..support import wait_for_async
+from ..support import freeze, wait_for_async
 
 PROBE = """\
 import os, sys
@@ -239,25 +239,55 @@ async def test_an_attempt_that_comes_before_the_preload_delay_skips_the_preload(
 
 
 async def test_a_standby_preloads_only_once_a_core_is_idle(probe: Path) -> None:
-    """Not while the ranks it stands by for import the same modules: with more idle cores
-    asked for than the machine has, it never preloads, and its attempt runs without."""
+    """Not while the ranks it stands by for import the same modules: asked for more idle
+    cores than the machine has, a standby has not preloaded by the time one started beside it
+    without the gate has (one sample later), and its attempt runs without the preload."""
     argv = [sys.executable, str(probe / "pkg" / "probe.py")]
-    pool = StandbyPool(
-        ("aegis_standby_marker",), delay=0, idle_cores=len(os.sched_getaffinity(0)) + 1
-    )
+    marker = ("aegis_standby_marker",)
+    gated = StandbyPool(marker, delay=0, idle_cores=len(os.sched_getaffinity(0)) + 1)
+    ungated = StandbyPool(marker, delay=0, idle_cores=0)
     out = io.StringIO()
     runner = Runner(argv, RankEnv(0, 1), env=_env(probe), stdout=out)
+    try:
+        await runner.start()
+        await runner.wait()
+        gated.refill(0, argv, runner.last_env, runner.cwd)
+        ungated.refill(0, argv, runner.last_env, runner.cwd)
+        standby = await gated.ready(0)
+        assert standby is not None
+        await _preloaded(ungated, 0, probe)
+        imported = {p.name for p in (probe / "imported").iterdir()}
+        assert str(standby.proc.pid) not in imported and len(imported) == 1
+        runner.restart_count = 1
+        code, seen = await _attempt(runner, gated, out)
+        assert code == 3 and runner.from_standby and not seen["marked"]
+    finally:
+        await gated.close()
+        await ungated.close()
+
+
+async def test_a_standby_that_does_not_read_its_attempt_is_killed_for_a_cold_start(
+    probe: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Telling a standby its attempt is bounded: a frozen one, sent more than a pipe holds,
+    is killed after TAKE_TIMEOUT_S and the rank starts cold."""
+    monkeypatch.setattr(standby_module, "TAKE_TIMEOUT_S", 0.5)
+    big = {f"BIG{i}": "x" * 50_000 for i in range(4)}  # 200 KB: more than a pipe holds
+    pool = StandbyPool()
+    out = io.StringIO()
+    argv = [sys.executable, str(probe / "pkg" / "probe.py")]
+    runner = Runner(argv, RankEnv(0, 1), env=_env(probe, **big), stdout=out)
     try:
         await runner.start()
         await runner.wait()
         pool.refill(0, argv, runner.last_env, runner.cwd)
         standby = await pool.ready(0)
         assert standby is not None
-        await asyncio.sleep(2)  # four idle samples, each one short of the cores asked for
-        assert not any((probe / "imported").iterdir())
+        freeze(standby.proc.pid)
         runner.restart_count = 1
         code, seen = await _attempt(runner, pool, out)
-        assert code == 3 and runner.from_standby and not seen["marked"]
+        assert code == 3 and not runner.from_standby and seen["pid"] != standby.proc.pid
+        assert standby.proc.returncode is not None  # killed, reaped
     finally:
         await pool.close()
 
