@@ -23,9 +23,9 @@ from nats_jwt.nkeys_ext import (
 )
 from nats_jwt.v2.account_claims import AccountClaims
 from nats_jwt.v2.operator_claims import OperatorClaims
-from nats_jwt.v2.user_claims import UserClaims
 
 from aegis.protocol.subjects import JobSubjects, validate_pod_name
+from aegis.runtime.transport.user_jwt import encode_user_jwt
 
 _PUBLIC_KEY_LEN = 56  # base32 of prefix(1) + ed25519 key(32) + crc16(2)
 
@@ -54,18 +54,6 @@ class Permissions:
     pub: tuple[str, ...]
     sub: tuple[str, ...]
     respond: bool = False
-
-
-@dataclass
-class _Responses:
-    """NATS's response permission as the server reads it (`{"max": 1}`; nats-jwt's own
-    ResponsePermission writes `max_msgs`, which nats-server ignores)."""
-
-    max: int = 1  # one reply per request received
-    ttl: int = 0  # the server's default window
-
-    def validate(self, vr: Any) -> None:
-        """Nothing to check (the claims' validator calls this)."""
 
 
 @dataclass(frozen=True)
@@ -106,14 +94,13 @@ class Account:
         return str(self.keypair.public_key.decode())
 
     def user_jwt(self, public_key: str, name: str, perms: Permissions | None = None) -> str:
-        """Sign a user JWT for `public_key`, limited by `perms` (None: no limits)."""
-        claims = UserClaims(public_key, name)
-        if perms is not None:
-            claims.nats.pub.allow = list(perms.pub)
-            claims.nats.sub.allow = list(perms.sub)
-            if perms.respond:
-                claims.nats.resp = _Responses()
-        return str(claims.encode(self.keypair))
+        """Sign a user JWT for `public_key`, limited by `perms` (None: no limits); the bytes
+        nats-jwt's UserClaims would write, ~14x faster (aegis.runtime.transport.user_jwt)."""
+        if perms is None:
+            return encode_user_jwt(self.keypair, public_key, name, None, None, respond=False)
+        return encode_user_jwt(
+            self.keypair, public_key, name, list(perms.pub), list(perms.sub), perms.respond
+        )
 
     def new_user(self, name: str, perms: Permissions | None = None) -> UserCredentials:
         """A fresh user key pair with a JWT from this account (for users we run ourselves)."""
