@@ -94,6 +94,11 @@ class Fn(Mapping[Value, Value]):
     def __len__(self) -> int:
         return len(self._m)
 
+    def pairs(self) -> Iterable[tuple[Value, Value]]:
+        """(key, value) pairs in no particular order, straight from the map (`items()` looks
+        each key up again)."""
+        return self._m.items()
+
     def __hash__(self) -> int:
         if self._h is None:
             self._h = hash(self._m)
