@@ -173,6 +173,7 @@ class FleetStats:
     refused: list[str] = field(default_factory=list)  # server -ERR lines (permissions)
     malformed: int = 0
     connect_retries: int = 0  # NATS connects tried again (the server's auth timeout, refused)
+    heartbeats: int = 0  # heartbeats sent
 
 
 @dataclass(frozen=True)
@@ -444,6 +445,7 @@ class SimAgent:
         await asyncio.sleep(random.uniform(0, period))  # spread the fleet's beats
         while not self.gone and self.conn is not None:
             self.conn.pub(self.subjects.heartbeat(self.pod), self.core.heartbeat().encode())
+            self.fleet.stats.heartbeats += 1
             await asyncio.sleep(period)
 
     def crash(self) -> None:

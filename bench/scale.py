@@ -72,16 +72,50 @@ class JobRun:
     status_bytes: int
     ctl_status_bytes: int | None
     faults: list[tuple[float, int]] = field(default_factory=list)  # (lost at, seq seen then)
+    cpu_s: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds in the job
 
 
-async def _sample_rss(pid: int, out: list[float], stop: asyncio.Event) -> None:
-    """The process's peak resident set (VmHWM, MB), read until it exits or `stop`."""
-    path = Path(f"/proc/{pid}/status")
-    while not stop.is_set():
-        with contextlib.suppress(OSError, ValueError):
-            for line in path.read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    out.append(int(line.split()[1]) / 1024)
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds the process has used (None once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class ProcSample:
+    """A process's peak resident set (MB) and the CPU seconds it used since sampling began."""
+
+    pid: int
+    rss_mb: list[float] = field(default_factory=list)
+    cpu_start: float | None = None
+    cpu_last: float | None = None
+
+    @property
+    def cpu_used(self) -> float:
+        if self.cpu_start is None or self.cpu_last is None:
+            return 0.0
+        return round(self.cpu_last - self.cpu_start, 2)
+
+
+async def _sample(procs: list[ProcSample], stop: asyncio.Event) -> None:
+    """Read each process's VmHWM and CPU time every 0.2 s until `stop` (or it exits), and
+    once more then."""
+    for proc in procs:
+        proc.cpu_start = cpu_seconds(proc.pid)
+    while True:
+        last = stop.is_set()
+        for proc in procs:
+            cpu = cpu_seconds(proc.pid)
+            proc.cpu_last = cpu if cpu is not None else proc.cpu_last
+            with contextlib.suppress(OSError, ValueError):
+                for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        proc.rss_mb.append(int(line.split()[1]) / 1024)
+        if last:
+            return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.2)
 
@@ -104,6 +138,8 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             creds_path = state_dir / "controller.creds.json"
             creds_path.write_text(json.dumps({"jwt": creds.user_jwt, "seed": creds.seed.decode()}))
             creds_path.chmod(0o600)
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)  # children reaped so far
+            children_cpu = before.ru_utime + before.ru_stime
             controller = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "aegis.cli", "controller",
                 "--state-dir", str(state_dir), "--job", JOB, "--namespace", NAMESPACE,
@@ -114,10 +150,13 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 env={**os.environ, "AEGIS_LAUNCHER_PID": str(os.getpid())},
                 cwd=Path(__file__).resolve().parents[1],
             )  # fmt: skip
-            rss: list[float] = []
-            stop_rss = asyncio.Event()
-            sampler = asyncio.create_task(_sample_rss(controller.pid, rss, stop_rss))
             ctl_status = await _wait_serving(nats.url, account)  # then the fleet starts
+            assert nats.pid is not None
+            sampled = [ProcSample(controller.pid), ProcSample(nats.pid)]
+            stop_sampling = asyncio.Event()
+            sampler = asyncio.create_task(_sample(sampled, stop_sampling))
+            fleet_cpu = time.process_time()  # the fleet and the credential service
+            controller_cpu = cpu_seconds(controller.pid) or 0.0  # its start-up is not counted
             faults: list[tuple[float, int]] = []
             fleet: Fleet
 
@@ -148,6 +187,10 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 print(f"scale: the job did not end within {args.timeout} s", file=sys.stderr)
             finally:
                 ended = time.monotonic()
+                cpu = {"fleet": round(time.process_time() - fleet_cpu, 2)}
+                stop_sampling.set()
+                await sampler
+                cpu["nats_server"] = sampled[1].cpu_used
                 if controller.returncode is None:
                     controller.terminate()
                     try:  # a controller busy with a backlog may not get to its SIGTERM handler
@@ -155,11 +198,14 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                     except TimeoutError:
                         controller.kill()
                         await controller.wait()
-                stop_rss.set()
-                await sampler
+                # reaped: its whole CPU time is in RUSAGE_CHILDREN (nats-server's is not yet)
+                children = resource.getrusage(resource.RUSAGE_CHILDREN)
+                used = children.ru_utime + children.ru_stime - children_cpu - controller_cpu
+                cpu["controller"] = round(used, 2)
             status = state_dir / "status.json"
             size = status.stat().st_size if status.exists() else 0
-    return JobRun(fleet.stats, ended, code, max(rss, default=0.0), size, ctl_status, faults)
+    rss = max(sampled[0].rss_mb, default=0.0)
+    return JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu)
 
 
 async def _wait_serving(url: str, account: JobAccount, timeout: float = 60.0) -> int | None:
@@ -226,6 +272,15 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         "event_p99_ms": _pct(s.report_ms, 0.99),
         "receipts": s.receipts,
         "controller_rss_mb": round(healthy.rss_peak_mb, 1),
+        "heartbeats": s.heartbeats,
+        # CPU seconds from the fleet's start to the job's end: the controller's per ACK or
+        # report (its heartbeats ride along); "fleet" includes the credential service
+        "cpu_s": healthy.cpu_s,
+        "controller_cpu_ms_per_event": (
+            round(1000 * healthy.cpu_s["controller"] / events, 3)
+            if (events := len(s.joined) + len(s.report_ms))
+            else None
+        ),
         "order_bytes": s.order_bytes,
         "pod_order_bytes": s.pod_order_bytes,
         "old_order_bytes": old_order,  # peer: the whole spec state every order carried before

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIELDS = {
     "agents", "creds_s", "creds_to_runcommand_s", "job_s", "reports_per_s", "event_p50_ms",
     "event_p99_ms", "fault_to_order_ms", "controller_rss_mb", "order_bytes", "status_bytes",
+    "cpu_s", "controller_cpu_ms_per_event", "heartbeats",
 }  # fmt: skip
 
 
@@ -48,6 +49,14 @@ def test_a_small_fleet_runs_a_healthy_job_and_one_with_a_crash() -> None:
         assert isinstance(value, int | float) and value > 0, (key, value)
     assert 0 < out["order_bytes"] < out["old_order_bytes"]  # type: ignore[operator]
     assert isinstance(out["controller_rss_mb"], float) and out["controller_rss_mb"] > 10
+    # CPU by process: the controller did the work of 8 ACKs and 16 reports, so it used some
+    cpu = out["cpu_s"]
+    assert isinstance(cpu, dict) and cpu.keys() == {"fleet", "controller", "nats_server"}, cpu
+    assert cpu["controller"] > 0 and cpu["fleet"] > 0, cpu
+    per_event = out["controller_cpu_ms_per_event"]
+    assert isinstance(per_event, float) and per_event == pytest.approx(
+        1000 * cpu["controller"] / (8 + 16), rel=0.01
+    )
 
 
 @pytest.mark.timeout(120)

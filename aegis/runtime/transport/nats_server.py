@@ -131,6 +131,11 @@ class NatsServer:
         return f"nats://{host}:{self.port}"
 
     @property
+    def pid(self) -> int | None:
+        """The server process's id while it runs (for benchmarks that read its CPU time)."""
+        return None if self._proc is None else self._proc.pid
+
+    @property
     def jobs(self) -> dict[tuple[str, str], JobAccount]:
         """The job accounts the server currently trusts, by (namespace, job)."""
         return dict(self._jobs)
