@@ -856,11 +856,16 @@ class ControllerCore:
         if compact:
             self.compact()
 
+    @property
+    def snapshot_due(self) -> bool:
+        """Whether `compact()` would take a snapshot now."""
+        return self.wal is not None and not self._dirty and self._snapshot_due()
+
     def compact(self) -> None:
         """Take a snapshot if one is due (O(pods); docs/persistence.md). Not needed for
         durability (the WAL holds every commit), so the service takes it after the commit's
         order is published and its replies are sent: a fault's order does not wait for it."""
-        if self.wal is not None and not self._dirty and self._snapshot_due():
+        if self.snapshot_due:
             self._snapshot()
 
     # ---------------- internals ----------------

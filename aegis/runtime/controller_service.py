@@ -102,6 +102,7 @@ class ControllerService:
             task.cancel()
         with contextlib.suppress(Exception):
             await self.bus.flush()  # the last order, and the reply to a `ctl stop`
+        await self.commits.finish()  # the last snapshot, not left to a task the exit cancels
         if self.observer is not None:
             self.observer.job_ended(self.core.terminal)
         print(self.core.summary(), file=sys.stderr, flush=True)

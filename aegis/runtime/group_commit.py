@@ -7,20 +7,26 @@ same batch. The flush takes the lock, commits everything handled so far, publish
 can change the state in between), and wakes the batch. A caller that already holds the lock
 (an operator's request, a launcher event, the heartbeat scan) commits at once with
 `commit_locked()`. A snapshot due after a commit is taken later, under the lock, once the
-order is out and the batch's replies have had their turn. A failed commit rolls back every
-event of the batch (ControllerCore.commit) and each waiter gets the PersistenceError: none of
-them is answered, nothing is published.
+order is out, the batch's replies have had their turn and the commits have paused for
+`SNAPSHOT_QUIET_S` (but no later than `SNAPSHOT_MAX_DELAY_S` after it fell due): an O(pods)
+snapshot then does not hold up the events right behind a fault (the replacement's join, the
+next reports), and it is not needed for durability (the WAL holds every commit). A failed
+commit rolls back every event of the batch (ControllerCore.commit) and each waiter gets the
+PersistenceError: none of them is answered, nothing is published.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Protocol
 
 log = logging.getLogger(__name__)
 WAKE_HOPS = 3  # loop iterations a snapshot waits so the batch's replies go first
+SNAPSHOT_QUIET_S = 0.05  # a due snapshot waits for this long without a commit...
+SNAPSHOT_MAX_DELAY_S = 0.5  # ...but no longer than this after it fell due
 
 
 class Committable(Protocol):
@@ -34,6 +40,11 @@ class Committable(Protocol):
     @property
     def needs_publish(self) -> bool:
         """Whether the committed state has an order not yet published."""
+        ...
+
+    @property
+    def snapshot_due(self) -> bool:
+        """Whether a snapshot is due (`compact()` would take one)."""
         ...
 
     def commit(self, *, compact: bool = True) -> None:
@@ -53,12 +64,20 @@ class GroupCommit:
         core: Committable,
         lock: asyncio.Lock,
         publish: Callable[[], Awaitable[None]],
+        *,
+        quiet_s: float = SNAPSHOT_QUIET_S,
+        max_delay_s: float = SNAPSHOT_MAX_DELAY_S,
     ) -> None:
         self.core = core
         self.lock = lock
         self.publish = publish
+        self.quiet_s = quiet_s
+        self.max_delay_s = max_delay_s
         self._batch: asyncio.Future[None] | None = None  # the waiters of the next commit
         self._flushes: set[asyncio.Task[None]] = set()
+        self._last_commit = float("-inf")  # loop time of the last commit that wrote something
+        self._compacting = False  # a snapshot task is waiting or running
+        self._hurry = asyncio.Event()  # set by `finish()`: a waiting snapshot goes at once
         self.commits = 0  # commits that wrote something (for tests and the bench)
 
     async def durable(self) -> None:
@@ -75,6 +94,15 @@ class GroupCommit:
         """Return once no flush or snapshot of this group commit is pending."""
         while self._flushes:
             await asyncio.gather(*list(self._flushes), return_exceptions=True)
+
+    async def finish(self) -> None:
+        """At the end of the job: take a waiting snapshot now and wait for it (status.json
+        then shows the final phase)."""
+        self._hurry.set()
+        await self.settled()
+        if self.core.snapshot_due:
+            async with self.lock:
+                self.core.compact()
 
     async def commit_locked(self) -> None:
         """Commit now and publish (the caller holds the lock); PersistenceError if it failed."""
@@ -98,6 +126,8 @@ class GroupCommit:
                 raise
             return
         self.commits += dirty
+        if dirty:
+            self._last_commit = asyncio.get_running_loop().time()
         try:
             if self.core.needs_publish:
                 await self.publish()
@@ -107,16 +137,31 @@ class GroupCommit:
         finally:
             if batch is not None:
                 batch.set_result(None)
-        if dirty:  # the snapshot, if due, once the replies have gone out
+        if dirty and not self._compacting and self.core.snapshot_due:
+            self._compacting = True  # the snapshot, once the replies have gone out
             self._spawn(self._compact())
 
     async def _compact(self) -> None:
-        # the batch's waiters wake two callbacks after its future is set (the shield, then
-        # the task): let them hand their replies to the bus before the O(pods) snapshot
-        for _ in range(WAKE_HOPS):
-            await asyncio.sleep(0)
-        async with self.lock:
-            self.core.compact()
+        loop = asyncio.get_running_loop()
+        due = loop.time()
+        try:
+            # the batch's waiters wake two callbacks after its future is set (the shield,
+            # then the task): let them hand their replies to the bus first
+            for _ in range(WAKE_HOPS):
+                await asyncio.sleep(0)
+            while (now := loop.time()) - due < self.max_delay_s:
+                quiet = now - self._last_commit
+                if quiet >= self.quiet_s:
+                    break
+                pause = min(self.quiet_s - quiet, self.max_delay_s - (now - due))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._hurry.wait(), pause)
+                if self._hurry.is_set():
+                    break
+            async with self.lock:
+                self.core.compact()
+        finally:
+            self._compacting = False
 
     def _spawn(self, work: Coroutine[None, None, None]) -> None:
         task = asyncio.create_task(work)

@@ -55,6 +55,7 @@ from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import Operator, UserCredentials
 from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
 from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
+from aegis.runtime.wal import WriteAheadLog
 
 log = logging.getLogger(__name__)
 MAX_CONTROLLER_RESTARTS = 5
@@ -66,6 +67,7 @@ CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
 LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
 STATUS_FILE = "status.json"
+WAL_FILE = "wal.jsonl"  # the controller's write-ahead log beside it
 AGENT_NATS_URL_ENV = "AEGIS_AGENT_NATS_URL"  # test hook: the NATS URL agents are given
 _GRACE_S = 10.0
 
@@ -174,6 +176,24 @@ def finished_phase(state_dir: Path) -> str | None:
     if status.phase == "Succeed" or (status.phase == "Failed" and status.should_quit):
         return status.phase
     return None
+
+
+def never_joined(state_dir: Path) -> bool:
+    """Whether no agent ever joined the controller of `state_dir`: an agent that exits then
+    has run its command alone. Every join is a WAL record before it is answered, and a
+    snapshot (taken up to 0.5 s after a commit, docs/persistence.md) keeps the incarnations;
+    so none joined while the log is empty and the snapshot, if any, is Pending with none."""
+    try:
+        status = FileStatusStore(state_dir / STATUS_FILE).load()
+        logged = WriteAheadLog(state_dir / WAL_FILE).read()
+    except AegisError:
+        return False
+    if logged:
+        return False
+    if status is None:
+        return True
+    joined = (status.runtime or {}).get("incarnations") or {}
+    return status.phase == "Pending" and status.master_seq == 0 and not any(joined.values())
 
 
 def _python_aegis() -> list[str]:
@@ -463,13 +483,7 @@ class Launcher:
         await self._start_agent(agent.pod, agent.rank, node)
 
     def _never_joined(self) -> bool:
-        """Whether no agent ever joined the controller (its saved status is still Pending
-        with no order): an agent that exits then has run its command alone."""
-        try:
-            status = FileStatusStore(self.state_dir / STATUS_FILE).load()
-        except AegisError:
-            return False
-        return status is None or (status.phase == "Pending" and status.master_seq == 0)
+        return never_joined(self.state_dir)
 
     def _tell_controller(self, event: dict[str, object]) -> None:
         ctl = self.controller

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.local import STATUS_FILE, WAL_FILE, never_joined
+from aegis.runtime.store import FileStatusStore
+from aegis.runtime.wal import WriteAheadLog
 
 from ..support import AEGIS, Launch
 
@@ -74,3 +81,30 @@ def test_fallback_independent_runs_alone_and_ends(tmp_path: Path, aegis_run: Lau
     assert r.finish(120) == 0, r.output[-2000:]
     assert "every agent ran its command alone" in r.stderr
     assert (tmp_path / "ran0").exists() and (tmp_path / "ran1").exists()
+
+
+def test_a_join_counts_before_the_snapshot_shows_it(tmp_path: Path) -> None:
+    """`--fallback independent` treats an agent that exits as having run alone only if none
+    ever joined. The snapshot may lag a commit by up to 0.5 s now (docs/persistence.md), so
+    the WAL's join records count too, and a snapshot taken before every pod joined (still
+    Pending) counts by its incarnations."""
+    pods = ("job-worker-0", "job-worker-1", "job-worker-2")
+    core = ControllerCore(
+        JobConfig("job", "default", pods, 2),
+        FileStatusStore(tmp_path / STATUS_FILE),
+        wal=WriteAheadLog(tmp_path / WAL_FILE),
+    )
+    core.autocommit = False
+    assert never_joined(tmp_path)
+
+    ack = Message("job", "default", pods[0], MessageType.ACK, MessagePhase.BOOTCHECK,
+                  {"incarnation": "i1", "node": "n"}, time.time(), 0)  # fmt: skip
+    core.on_ack(ack)
+    core.commit(compact=False)  # durable in the WAL; the snapshot not taken yet
+    assert core.state.phase == "Pending" and not never_joined(tmp_path)
+
+    core._snapshot()  # the WAL is emptied; the snapshot is still Pending, master_seq 0
+    assert WriteAheadLog(tmp_path / WAL_FILE).read() == []
+    status = FileStatusStore(tmp_path / STATUS_FILE).load()
+    assert status is not None and status.phase == "Pending" and status.master_seq == 0
+    assert not never_joined(tmp_path)
