@@ -32,6 +32,7 @@ from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
+from aegis.runtime.agent import MIN_REASK_S, REASK_BEATS
 from aegis.runtime.agent_core import AgentCore, Ignore, Leave, Work
 from aegis.runtime.transport.auth import new_user_keypair
 from aegis.runtime.transport.grpc_credentials import build_request
@@ -174,6 +175,8 @@ class FleetStats:
     malformed: int = 0
     connect_retries: int = 0  # NATS connects tried again (the server's auth timeout, refused)
     heartbeats: int = 0  # heartbeats sent
+    reasks: int = 0  # ACKs sent again because no order came for REASK_BEATS heartbeats
+    first_command_report: float | None = None  # the first RunCommand report sent
 
 
 @dataclass(frozen=True)
@@ -311,6 +314,7 @@ class SimAgent:
         self.gone = False
         self.leaving = False
         self.beat: asyncio.Task[None] | None = None
+        self.heard = 0.0  # loop time of the last order (or ACK reply) received
 
     async def run(self) -> None:
         """Join the job; the rest happens in the message handler."""
@@ -360,6 +364,7 @@ class SimAgent:
         self._order(msg, len(payload))
 
     def _order(self, msg: Message, size: int) -> None:
+        self.heard = asyncio.get_running_loop().time()
         stats = self.fleet.stats
         if msg.pod_name == "master":
             stats.order_bytes = max(stats.order_bytes, size)
@@ -394,6 +399,9 @@ class SimAgent:
         msg = self.core.finish_work(
             work.seq, work.order.spec_phase, "Finish", Report(self.core.sender)
         )
+        stats = self.fleet.stats
+        if msg is not None and work.order.spec_phase == "RunCommand":
+            stats.first_command_report = stats.first_command_report or time.monotonic()
         if msg is not None:
             task = asyncio.create_task(self._report(msg))
             self.fleet.tasks.add(task)
@@ -441,12 +449,29 @@ class SimAgent:
             self.pending.pop(reply_to, None)
 
     async def _heartbeat(self) -> None:
+        """Beat every `heartbeat_s`; as the real agent (AgentService._reask), send the ACK
+        again when no order came for REASK_BEATS beats (its reply is the current order)."""
         period = self.fleet.cfg.heartbeat_s
+        loop = asyncio.get_running_loop()
         await asyncio.sleep(random.uniform(0, period))  # spread the fleet's beats
         while not self.gone and self.conn is not None:
             self.conn.pub(self.subjects.heartbeat(self.pod), self.core.heartbeat().encode())
             self.fleet.stats.heartbeats += 1
+            if loop.time() - self.heard >= max(REASK_BEATS * period, MIN_REASK_S):
+                self.heard = loop.time()  # the next try in REASK_BEATS beats, answered or not
+                task = asyncio.create_task(self._reask())
+                self.fleet.tasks.add(task)
+                task.add_done_callback(self.fleet.tasks.discard)
             await asyncio.sleep(period)
+
+    async def _reask(self) -> None:
+        self.fleet.stats.reasks += 1
+        try:
+            reply = await self.request(self.subjects.report(self.pod), self.core.ack(), 2.0)
+        except (TimeoutError, asyncio.CancelledError):
+            return
+        if not self.gone and not self.leaving:
+            self._order(reply, len(reply.encode()))
 
     def crash(self) -> None:
         """Drop everything without a word, as a killed pod does; the launcher is told."""

@@ -73,6 +73,7 @@ class JobRun:
     ctl_status_bytes: int | None
     faults: list[tuple[float, int]] = field(default_factory=list)  # (lost at, seq seen then)
     cpu_s: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds in the job
+    sampled: list[ProcSample] = field(default_factory=list)  # the controller, nats-server
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -92,6 +93,17 @@ class ProcSample:
     rss_mb: list[float] = field(default_factory=list)
     cpu_start: float | None = None
     cpu_last: float | None = None
+    series: list[tuple[float, float]] = field(default_factory=list)  # (monotonic, CPU s)
+
+    def cpu_share(self, start: float, end: float) -> float | None:
+        """The share of one core (%) used between two monotonic times: from the last sample
+        at or before `start` to the first one at or after `end`, 0.2 s apart at most."""
+        before = [(t, c) for t, c in self.series if t <= start]
+        after = [(t, c) for t, c in self.series if t >= end]
+        if not before or not after or after[0][0] <= before[-1][0]:
+            return None
+        (t0, c0), (t1, c1) = before[-1], after[0]
+        return round(100 * (c1 - c0) / (t1 - t0), 1)
 
     @property
     def cpu_used(self) -> float:
@@ -110,6 +122,8 @@ async def _sample(procs: list[ProcSample], stop: asyncio.Event) -> None:
         for proc in procs:
             cpu = cpu_seconds(proc.pid)
             proc.cpu_last = cpu if cpu is not None else proc.cpu_last
+            if cpu is not None:
+                proc.series.append((time.monotonic(), cpu))
             with contextlib.suppress(OSError, ValueError):
                 for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
                     if line.startswith("VmHWM:"):
@@ -205,7 +219,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             status = state_dir / "status.json"
             size = status.stat().st_size if status.exists() else 0
     rss = max(sampled[0].rss_mb, default=0.0)
-    return JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu)
+    return JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled)
 
 
 async def _wait_serving(url: str, account: JobAccount, timeout: float = 60.0) -> int | None:
@@ -293,6 +307,7 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         "start_rate": args.start_rate,
         "heartbeat_s": args.heartbeat_s,
     }
+    out |= idle_figures(healthy)
     if faulty is not None:
         f = faulty.stats
         delays = []
@@ -309,6 +324,23 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         }
         out["fault_job_s"] = round(faulty.ended - f.started, 3)
         out["fault_job_controller_rss_mb"] = round(faulty.rss_peak_mb, 1)
+    return out
+
+
+def idle_figures(job: JobRun) -> dict[str, Any]:
+    """What the job costs while every agent works on RunCommand (from the last agent's
+    RunCommand order to the first command report; a long --work-s gives a long window): the
+    controller's and nats-server's CPU share then, and the agents' re-asks (an agent that
+    heard no order for 4 heartbeat intervals asks again, as the real one does)."""
+    s = job.stats
+    run = sorted(s.run_orders.values())
+    start, end = (run[-1] if run else None), s.first_command_report
+    out: dict[str, Any] = {"reasks": s.reasks, "idle_s": None}
+    if start is None or end is None or end - start < 1.0 or len(job.sampled) < 2:
+        return out
+    out["idle_s"] = round(end - start, 2)
+    for name, proc in zip(("controller", "nats_server"), job.sampled, strict=True):
+        out[f"idle_{name}_cpu_pct"] = proc.cpu_share(start, end)
     return out
 
 

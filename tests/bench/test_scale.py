@@ -7,6 +7,7 @@ agent left on the final order, the crash was recovered from), not how fast anyth
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,17 @@ async def test_the_lean_client_authenticates_for_real_and_is_held_to_its_pod() -
         stranger = new_user_keypair()
         with pytest.raises(NatsError):
             await LeanNats.connect(host, int(port), jwt, bytes(stranger.seed), pod, print)
+
+
+@pytest.mark.timeout(300)
+def test_while_the_agents_work_they_reask_and_the_controllers_share_is_measured() -> None:
+    # beats every 0.25 s: an agent with no new order re-asks every max(4 beats, 1 s), as the
+    # real agent does, so 3 s of work bring about two re-asks per agent
+    out = _scale("--agents", "4", "--work-s", "3", "--heartbeat-s", "0.25", "--timeout", "120")
+    assert out["succeeded"] is True and out["receipts"] == {"applied": 8}, out
+    assert isinstance(out["reasks"], int) and out["reasks"] >= 4, out["reasks"]
+    idle = out["idle_s"]
+    assert isinstance(idle, float) and 1.0 <= idle <= 3.5, idle
+    for key in ("idle_controller_cpu_pct", "idle_nats_server_cpu_pct"):
+        share = out[key]
+        assert isinstance(share, float) and 0 <= share <= 100 * (os.cpu_count() or 1), (key, out)
