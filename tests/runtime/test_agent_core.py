@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aegis.checks.result import CheckType, failed, not_applicable, passed
+from aegis.generated.aegis_phase import agent_view
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.exitcodes import AgentExit
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
@@ -226,6 +227,27 @@ def test_a_per_pod_order_goes_out_again_until_it_was_published(tmp_path: Path) -
     assert [m.pod_name for m in again] == [PODS[0]] and again[0].data["pod"]["slow"] is True
     core.mark_published()
     assert core.pod_orders() == []
+
+
+def test_per_pod_parts_rebuilt_with_the_same_values_send_no_pod_order(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    for pod, d in job.broadcast().items():
+        job.finish(pod, d)
+    run = job.broadcast()
+    before = tuple(getattr(job.controller.state, n) for n in agent_view.PER_POD)
+    assert job.finish(PODS[1], run[PODS[1]], "Error") is ReceiptResult.APPLIED
+    after = tuple(getattr(job.controller.state, n) for n in agent_view.PER_POD)
+    # the restart rebuilt the per-pod functions (new objects), with the same values
+    assert after == before and any(a is not b for a, b in zip(after, before, strict=True))
+    assert [m.pod_name for m in job.publish()] == ["master"]  # no pod order: nothing changed
+    trouble = job.broadcast()
+    for pod, d in trouble.items():
+        job.finish(pod, d)
+    job.broadcast()
+    hang = job.agents[PODS[0]].hang("no progress")
+    assert hang is not None and _receipt_of(job, hang) is ReceiptResult.APPLIED
+    assert [m.pod_name for m in job.controller.pod_orders()] == [PODS[0]]  # a real change
 
 
 def _receipt_of(job: Job, msg: Message) -> ReceiptResult:
