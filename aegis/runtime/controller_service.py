@@ -164,6 +164,9 @@ class ControllerService:
             except PersistenceError as exc:
                 log.error("%s", exc)
                 return make_reply(msg, ok=False, error=str(exc))
+            # and in status.json (an operator reads it next): an operator's request is rare,
+            # so its snapshot is not left to wait for the commits to pause
+            self.core.compact()
             return reply
 
     async def _apply(self, handle: object) -> Message | None:

@@ -18,7 +18,7 @@ from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 
-from ..support import RunningController, first_request
+from ..support import RunningController, first_request, running_controller
 from .conftest import NAMESPACE, PODS_A
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -144,3 +144,29 @@ async def test_a_worker_cannot_send_control_requests(
         assert f'for publish to "{subject}"' in text, text
     finally:
         await worker.close()
+
+
+async def test_a_taint_is_in_status_json_when_it_is_answered(
+    nats_server: NatsServer, job_a: JobAccount, tmp_path: Path
+) -> None:
+    """With a write-ahead log, as `aegis controller` runs, a snapshot waits for the commits
+    to pause; an operator's request does not: what it changed is in status.json before the
+    answer (it was not, now and then, in the full suite)."""
+    state = tmp_path / "state"
+    state.mkdir()
+    async with running_controller(
+        nats_server.url, job_a, state / "status.json", PODS, wal=state / "wal.jsonl"
+    ):
+        ctl = await Bus.connect(
+            nats_server.url, job_a.ctl_credentials(), inbox_prefix=job_a.subjects.ctl_inbox_prefix
+        )
+        subject = job_a.subjects.ctl_controller
+        try:
+            await first_request(ctl, subject, make_request(NAMESPACE, "train-a", "status"))
+            for node in ("node-7", "node-8"):
+                taint = make_request(NAMESPACE, "train-a", "taint", node=node, reason="fan")
+                assert reply_result(await ctl.request(subject, taint, 5))["changed"] is True
+                saved = json.loads((state / "status.json").read_text())
+                assert node in [e["node"] for e in saved["errorNodes"]]
+        finally:
+            await ctl.close()

@@ -13,6 +13,7 @@ from aegis.runtime.controller_service import ControllerService
 from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
+from aegis.runtime.wal import WriteAheadLog
 
 
 class MemoryStore:
@@ -40,12 +41,19 @@ class RunningController:
 
 @asynccontextmanager
 async def running_controller(
-    nats_url: str, job: JobAccount, status: Path, pods: Sequence[str], max_retry: int = 2
+    nats_url: str,
+    job: JobAccount,
+    status: Path,
+    pods: Sequence[str],
+    max_retry: int = 2,
+    wal: Path | None = None,
 ) -> AsyncIterator[RunningController]:
-    """Serve `job` (its status saved at `status`) until the block ends, then stop and close."""
+    """Serve `job` (its status saved at `status`, with a write-ahead log at `wal` as `aegis
+    controller` has) until the block ends, then stop and close."""
     core = ControllerCore(
         JobConfig(job.subjects.job, job.subjects.namespace, tuple(pods), max_retry),
         FileStatusStore(status),
+        wal=None if wal is None else WriteAheadLog(wal),
     )
     bus = await Bus.connect(nats_url, job.controller_credentials())
     service = ControllerService(core, bus)
