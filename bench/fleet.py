@@ -414,6 +414,7 @@ class SimAgent:
         except TimeoutError:
             return
         done = time.monotonic()
+        self.heard = asyncio.get_running_loop().time()  # a receipt restarts the re-ask clock
         stats = self.fleet.stats
         stats.report_ms.append((done - sent) * 1000)
         stats.report_times.append((sent, done))
@@ -459,6 +460,9 @@ class SimAgent:
             self.fleet.stats.heartbeats += 1
             if loop.time() - self.heard >= max(REASK_BEATS * period, MIN_REASK_S):
                 self.heard = loop.time()  # the next try in REASK_BEATS beats, answered or not
+                if self.pending:  # a request of ours is unanswered: no re-ask (as the agent)
+                    await asyncio.sleep(period)
+                    continue
                 task = asyncio.create_task(self._reask())
                 self.fleet.tasks.add(task)
                 task.add_done_callback(self.fleet.tasks.discard)

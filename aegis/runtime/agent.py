@@ -179,6 +179,7 @@ class AgentService:
         self.gpu_type = "cpu"  # from the bootcheck's environment check
         self.heard = 0.0  # loop time of the last order (or reply to an ACK) received
         self.reasks = 0  # ACKs sent again because no order came for `reask_s`
+        self.reporting = 0  # reports sent and not yet answered (their retries go on)
         # each rank's next attempt, started ahead (--standby): off the crash-to-restart path
         self.standbys = StandbyPool(cfg.preload) if cfg.standby or cfg.preload else None
 
@@ -283,7 +284,9 @@ class AgentService:
         for that long sends its ACK again; the reply is the controller's current order for
         it, which `AgentCore.on_order` ignores unless it is newer than what the agent has
         (a duplicate is harmless). While the command runs no order comes for a long time:
-        one small request per `reask_s` per agent is the price."""
+        one small request per `reask_s` per agent is the price. No re-ask goes out while a
+        report of its own is unanswered (the controller is behind: at 12,500 pods re-asks
+        piled onto its backlog, docs/scale.md), and a receipt restarts the clock."""
         loop = asyncio.get_running_loop()
         while not self.stopped.is_set():
             wait = self.heard + self.reask_s - loop.time()
@@ -293,6 +296,10 @@ class AgentService:
             self.heard = loop.time()  # the next try in `reask_s`, answered or not
             if self.core.exited or self.bus is None or not self.bus.connected:
                 continue  # leaving by itself (Level 3), or no bus to ask on
+            if self.reporting:
+                # a report of ours is still unanswered: the controller is behind, and a
+                # re-ask would only add to its queue; the receipt restarts the clock
+                continue
             try:
                 reply = await self.bus.request(self.report_subject, self.core.ack(), timeout=2.0)
             except TransportError as exc:
@@ -534,16 +541,21 @@ class AgentService:
 
     async def _send_report(self, report: Message) -> None:
         assert self.bus is not None
-        while not self.stopped.is_set():
-            try:
-                reply = await self.bus.request(self.report_subject, report, timeout=2.0)
-            except TransportError:
-                await asyncio.sleep(0.2)
-                continue
-            leave = self.core.on_receipt(reply)
-            if leave is not None:
-                self._leave(leave)
-            return
+        self.reporting += 1
+        try:
+            while not self.stopped.is_set():
+                try:
+                    reply = await self.bus.request(self.report_subject, report, timeout=2.0)
+                except TransportError:
+                    await asyncio.sleep(0.2)
+                    continue
+                self.heard = asyncio.get_running_loop().time()  # the controller is current
+                leave = self.core.on_receipt(reply)
+                if leave is not None:
+                    self._leave(leave)
+                return
+        finally:
+            self.reporting -= 1
 
     # ---------------- operator control (`aegis ctl`) ----------------
 

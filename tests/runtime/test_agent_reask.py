@@ -1,0 +1,71 @@
+"""The agent's re-ask (an ACK sent again when no order came for 4 heartbeat intervals) waits
+while a report of its own is unanswered: at 12,500 pods re-asks piled onto the controller's
+backlog (docs/scale.md). A receipt restarts the clock."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.environment import AgentConfig
+from aegis.protocol.payloads import Receipt, ReceiptResult
+from aegis.runtime.agent import MIN_REASK_S, AgentService
+from aegis.runtime.errors import BusError
+
+POD = "job-worker-0"
+
+
+class _SlowController:
+    """A bus whose report requests are answered only when `answer` is set; ACKs fail."""
+
+    connected = True
+
+    def __init__(self) -> None:
+        self.answer = asyncio.Event()
+        self.acks: list[float] = []  # loop times of the re-asks
+
+    async def request(self, subject: str, msg: Message, timeout: float = 2.0) -> Message:
+        if msg.type is MessageType.ACK:
+            self.acks.append(asyncio.get_running_loop().time())
+            raise BusError("no controller here")
+        await self.answer.wait()
+        data = Receipt(ReceiptResult.APPLIED).to_data()
+        return Message("job", "default", POD, MessageType.ACK, MessagePhase.COMMAND, data,
+                       time.time(), 0)  # fmt: skip
+
+
+async def test_no_reask_while_a_report_waits_for_its_receipt() -> None:
+    cfg = AgentConfig("job", "default", POD, 0, 1, ("true",), heartbeat_s=0.05)
+    agent = AgentService(cfg)
+    bus = _SlowController()
+    agent.bus = bus  # type: ignore[assignment]
+    loop = asyncio.get_running_loop()
+    assert agent.reask_s == MIN_REASK_S
+    agent.heard = loop.time() - 10 * agent.reask_s  # no order for long: a re-ask is due
+    finish = Message("job", "default", POD, MessageType.FINISH, MessagePhase.COMMAND,
+                     {"incarnation": "i1", "node": "n"}, time.time(), 1)  # fmt: skip
+    report = asyncio.create_task(agent._send_report(finish))
+    reask = asyncio.create_task(agent._reask())
+    try:
+        started = loop.time()
+        while loop.time() - started < 2.5 * agent.reask_s:  # the clock passes twice
+            await asyncio.sleep(0.1)
+        assert agent.reporting == 1 and bus.acks == []  # the report is unanswered: no re-ask
+        bus.answer.set()
+        await asyncio.wait_for(report, 5)
+        answered = loop.time()
+        assert agent.reporting == 0
+        await asyncio.wait_for(_until(lambda: bool(bus.acks)), 5 * agent.reask_s)
+        # the receipt restarted the clock: the next re-ask is one interval after it
+        assert bus.acks[0] - answered >= agent.reask_s - 0.05
+    finally:
+        agent.stopped.set()
+        for task in (report, reask):
+            task.cancel()
+        await asyncio.gather(report, reask, return_exceptions=True)
+
+
+async def _until(done: object) -> None:
+    while not done():  # type: ignore[operator]
+        await asyncio.sleep(0.02)
