@@ -177,7 +177,7 @@ class AgentService:
         self.warm: asyncio.Task[None] | None = None
         self.slow_note = ""  # why this node is slow (its last performance check), if it is
         self.gpu_type = "cpu"  # from the bootcheck's environment check
-        self.heard = 0.0  # loop time of the last order (or reply to an ACK) received
+        self.heard = 0.0  # loop time of the last order, ACK reply or receipt received
         self.reasks = 0  # ACKs sent again because no order came for `reask_s`
         self.reporting = 0  # reports sent and not yet answered (their retries go on)
         # each rank's next attempt, started ahead (--standby): off the crash-to-restart path
