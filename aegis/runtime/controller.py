@@ -56,7 +56,7 @@ from aegis.runtime.engine import (
 from aegis.runtime.errors import CorruptStatusError
 from aegis.runtime.phases import message_phase, terminal
 from aegis.runtime.steplog import StepLog
-from aegis.runtime.store import ErrorNode, PodInfo, Status, StatusStore
+from aegis.runtime.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
 from aegis.runtime.undo import TrackedCounter, TrackedDict, UndoLog
 from aegis.runtime.wal import WalRecord, WriteAheadLog
 from aegis.values import Fn, ModelValue, Value, apply
@@ -373,6 +373,11 @@ class ControllerCore:
         self._impersonators: set[str] = set()  # pods already logged for claiming another
         self.persistence = SaveHealth()  # failed status saves (kept across rollbacks)
         self.extras = Extras()
+        # (phase, recoverCount) last committed, and the history entries committed since the
+        # last snapshot: the history keeps every phase a commit reached, even one that ended
+        # before the (deferred) snapshot was taken
+        self._history_key = (self.status.phase, self.status.recover_count)
+        self._unsaved_history: list[tuple[str, Any, int]] = []
         state = self._restore()
         now = time.monotonic()  # a restarted controller gives every known agent a full timeout
         self.last_seen = {p: now for p, inc in self.extras.incarnations.items() if inc}
@@ -854,6 +859,7 @@ class ControllerCore:
         if self.wal is not None:
             self._wal_next += 1
             self._since_snapshot += 1
+            self._note_history(self.state)
         self.extras.undo.forget()
         self._dirty = False
         self._write_steplog()
@@ -1027,6 +1033,7 @@ class ControllerCore:
                 raise CorruptStatusError(f"{where} does not replay ({exc}); {fix}") from None
             self._wal_next += 1
             self._since_snapshot += 1
+            self._note_history(engine.state)
         self.extras.step_no = engine.seq_no
         self.extras.undo.forget()
         return engine.state
@@ -1098,6 +1105,7 @@ class ControllerCore:
         self.status = status
         self._base = self._base._replace(status=status)
         self._snapped, self._since_snapshot = self._snapshot_key(), 0
+        self._unsaved_history.clear()
         if self.wal is not None:
             self.wal.reset()  # a crash before this: the records are skipped at resume
 
@@ -1128,11 +1136,23 @@ class ControllerCore:
             spec_state={"variables": encode_state(s)},
             runtime={**self.extras.to_json(), "walRecord": self._wal_next - 1},
         )
-        last = status.history[-1] if status.history else None
-        snap = (status.phase, tuple(infos[p].retries for p in sorted(infos)), status.recover_count)
-        if last is None or (last.phase, last.retries, last.recover_count) != snap:
-            status = status.with_snapshot()
-        return status
+        pods = sorted(infos)
+        entries = [
+            Snapshot(phase, tuple(int(apply(retries, ModelValue(p))) for p in pods), recovered)
+            for phase, retries, recovered in self._unsaved_history
+        ]
+        entries.append(
+            Snapshot(status.phase, tuple(infos[p].retries for p in pods), status.recover_count)
+        )
+        return status.with_history(entries)
+
+    def _note_history(self, state: State) -> None:
+        """Keep a history entry for a commit that reached another phase or recoverCount
+        (O(1): the retries function is kept as it is, read at the next snapshot)."""
+        key = (str(state.phase), int(state.recoverCount))
+        if key != self._history_key:
+            self._history_key = key
+            self._unsaved_history.append((key[0], state.retries, key[1]))
 
     def _retrying(self, write: Callable[[], None]) -> None:
         """Run `write` (a WAL append or a status save), retrying a failure SAVE_BACKOFF_S

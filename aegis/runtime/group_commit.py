@@ -7,12 +7,12 @@ same batch. The flush takes the lock, commits everything handled so far, publish
 can change the state in between), and wakes the batch. A caller that already holds the lock
 (an operator's request, a launcher event, the heartbeat scan) commits at once with
 `commit_locked()`. A snapshot due after a commit is taken later, under the lock, once the
-order is out and the batch's replies have had their turn (and, if `quiet_s` is set, once the
-commits have paused that long, but no later than `max_delay_s` after it fell due: an O(pods)
-snapshot then does not hold up the events right behind a fault; off by default, see
-SNAPSHOT_QUIET_S). It is not needed for durability (the WAL holds every commit). A failed
-commit rolls back every event of the batch (ControllerCore.commit) and each waiter gets the
-PersistenceError: none of them is answered, nothing is published.
+order is out and the batch's replies have had their turn, and once the commits have paused
+for `quiet_s`, but no later than `max_delay_s` after it fell due: an O(pods) snapshot then
+does not hold up the events right behind a fault. It is not needed for durability (the WAL
+holds every commit). A failed commit rolls back every event of the batch
+(ControllerCore.commit) and each waiter gets the PersistenceError: none of them is answered,
+nothing is published.
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ from typing import Protocol
 
 log = logging.getLogger(__name__)
 WAKE_HOPS = 3  # loop iterations a snapshot waits so the batch's replies go first
-# a due snapshot may wait for the commits to pause for SNAPSHOT_QUIET_S, but no longer than
-# SNAPSHOT_MAX_DELAY_S after it fell due. Off (0) by default: a snapshot taken after a short
-# phase has ended misses that phase in the status history (a Troubleshooting round of a few
-# hundred ms); with 0.05 / 0.5 s the restart order at 1,000 pods came ~60 ms sooner
-# (docs/scale.md). On again once the history is kept per commit.
-SNAPSHOT_QUIET_S = 0.0
-SNAPSHOT_MAX_DELAY_S = 0.0
+# a due snapshot waits for the commits to pause for SNAPSHOT_QUIET_S, but no longer than
+# SNAPSHOT_MAX_DELAY_S after it fell due: at 1,000 pods the restart order then came ~60 ms
+# sooner (docs/scale.md). The history misses no phase that ended meanwhile: the controller
+# keeps an entry per commit that changed the phase (ControllerCore._note_history).
+SNAPSHOT_QUIET_S = 0.05
+SNAPSHOT_MAX_DELAY_S = 0.5
 
 
 class Committable(Protocol):

@@ -11,7 +11,7 @@ import dataclasses
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -73,8 +73,16 @@ class Status:
     def with_snapshot(self, limit: int = HISTORY_LIMIT) -> Status:
         """This status with its current (phase, retries, recoverCount) appended to history."""
         retries = tuple(self.pod_infos[p].retries for p in sorted(self.pod_infos))
-        snap = Snapshot(self.phase, retries, self.recover_count)
-        return dataclasses.replace(self, history=(*self.history, snap)[-limit:])
+        return self.with_history([Snapshot(self.phase, retries, self.recover_count)], limit)
+
+    def with_history(self, entries: Iterable[Snapshot], limit: int = HISTORY_LIMIT) -> Status:
+        """This status with `entries` appended to its history (the last `limit` kept); an
+        entry equal to the one before it is not repeated."""
+        history = list(self.history)
+        for entry in entries:
+            if not history or history[-1] != entry:
+                history.append(entry)
+        return dataclasses.replace(self, history=tuple(history[-limit:]))
 
     def to_json(self) -> str:
         """Deterministic JSON text of the status (compact: the C encoder, 5x the speed of an

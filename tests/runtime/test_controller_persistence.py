@@ -9,6 +9,7 @@ comes again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import shutil
 import time
@@ -562,3 +563,57 @@ def test_a_taint_is_in_the_status_file_at_once(tmp_path: Path) -> None:
     assert core.untaint("node-9")
     assert json.loads((tmp_path / "status.json").read_text())["errorNodes"] == []
     assert [e.node for e in resume(tmp_path).status.error_nodes] == []
+
+
+def _crash_once(core: ControllerCore, commit: Callable[[], None]) -> None:
+    """Join, run, one pod fails, a diagnosis round, the job runs again to the end; `commit`
+    after each event."""
+
+    def each(kind: MessageType, pods: tuple[str, ...], then: str) -> None:
+        for p in pods:
+            if kind is MessageType.ACK:
+                core.on_ack(report(p, kind, 0))
+            else:
+                core.on_report(report(p, kind, int(core.state.masterSeq)))
+            commit()
+        assert core.state.phase == then
+
+    each(MessageType.ACK, core.job.pods, "BootChecking")
+    each(MessageType.FINISH, core.job.pods, "RunCommand")
+    each(MessageType.ERROR, PODS[:1], "Troubleshooting")
+    each(MessageType.FINISH, core.job.pods, "RunCommand")
+    each(MessageType.FINISH, core.job.pods, "Succeed")
+
+
+def _history(tmp: Path) -> list[tuple[str, list[int], int]]:
+    saved = json.loads((tmp / "status.json").read_text())["history"]
+    return [(h["phase"], h["retries"], h["recoverCount"]) for h in saved]
+
+
+def test_the_history_keeps_every_phase_a_commit_reached_however_late_the_snapshot(
+    tmp_path: Path,
+) -> None:
+    """A snapshot deferred past several commits (the group commit's hold) still records each
+    phase they went through, and so does a resume that replays them from the WAL."""
+    runs = {}
+    for name in ("each", "deferred", "replayed"):
+        (tmp_path / name).mkdir()
+        core, _, _ = with_wal(tmp_path / name)
+        core.autocommit = False
+        _crash_once(core, functools.partial(core.commit, compact=name == "each"))
+        if name == "deferred":
+            core.compact()
+        elif name == "replayed":
+            assert _history(tmp_path / name) == [("Pending", [0, 0], 0)]  # no snapshot since
+            resume(tmp_path / name)
+        runs[name] = _history(tmp_path / name)
+    phases = [h[0] for h in runs["each"]]
+    assert phases == [
+        "Pending",
+        "BootChecking",
+        "RunCommand",
+        "Troubleshooting",
+        "RunCommand",
+        "Succeed",
+    ]
+    assert runs["deferred"] == runs["each"] and runs["replayed"] == runs["each"]
