@@ -458,11 +458,10 @@ class SimAgent:
         while not self.gone and self.conn is not None:
             self.conn.pub(self.subjects.heartbeat(self.pod), self.core.heartbeat().encode())
             self.fleet.stats.heartbeats += 1
-            if loop.time() - self.heard >= max(REASK_BEATS * period, MIN_REASK_S):
+            due = loop.time() - self.heard >= max(REASK_BEATS * period, MIN_REASK_S)
+            if due:
                 self.heard = loop.time()  # the next try in REASK_BEATS beats, answered or not
-                if self.pending:  # a request of ours is unanswered: no re-ask (as the agent)
-                    await asyncio.sleep(period)
-                    continue
+            if due and not self.pending:  # none while a request is unanswered (as the agent)
                 task = asyncio.create_task(self._reask())
                 self.fleet.tasks.add(task)
                 task.add_done_callback(self.fleet.tasks.discard)

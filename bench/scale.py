@@ -28,10 +28,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from aegis.protocol.control import make_request
 from aegis.protocol.state_codec import encode_state
 from aegis.runtime.engine import initial_state, runtime_constants
 from aegis.runtime.errors import TransportError
+from aegis.runtime.local import free_port
 from aegis.runtime.transport.auth import JobAccount, Operator
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import (
@@ -74,6 +77,8 @@ class JobRun:
     faults: list[tuple[float, int]] = field(default_factory=list)  # (lost at, seq seen then)
     cpu_s: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds in the job
     sampled: list[ProcSample] = field(default_factory=list)  # the controller, nats-server
+    # the controller's own aegis_fault_to_order_seconds: [(bucket bound s, cumulative count)]
+    fault_to_order: list[tuple[float, float]] = field(default_factory=list)
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -91,8 +96,6 @@ class ProcSample:
 
     pid: int
     rss_mb: list[float] = field(default_factory=list)
-    cpu_start: float | None = None
-    cpu_last: float | None = None
     series: list[tuple[float, float]] = field(default_factory=list)  # (monotonic, CPU s)
 
     def cpu_share(self, start: float, end: float) -> float | None:
@@ -107,21 +110,17 @@ class ProcSample:
 
     @property
     def cpu_used(self) -> float:
-        if self.cpu_start is None or self.cpu_last is None:
-            return 0.0
-        return round(self.cpu_last - self.cpu_start, 2)
+        """CPU seconds from the first sample to the last."""
+        return round(self.series[-1][1] - self.series[0][1], 2) if self.series else 0.0
 
 
 async def _sample(procs: list[ProcSample], stop: asyncio.Event) -> None:
     """Read each process's VmHWM and CPU time every 0.2 s until `stop` (or it exits), and
     once more then."""
-    for proc in procs:
-        proc.cpu_start = cpu_seconds(proc.pid)
     while True:
         last = stop.is_set()
         for proc in procs:
             cpu = cpu_seconds(proc.pid)
-            proc.cpu_last = cpu if cpu is not None else proc.cpu_last
             if cpu is not None:
                 proc.series.append((time.monotonic(), cpu))
             with contextlib.suppress(OSError, ValueError):
@@ -160,6 +159,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 "--workers", str(args.agents), "--max-retry", str(max_retry),
                 "--nats-url", nats.url, "--creds", str(creds_path),
                 "--heartbeat-timeout", str(args.heartbeat_timeout), "--events",
+                "--metrics-port", str(free_port()),  # metrics.prom, read once it exits
                 stdin=asyncio.subprocess.PIPE,
                 env={**os.environ, "AEGIS_LAUNCHER_PID": str(os.getpid())},
                 cwd=Path(__file__).resolve().parents[1],
@@ -219,7 +219,29 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             status = state_dir / "status.json"
             size = status.stat().st_size if status.exists() else 0
     rss = max(sampled[0].rss_mb, default=0.0)
-    return JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled)
+    run = JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled)
+    run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
+    return run
+
+
+def _buckets(prom: Path, name: str) -> list[tuple[float, float]]:
+    """A histogram's (upper bound, cumulative count) pairs from a Prometheus text file."""
+    if not prom.exists():
+        return []
+    return sorted(
+        (float(s.labels["le"]), s.value)
+        for family in text_string_to_metric_families(prom.read_text())
+        for s in family.samples
+        if s.name == f"{name}_bucket"
+    )
+
+
+def _bucket_pct(buckets: list[tuple[float, float]], q: float) -> float | None:
+    """The smallest bucket bound (ms) that holds the quantile `q` of a histogram."""
+    total = buckets[-1][1] if buckets else 0
+    if not total:
+        return None
+    return next(round(le * 1000, 1) for le, n in buckets if n >= q * total)
 
 
 async def _wait_serving(url: str, account: JobAccount, timeout: float = 60.0) -> int | None:
@@ -321,6 +343,14 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
             "p50": _pct(delays, 0.5),
             "p99": _pct(delays, 0.99),
             "measured": len(delays),
+            "each": [round(d, 1) for d in delays],
+        }
+        # the same, on the controller's clock: from reading the loss to publishing the order
+        # (the fleet's own delay in taking the order is not in it); bucket bounds
+        out["controller_fault_to_order_ms"] = {
+            "p50_le": _bucket_pct(faulty.fault_to_order, 0.5),
+            "p99_le": _bucket_pct(faulty.fault_to_order, 0.99),
+            "measured": faulty.fault_to_order[-1][1] if faulty.fault_to_order else 0,
         }
         out["fault_job_s"] = round(faulty.ended - f.started, 3)
         out["fault_job_controller_rss_mb"] = round(faulty.rss_peak_mb, 1)

@@ -202,6 +202,8 @@ class ControllerService:
         # a thousand reports wait; nats-py writes the buffer out at once, in order (an
         # order before the replies of its batch), and an agent that missed one re-asks
         core.mark_published()
+        if self.observer is not None:
+            self.observer.order_published()
         if core.terminal is not None:
             self.stop(CONTROLLER_EXIT_BY_PHASE[core.terminal])
 

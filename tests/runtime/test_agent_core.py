@@ -65,6 +65,14 @@ class Job:
                     out[p] = a.on_order(msg, working=working or isinstance(out.get(p), Work))
         return out
 
+    def run_command(self) -> dict[str, object]:
+        """Every agent joins and passes the bootcheck; each one's decision on the RunCommand
+        order."""
+        self.join()
+        for pod, d in self.broadcast().items():
+            self.finish(pod, d)
+        return self.broadcast()
+
     def publish(self) -> list[Message]:
         """The orders the service publishes now, in order (as ControllerService._publish)."""
         msgs = [*self.controller.pod_orders(), self.controller.order_for()]
@@ -118,10 +126,7 @@ def test_an_order_is_worked_on_once_and_older_orders_are_ignored(tmp_path: Path)
 
 def test_a_crash_in_run_command_leads_to_a_troubleshoot_order(tmp_path: Path) -> None:
     job = Job(tmp_path)
-    job.join()
-    for pod, d in job.broadcast().items():
-        job.finish(pod, d)
-    run = job.broadcast()
+    run = job.run_command()
     assert job.finish(PODS[1], run[PODS[1]], "Error") is ReceiptResult.APPLIED
     trouble = job.broadcast()
     assert all(isinstance(d, Work) for d in trouble.values())
@@ -182,10 +187,7 @@ def test_malformed_and_foreign_orders_are_ignored(tmp_path: Path) -> None:
 
 def test_the_slow_node_path_reports_only_what_the_spec_enables(tmp_path: Path) -> None:
     job = Job(tmp_path)
-    job.join()
-    for pod, d in job.broadcast().items():
-        job.finish(pod, d)
-    job.broadcast()
+    job.run_command()
     slow, peer = (job.agents[p] for p in PODS)
     assert peer.checkpoint(10) is None  # no eviction waits for a checkpoint yet
     hang = slow.hang("no progress for 3 s")
@@ -214,10 +216,7 @@ def test_the_slow_node_path_reports_only_what_the_spec_enables(tmp_path: Path) -
 
 def test_a_per_pod_order_goes_out_again_until_it_was_published(tmp_path: Path) -> None:
     job = Job(tmp_path)
-    job.join()
-    for pod, d in job.broadcast().items():
-        job.finish(pod, d)
-    job.broadcast()
+    job.run_command()
     hang = job.agents[PODS[0]].hang("no progress")
     assert hang is not None and _receipt_of(job, hang) is ReceiptResult.APPLIED
     core = job.controller
@@ -231,10 +230,7 @@ def test_a_per_pod_order_goes_out_again_until_it_was_published(tmp_path: Path) -
 
 def test_per_pod_parts_rebuilt_with_the_same_values_send_no_pod_order(tmp_path: Path) -> None:
     job = Job(tmp_path)
-    job.join()
-    for pod, d in job.broadcast().items():
-        job.finish(pod, d)
-    run = job.broadcast()
+    run = job.run_command()
     before = tuple(getattr(job.controller.state, n) for n in agent_view.PER_POD)
     assert job.finish(PODS[1], run[PODS[1]], "Error") is ReceiptResult.APPLIED
     after = tuple(getattr(job.controller.state, n) for n in agent_view.PER_POD)

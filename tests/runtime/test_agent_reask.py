@@ -13,6 +13,8 @@ from aegis.protocol.payloads import Receipt, ReceiptResult
 from aegis.runtime.agent import MIN_REASK_S, AgentService
 from aegis.runtime.errors import BusError
 
+from ..support import wait_for_async
+
 POD = "job-worker-0"
 
 
@@ -56,7 +58,7 @@ async def test_no_reask_while_a_report_waits_for_its_receipt() -> None:
         await asyncio.wait_for(report, 5)
         answered = loop.time()
         assert agent.reporting == 0
-        await asyncio.wait_for(_until(lambda: bool(bus.acks)), 5 * agent.reask_s)
+        await wait_for_async(lambda: bus.acks, 5 * agent.reask_s, "the re-ask after the receipt")
         # the receipt restarted the clock: the next re-ask is one interval after it
         assert bus.acks[0] - answered >= agent.reask_s - 0.05
     finally:
@@ -64,8 +66,3 @@ async def test_no_reask_while_a_report_waits_for_its_receipt() -> None:
         for task in (report, reask):
             task.cancel()
         await asyncio.gather(report, reask, return_exceptions=True)
-
-
-async def _until(done: object) -> None:
-    while not done():  # type: ignore[operator]
-        await asyncio.sleep(0.02)

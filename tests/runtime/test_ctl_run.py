@@ -147,6 +147,10 @@ def test_ctl_drives_a_running_job(aegis_run: Launch, tmp_path: Path) -> None:
     created = [lab for lab, v in m["aegis_jobs_total"] if lab["event"] == "created" and v == 1]
     assert created and created[0]["worker_num"] == "2", m["aegis_jobs_total"]
     assert m["aegis_troubleshoot_duration_seconds_count"]
+    # rank 1's crash was acted on: its fault-to-order time is measured
+    ((_, acted),) = m["aegis_fault_to_order_seconds_count"]
+    ((_, took),) = m["aegis_fault_to_order_seconds_sum"]
+    assert acted >= 1 and 0 < took < 10 * acted, (acted, took)
 
     # status, human and JSON
     r = ctl(state, "status")

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from aegis.checks.faultlog import FaultRecord
 from aegis.checks.result import passed
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.runtime import observability
 from aegis.runtime.observability import (
     JobObserver,
     MetricsServer,
@@ -144,3 +146,27 @@ async def test_metrics_endpoint() -> None:
         assert (await http(server.port, b"GET /metrics HTTP/1.1\r\n\r\n"))[0].endswith("200 OK")
     finally:
         await server.close()
+
+
+def test_a_fault_is_timed_until_the_next_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the first fault not yet followed by an order to the next order published; an
+    order with no fault before it is not a sample."""
+    clock = [100.0]
+    monkeypatch.setattr(observability.time, "monotonic", lambda: clock[0])
+    obs = JobObserver(2)
+
+    def fault(pod: str) -> None:
+        obs.on_fault(FaultRecord(pod, "", "node-1", "", "RunCommand", "agent exited 137"))
+
+    obs.order_published()  # no fault yet
+    assert sample(obs, "aegis_fault_to_order_seconds_count") == 0
+    fault("w0")
+    clock[0] += 0.03
+    fault("w1")  # the clock already runs for w0's fault
+    clock[0] += 0.04
+    obs.order_published()
+    obs.order_published()  # nothing new since
+    assert sample(obs, "aegis_fault_to_order_seconds_count") == 1
+    assert sample(obs, "aegis_fault_to_order_seconds_sum") == pytest.approx(0.07)
+    assert sample(obs, "aegis_fault_to_order_seconds_bucket", le="0.07") == 0
+    assert sample(obs, "aegis_fault_to_order_seconds_bucket", le="0.08") == 1
