@@ -21,7 +21,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +32,7 @@ from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
-from aegis.runtime.agent import MIN_REASK_S, REASK_BEATS
+from aegis.runtime.agent import MIN_REASK_S, REASK_BEATS, report_waits
 from aegis.runtime.agent_core import AgentCore, Ignore, Leave, Work
 from aegis.runtime.transport.auth import new_user_keypair
 from aegis.runtime.transport.grpc_credentials import build_request
@@ -176,6 +176,7 @@ class FleetStats:
     connect_retries: int = 0  # NATS connects tried again (the server's auth timeout, refused)
     heartbeats: int = 0  # heartbeats sent
     reasks: int = 0  # ACKs sent again because no order came for REASK_BEATS heartbeats
+    resent: int = 0  # report copies sent again because no receipt came within a wait
     first_command_report: float | None = None  # the first RunCommand report sent
 
 
@@ -343,7 +344,7 @@ class SimAgent:
         reply = None
         while reply is None:  # as the real agent: ACK until the controller answers
             with contextlib.suppress(TimeoutError):
-                reply = await self.request(self.subjects.report(self.pod), self.core.ack(), 2.0)
+                reply = await self.request(self.subjects.report(self.pod), self.core.ack(), (2.0,))
         stats.joined.append(time.monotonic())
         self.beat = asyncio.create_task(self._heartbeat())
         self._order(reply, len(reply.encode()))
@@ -409,9 +410,11 @@ class SimAgent:
 
     async def _report(self, msg: Message) -> None:
         sent = time.monotonic()
-        try:
-            reply = await self.request(self.subjects.report(self.pod), msg)
-        except TimeoutError:
+        reply = None
+        while reply is None and not self.gone:  # as the agent (AgentService._send_report)
+            with contextlib.suppress(TimeoutError):
+                reply = await self.request(self.subjects.report(self.pod), msg, report_waits())
+        if reply is None:
             return
         done = time.monotonic()
         self.heard = asyncio.get_running_loop().time()  # a receipt restarts the re-ask clock
@@ -436,16 +439,28 @@ class SimAgent:
         self.stop()
         self.fleet.left(self.pod, why)
 
-    async def request(self, subject: str, msg: Message, timeout: float = 60.0) -> Message:
-        """Publish `msg` with a reply subject in this agent's inbox; the reply."""
+    async def request(
+        self, subject: str, msg: Message, waits: Sequence[float] = (60.0,)
+    ) -> Message:
+        """Publish `msg` with a reply subject in this agent's inbox, and again (the same
+        reply subject, as Bus.request_patiently) after each of `waits` without a reply; the
+        first reply. TimeoutError after the last wait."""
         assert self.conn is not None
         self.next_reply += 1
         reply_to = f"{self.inbox}.{self.next_reply}"
         fut: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
         self.pending[reply_to] = (time.monotonic(), fut)
-        self.conn.pub(subject, msg.encode(), reply_to)
+        data = msg.encode()
         try:
-            return await asyncio.wait_for(fut, timeout)
+            for i, wait in enumerate(waits):
+                if i:
+                    self.fleet.stats.resent += 1
+                self.conn.pub(subject, data, reply_to)
+                try:
+                    return await asyncio.wait_for(asyncio.shield(fut), wait)
+                except TimeoutError:
+                    continue
+            raise TimeoutError(f"no reply on {subject}")
         finally:
             self.pending.pop(reply_to, None)
 
@@ -470,7 +485,7 @@ class SimAgent:
     async def _reask(self) -> None:
         self.fleet.stats.reasks += 1
         try:
-            reply = await self.request(self.subjects.report(self.pod), self.core.ack(), 2.0)
+            reply = await self.request(self.subjects.report(self.pod), self.core.ack(), (2.0,))
         except (TimeoutError, asyncio.CancelledError):
             return
         if not self.gone and not self.leaving:

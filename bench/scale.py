@@ -365,7 +365,7 @@ def idle_figures(job: JobRun) -> dict[str, Any]:
     s = job.stats
     run = sorted(s.run_orders.values())
     start, end = (run[-1] if run else None), s.first_command_report
-    out: dict[str, Any] = {"reasks": s.reasks, "idle_s": None}
+    out: dict[str, Any] = {"reasks": s.reasks, "reports_resent": s.resent, "idle_s": None}
     if start is None or end is None or end - start < 1.0 or len(job.sampled) < 2:
         return out
     out["idle_s"] = round(end - start, 2)

@@ -22,6 +22,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import random
 import signal
 import tempfile
 import time
@@ -73,6 +74,19 @@ LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers
 # again (its ACK's reply): orders are published once, and a lost one must not hang the job
 REASK_BEATS = 4
 MIN_REASK_S = 1.0
+# a report is sent again after each wait without its receipt: 2 s, then doubling to 8 s (a
+# controller behind on a burst of 12,500 reports is not sent a copy every 2 s), each 0-25%
+# longer at random (a fleet that reported together does not re-send together); after the
+# last wait the series starts again. Every copy has one reply subject: the receipt of any
+# copy ends the wait (Bus.request_patiently)
+REPORT_WAITS_S = (2.0, 4.0, 8.0, 8.0, 8.0, 8.0, 8.0)
+REPORT_JITTER = 0.25
+
+
+def report_waits(rng: random.Random | None = None) -> list[float]:
+    """One report's waits for its receipt (REPORT_WAITS_S, each stretched by the jitter)."""
+    draw = (rng or random).random
+    return [w * (1 + REPORT_JITTER * draw()) for w in REPORT_WAITS_S]
 
 
 def placement(
@@ -545,7 +559,9 @@ class AgentService:
         try:
             while not self.stopped.is_set():
                 try:
-                    reply = await self.bus.request(self.report_subject, report, timeout=2.0)
+                    reply = await self.bus.request_patiently(
+                        self.report_subject, report, report_waits()
+                    )
                 except TransportError:
                     await asyncio.sleep(0.2)
                     continue

@@ -1,16 +1,22 @@
 """The agent's re-ask (an ACK sent again when no order came for 4 heartbeat intervals) waits
 while a report of its own is unanswered: at 12,500 pods re-asks piled onto the controller's
-backlog (docs/scale.md). A receipt restarts the clock."""
+backlog (docs/scale.md). A receipt restarts the clock. A report's own re-sends back off."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import random
 import time
+from collections.abc import Iterable
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.environment import AgentConfig
 from aegis.protocol.payloads import Receipt, ReceiptResult
-from aegis.runtime.agent import MIN_REASK_S, AgentService
+from aegis.runtime.agent import MIN_REASK_S, REPORT_JITTER, AgentService, report_waits
 from aegis.runtime.errors import BusError
 
 from ..support import wait_for_async
@@ -35,6 +41,11 @@ class _SlowController:
         data = Receipt(ReceiptResult.APPLIED).to_data()
         return Message("job", "default", POD, MessageType.ACK, MessagePhase.COMMAND, data,
                        time.time(), 0)  # fmt: skip
+
+    async def request_patiently(
+        self, subject: str, msg: Message, waits: Iterable[float]
+    ) -> Message:
+        return await self.request(subject, msg)
 
 
 async def test_no_reask_while_a_report_waits_for_its_receipt() -> None:
@@ -66,3 +77,15 @@ async def test_no_reask_while_a_report_waits_for_its_receipt() -> None:
         for task in (report, reask):
             task.cancel()
         await asyncio.gather(report, reask, return_exceptions=True)
+
+
+@given(st.integers(min_value=0, max_value=2**32))
+def test_report_waits_back_off_and_spread_the_fleet(seed: int) -> None:
+    """The first re-send after 2 s (as before), then each wait at least the one before it
+    less the jitter, never above 8 s plus the jitter; two agents do not wait in step."""
+    waits = report_waits(random.Random(seed))
+    assert 2.0 <= waits[0] <= 2.0 * (1 + REPORT_JITTER)
+    assert all(w <= 8.0 * (1 + REPORT_JITTER) for w in waits)
+    assert all(b >= a / (1 + REPORT_JITTER) for a, b in itertools.pairwise(waits))
+    assert sum(waits) >= 40.0  # a series lasts long enough for a backlog of 12,500 reports
+    assert waits != report_waits(random.Random(seed + 1))

@@ -176,3 +176,42 @@ async def test_untrusted_credentials_are_a_bus_error(nats_server: NatsServer) ->
     stranger = Operator().create_job_account("team", "train-a").controller_credentials()
     with pytest.raises(BusError, match=r"cannot connect.*Authorization Violation"):
         await Bus.connect(nats_server.url, stranger, timeout=3.0, reconnect_attempts=1)
+
+
+async def test_a_late_reply_to_the_first_copy_ends_a_patient_request(
+    worker_a: Bus, master_a: Bus, job_a: JobAccount
+) -> None:
+    """The controller answers the first copy only after two more came (it was behind): the
+    reply still ends the wait, and no fourth copy goes out. A plain `request` per copy would
+    have dropped that reply (its inbox timed out) and sent copies until one was answered
+    within a single wait."""
+    copies: list[str] = []
+    third = asyncio.Event()
+
+    async def behind(subject: str, m: Message) -> Message | None:
+        copies.append(subject)
+        if len(copies) == 3:
+            third.set()
+        if len(copies) > 1:
+            return None  # the later copies find the report handled: no second receipt here
+        await third.wait()
+        return msg(job_a, MessageType.ACK, pod=m.pod_name, seq=m.seq)
+
+    await master_a.subscribe_each(job_a.subjects.reports, behind, concurrent=True)
+    await master_a.flush()
+    report = msg(job_a, MessageType.FINISH, POD, seq=9)
+    waits = (0.2, 0.2, TIMEOUT, TIMEOUT)
+    got = await worker_a.request_patiently(job_a.subjects.report(POD), report, waits)
+    assert (got.type, got.seq) == (MessageType.ACK, 9)
+    assert copies == [job_a.subjects.report(POD)] * 3
+    with pytest.raises(BusError, match="no reply to any copy"):
+        await worker_a.request_patiently(job_a.subjects.report(POD), report, (0.2, 0.2))
+    assert len(copies) == 5 and worker_a.stats.permission_errors == 0
+
+
+async def test_a_patient_request_nobody_receives_is_a_bus_error(
+    worker_a: Bus, job_a: JobAccount
+) -> None:
+    report = msg(job_a, MessageType.FINISH, POD, seq=3)
+    with pytest.raises(BusError, match="nobody is subscribed"):
+        await worker_a.request_patiently(job_a.subjects.report(POD), report, (TIMEOUT,) * 10)

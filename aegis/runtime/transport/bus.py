@@ -9,8 +9,9 @@ counted in `stats` and wake `permission_denied`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import UserCredentials
 
 log = logging.getLogger(__name__)
+NO_RESPONDERS = "503"  # the Status header nats-server puts on a request nobody received
 # a dropped connection is retried this often (nats-py adds up to 0.1 s of jitter)
 RECONNECT_WAIT_S = 1.0
 
@@ -209,6 +211,41 @@ class Bus:
             return Message.decode(reply.data)
         except MalformedMessage as exc:
             raise BusError(f"request on {subject}: bad reply: {exc.reason}") from None
+
+    async def request_patiently(
+        self, subject: str, message: Message, waits: Iterable[float]
+    ) -> Message:
+        """Send `message`, and again after each of `waits` (seconds) that passes without a
+        reply; the first reply to any copy ends it. Every copy carries the same reply subject,
+        so a reply that comes late (a controller behind on its queue) still counts: with
+        `request` it would go to a timed-out inbox, and the copies would pile up until one
+        came back within a single wait. BusError when no reply came within the last wait, or
+        nobody is subscribed."""
+        try:
+            inbox = self._nc.new_inbox()  # under this connection's inbox prefix
+            sub = await self._nc.subscribe(inbox, max_msgs=1)
+        except nats.errors.Error as exc:
+            raise BusError(f"request on {subject} failed: {exc!r}") from None
+        data = message.encode()
+        try:
+            for wait in waits:
+                try:
+                    await self._nc.publish(subject, data, reply=inbox)
+                    reply = await sub.next_msg(timeout=wait)
+                except (TimeoutError, nats.errors.TimeoutError):
+                    continue
+                except nats.errors.Error as exc:
+                    raise BusError(f"request on {subject} failed: {exc!r}") from None
+                if reply.headers and reply.headers.get("Status") == NO_RESPONDERS:
+                    raise BusError(f"request on {subject}: nobody is subscribed")
+                try:
+                    return Message.decode(reply.data)
+                except MalformedMessage as exc:
+                    raise BusError(f"request on {subject}: bad reply: {exc.reason}") from None
+            raise BusError(f"request on {subject}: no reply to any copy")
+        finally:
+            with contextlib.suppress(nats.errors.Error):
+                await sub.unsubscribe()
 
     async def flush(self, timeout: float = 2.0) -> None:
         """Wait until the server has processed everything sent so far (a PING/PONG);
