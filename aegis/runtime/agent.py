@@ -74,13 +74,14 @@ LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers
 # again (its ACK's reply): orders are published once, and a lost one must not hang the job
 REASK_BEATS = 4
 MIN_REASK_S = 1.0
-# a report is sent again after each wait without its receipt: 2 s, then 1.5x longer each
-# time up to 8 s (a controller behind on a burst of 12,500 reports is not sent a copy every
-# 2 s; a slower growth would keep the 2 s copies, a faster one makes a few dropped copies in
-# a row cost much more), each 0-25% longer at random (a fleet that reported together does not
-# re-send together); after the last wait the series starts again. Every copy has one reply
-# subject: the receipt of any copy ends the wait (Bus.request_patiently)
-REPORT_WAITS_S = (2.0, 3.0, 4.5, 6.75, 8.0, 8.0, 8.0, 8.0, 8.0)
+# a report is sent again after each wait without its receipt: 2 s twice (one or two lost
+# copies cost what they did), then 1.5x longer each time up to 8 s (a controller behind on a
+# burst of 12,500 reports is not sent a copy every 2 s: 7 copies in a 25 s backlog, not 12;
+# doubling cost much more where many copies are lost, docs/scale.md), each 0-25% longer at
+# random (a fleet that reported together does not re-send together); after the last wait
+# the series starts again. Every copy has one reply subject: the receipt of any copy ends
+# the wait (Bus.request_patiently)
+REPORT_WAITS_S = (2.0, 2.0, 3.0, 4.5, 6.75, 8.0, 8.0, 8.0, 8.0, 8.0)
 REPORT_JITTER = 0.25
 
 
