@@ -45,6 +45,9 @@ def test_a_small_fleet_runs_a_healthy_job_and_one_with_a_crash() -> None:
     assert out["refused"] == 0 and out["malformed_orders"] == 0
     fault = out["fault_to_order_ms"]
     assert isinstance(fault, dict) and fault["measured"] == 1 and fault["p99"] is not None
+    # the controller's own clock (its metrics file): the crash, and the order that followed
+    ours = out["controller_fault_to_order_ms"]
+    assert isinstance(ours, dict) and ours["measured"] >= 1 and ours["p99_le"] is not None, ours
     for key in ("creds_s", "creds_to_runcommand_s", "job_s", "reports_per_s", "event_p99_ms"):
         value = out[key]
         assert isinstance(value, int | float) and value > 0, (key, value)
