@@ -177,6 +177,7 @@ class FleetStats:
     heartbeats: int = 0  # heartbeats sent
     reasks: int = 0  # ACKs sent again because no order came for REASK_BEATS heartbeats
     resent: int = 0  # report copies sent again because no receipt came within a wait
+    superseded: int = 0  # pieces of work a newer order replaced before they ended
     first_command_report: float | None = None  # the first RunCommand report sent
 
 
@@ -394,6 +395,11 @@ class SimAgent:
             log.info("agent %s: %s not simulated", self.pod, decision)
 
     def _finish(self, work: Work) -> None:
+        if work.seq != self.core.work_seq:
+            # a newer order came while this work ran: the real agent stopped the work then
+            # (AgentService starts the new order's), so it has nothing to report
+            self.fleet.stats.superseded += 1
+            return
         self.working = False
         if self.gone:
             return

@@ -352,6 +352,7 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
             "p99_le": _bucket_pct(faulty.fault_to_order, 0.99),
             "measured": faulty.fault_to_order[-1][1] if faulty.fault_to_order else 0,
         }
+        out["fault_job_work_superseded"] = f.superseded
         out["fault_job_s"] = round(faulty.ended - f.started, 3)
         out["fault_job_controller_rss_mb"] = round(faulty.rss_peak_mb, 1)
     return out

@@ -48,6 +48,10 @@ def test_a_small_fleet_runs_a_healthy_job_and_one_with_a_crash() -> None:
     # the controller's own clock (its metrics file): the crash, and the order that followed
     ours = out["controller_fault_to_order_ms"]
     assert isinstance(ours, dict) and ours["measured"] >= 1 and ours["p99_le"] is not None, ours
+    # work a newer order replaced is counted, not reported (how much depends on --work-s)
+    assert (
+        isinstance(out["fault_job_work_superseded"], int) and out["fault_job_work_superseded"] >= 0
+    )
     for key in ("creds_s", "creds_to_runcommand_s", "job_s", "reports_per_s", "event_p99_ms"):
         value = out[key]
         assert isinstance(value, int | float) and value > 0, (key, value)
