@@ -445,9 +445,7 @@ class SimAgent:
         self.stop()
         self.fleet.left(self.pod, why)
 
-    async def request(
-        self, subject: str, msg: Message, waits: Sequence[float] = (60.0,)
-    ) -> Message:
+    async def request(self, subject: str, msg: Message, waits: Sequence[float]) -> Message:
         """Publish `msg` with a reply subject in this agent's inbox, and again (the same
         reply subject, as Bus.request_patiently) after each of `waits` without a reply; the
         first reply. TimeoutError after the last wait."""

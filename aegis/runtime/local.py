@@ -181,7 +181,7 @@ def finished_phase(state_dir: Path) -> str | None:
 def never_joined(state_dir: Path) -> bool:
     """Whether no agent ever joined the controller of `state_dir`: an agent that exits then
     has run its command alone. Every join is a WAL record before it is answered, and a
-    snapshot (taken after the commit, later than the join) keeps the incarnations;
+    snapshot (taken up to 0.5 s after a commit, docs/persistence.md) keeps the incarnations;
     so none joined while the log is empty and the snapshot, if any, is Pending with none."""
     try:
         status = FileStatusStore(state_dir / STATUS_FILE).load()

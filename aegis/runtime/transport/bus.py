@@ -207,10 +207,7 @@ class Bus:
             raise BusError(f"request on {subject}: nobody is subscribed") from None
         except (TimeoutError, nats.errors.Error) as exc:
             raise BusError(f"request on {subject} failed: {exc!r}") from None
-        try:
-            return Message.decode(reply.data)
-        except MalformedMessage as exc:
-            raise BusError(f"request on {subject}: bad reply: {exc.reason}") from None
+        return _decoded_reply(subject, reply.data)
 
     async def request_patiently(
         self, subject: str, message: Message, waits: Iterable[float]
@@ -232,16 +229,13 @@ class Bus:
                 try:
                     await self._nc.publish(subject, data, reply=inbox)
                     reply = await sub.next_msg(timeout=wait)
-                except (TimeoutError, nats.errors.TimeoutError):
+                except TimeoutError:  # nats-py's is one too
                     continue
                 except nats.errors.Error as exc:
                     raise BusError(f"request on {subject} failed: {exc!r}") from None
                 if reply.headers and reply.headers.get("Status") == NO_RESPONDERS:
                     raise BusError(f"request on {subject}: nobody is subscribed")
-                try:
-                    return Message.decode(reply.data)
-                except MalformedMessage as exc:
-                    raise BusError(f"request on {subject}: bad reply: {exc.reason}") from None
+                return _decoded_reply(subject, reply.data)
             raise BusError(f"request on {subject}: no reply to any copy")
         finally:
             with contextlib.suppress(nats.errors.Error):
@@ -311,3 +305,11 @@ class Bus:
             if repr(exc) not in self._recent_errors:
                 self._recent_errors = [*self._recent_errors[-4:], repr(exc)]
             log.warning("NATS error: %r", exc)
+
+
+def _decoded_reply(subject: str, data: bytes) -> Message:
+    """The reply to a request on `subject`; BusError if it is not a message."""
+    try:
+        return Message.decode(data)
+    except MalformedMessage as exc:
+        raise BusError(f"request on {subject}: bad reply: {exc.reason}") from None
