@@ -32,7 +32,7 @@ from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
-from aegis.runtime.agent import MIN_REASK_S, REASK_BEATS, report_waits
+from aegis.runtime.agent import report_waits
 from aegis.runtime.agent_core import AgentCore, Ignore, Leave, Work
 from aegis.runtime.transport.auth import new_user_keypair
 from aegis.runtime.transport.grpc_credentials import build_request
@@ -175,7 +175,7 @@ class FleetStats:
     malformed: int = 0
     connect_retries: int = 0  # NATS connects tried again (the server's auth timeout, refused)
     heartbeats: int = 0  # heartbeats sent
-    reasks: int = 0  # ACKs sent again because no order came for REASK_BEATS heartbeats
+    orders_resent: int = 0  # orders the controller sent again (a heartbeat showed one missed)
     resent: int = 0  # report copies sent again because no receipt came within a wait
     superseded: int = 0  # pieces of work a newer order replaced before they ended
     first_command_report: float | None = None  # the first RunCommand report sent
@@ -316,7 +316,7 @@ class SimAgent:
         self.gone = False
         self.leaving = False
         self.beat: asyncio.Task[None] | None = None
-        self.heard = 0.0  # loop time of the last order (or ACK reply) received
+        self.order_inbox = self.subjects.order_inbox(pod)
 
     async def run(self) -> None:
         """Join the job; the rest happens in the message handler."""
@@ -351,14 +351,17 @@ class SimAgent:
         self._order(reply, len(reply.encode()))
 
     def _on_msg(self, subject: str, payload: bytes) -> None:
-        if self.gone or (self.leaving and not subject.startswith(self.inbox)):
+        reply = subject.startswith(self.inbox) and subject != self.order_inbox
+        if self.gone or (self.leaving and not reply):
             return
         try:
             msg = Message.decode(payload)
         except MalformedMessage:
             self.fleet.stats.malformed += 1
             return
-        if subject.startswith(self.inbox):
+        if subject == self.order_inbox:  # an order it missed, sent again (OrderVersions)
+            self.fleet.stats.orders_resent += 1
+        elif subject.startswith(self.inbox):
             entry = self.pending.pop(subject, None)
             if entry is not None and not entry[1].done():
                 entry[1].set_result(msg)
@@ -366,7 +369,6 @@ class SimAgent:
         self._order(msg, len(payload))
 
     def _order(self, msg: Message, size: int) -> None:
-        self.heard = asyncio.get_running_loop().time()
         stats = self.fleet.stats
         if msg.pod_name == "master":
             stats.order_bytes = max(stats.order_bytes, size)
@@ -423,7 +425,6 @@ class SimAgent:
         if reply is None:
             return
         done = time.monotonic()
-        self.heard = asyncio.get_running_loop().time()  # a receipt restarts the re-ask clock
         stats = self.fleet.stats
         stats.report_ms.append((done - sent) * 1000)
         stats.report_times.append((sent, done))
@@ -469,31 +470,13 @@ class SimAgent:
             self.pending.pop(reply_to, None)
 
     async def _heartbeat(self) -> None:
-        """Beat every `heartbeat_s`; as the real agent (AgentService._reask), send the ACK
-        again when no order came for REASK_BEATS beats (its reply is the current order)."""
+        """Beat every `heartbeat_s`, saying which order it holds (as the real agent)."""
         period = self.fleet.cfg.heartbeat_s
-        loop = asyncio.get_running_loop()
         await asyncio.sleep(random.uniform(0, period))  # spread the fleet's beats
         while not self.gone and self.conn is not None:
             self.conn.pub(self.subjects.heartbeat(self.pod), self.core.heartbeat().encode())
             self.fleet.stats.heartbeats += 1
-            due = loop.time() - self.heard >= max(REASK_BEATS * period, MIN_REASK_S)
-            if due:
-                self.heard = loop.time()  # the next try in REASK_BEATS beats, answered or not
-            if due and not self.pending:  # none while a request is unanswered (as the agent)
-                task = asyncio.create_task(self._reask())
-                self.fleet.tasks.add(task)
-                task.add_done_callback(self.fleet.tasks.discard)
             await asyncio.sleep(period)
-
-    async def _reask(self) -> None:
-        self.fleet.stats.reasks += 1
-        try:
-            reply = await self.request(self.subjects.report(self.pod), self.core.ack(), (2.0,))
-        except (TimeoutError, asyncio.CancelledError):
-            return
-        if not self.gone and not self.leaving:
-            self._order(reply, len(reply.encode()))
 
     def crash(self) -> None:
         """Drop everything without a word, as a killed pod does; the launcher is told."""

@@ -361,12 +361,17 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
 def idle_figures(job: JobRun) -> dict[str, Any]:
     """What the job costs while every agent works on RunCommand (from the last agent's
     RunCommand order to the first command report; a long --work-s gives a long window): the
-    controller's and nats-server's CPU share then, and the agents' re-asks (an agent that
-    heard no order for 4 heartbeat intervals asks again, as the real one does)."""
+    controller's and nats-server's CPU share then, and the orders the controller sent again
+    to agents whose heartbeat showed them behind (none while nothing is lost: agents no
+    longer re-ask, docs/scale.md)."""
     s = job.stats
     run = sorted(s.run_orders.values())
     start, end = (run[-1] if run else None), s.first_command_report
-    out: dict[str, Any] = {"reasks": s.reasks, "reports_resent": s.resent, "idle_s": None}
+    out: dict[str, Any] = {
+        "orders_resent": s.orders_resent,
+        "reports_resent": s.resent,
+        "idle_s": None,
+    }
     if start is None or end is None or end - start < 1.0 or len(job.sampled) < 2:
         return out
     out["idle_s"] = round(end - start, 2)

@@ -3,6 +3,7 @@
 - `Order`: what the controller broadcasts (or answers an ACK with) for the current masterSeq;
 - `Eviction`: the order telling one lost incarnation of a pod to exit;
 - `Sender`: who an agent's message comes from (every ACK, report and heartbeat carries it);
+- `Heartbeat`: an agent's heartbeat: its sender and the versions of the order it holds;
 - `Report`: an agent's Finish / Error / Hang / Checkpoint / Evicted;
 - `Receipt`: the controller's answer to a report.
 
@@ -60,7 +61,10 @@ class Order:
     Its size does not grow with the job: `globals` are the variables the agent's actions read
     that are not per worker, `derived` the definitions they read over every worker (evaluated
     by the controller), `pod` the PER_POD entries of the one pod the order is for (None in the
-    broadcast), `finished` how many workers finished the current order."""
+    broadcast), `finished` how many workers finished the current order. `version` is the
+    controller's step number of the state it was made of (it grows with every state, and a
+    restarted controller resumes it): an agent's heartbeat says which version it holds, and
+    the controller sends the current order to an agent that missed one."""
 
     spec_phase: str
     final: str | None  # "Succeed" / "Failed" once the job ended: every agent leaves
@@ -73,6 +77,7 @@ class Order:
     derived: Mapping[str, Value] = field(hash=False)
     pod: Mapping[str, Value] | None = field(default=None, hash=False)
     finished: int = 0
+    version: int = 0
 
     def to_data(self) -> dict[str, Any]:
         """The order's `Data` object."""
@@ -89,6 +94,7 @@ class Order:
                 "derived": {k: encode(v) for k, v in self.derived.items()},
             },
             "finished": self.finished,
+            "version": self.version,
         }
         if self.pod is not None:
             data["pod"] = {k: encode(v) for k, v in self.pod.items()}
@@ -107,6 +113,9 @@ class Order:
         finished = _field(data, "finished", int)
         if finished < 0:
             raise MalformedMessage(f"Data['finished'] must be >= 0; got {finished}")
+        version = _field(data, "version", int)
+        if version < 0:
+            raise MalformedMessage(f"Data['version'] must be >= 0; got {version}")
         pod = data.get("pod")
         return cls(
             spec_phase=_field(data, "specPhase", str),
@@ -120,6 +129,7 @@ class Order:
             derived=_values(_field(view, "derived", dict), DERIVED, "view.derived"),
             pod=None if pod is None else _values(_field(data, "pod", dict), PER_POD, "pod"),
             finished=finished,
+            version=version,
         )
 
 
@@ -191,6 +201,37 @@ class Sender:
             pod_ip=_text(_optional(data, "podIP", str, ""), 64),
             node_ip=_text(_optional(data, "nodeIP", str, ""), 64),
         )
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """An agent's heartbeat: who sends it and which order it holds: `holds`, the version of
+    the newest order addressed to it that it received (the broadcast, its own order or an
+    ACK's reply), `holds_pod` that of the newest one that carried its pod's entries (its own
+    order or an ACK's reply); -1 before any. None: not said (the controller sends nothing)."""
+
+    sender: Sender
+    holds: int | None = None
+    holds_pod: int | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        """The heartbeat's `Data` object."""
+        data = self.sender.to_data()
+        if self.holds is not None:
+            data["holds"] = self.holds
+        if self.holds_pod is not None:
+            data["holdsPod"] = self.holds_pod
+        return data
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Heartbeat:
+        """Parse a heartbeat's `Data` (MalformedMessage naming the bad field)."""
+        holds = _optional(data, "holds", int, None)
+        holds_pod = _optional(data, "holdsPod", int, None)
+        for key, value in (("holds", holds), ("holdsPod", holds_pod)):
+            if value is not None and value < -1:
+                raise MalformedMessage(f"Data[{key!r}] must be >= -1; got {value}")
+        return cls(Sender.from_data(data), holds, holds_pod)
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,11 @@ class JobSubjects:
         token = validate_pod_name(pod).replace(".", "_")
         return f"{INBOX_ROOT}_{self.namespace}_{self.job}_{token}"
 
+    def order_inbox(self, pod: str) -> str:
+        """Where the controller sends `pod` its current order when its heartbeat shows it
+        missed one: in its own inbox, which only it may subscribe to."""
+        return f"{self.inbox_prefix(pod)}.order"
+
     @property
     def ctl_inbox_prefix(self) -> str:
         """The reply inbox of `aegis ctl` (`..__ctl`: no pod's inbox can be named so)."""

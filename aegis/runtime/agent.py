@@ -70,10 +70,6 @@ log = logging.getLogger(__name__)
 BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
 TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven checks of design §6
 LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
-# an agent that heard no order for this many heartbeat intervals asks for the current one
-# again (its ACK's reply): orders are published once, and a lost one must not hang the job
-REASK_BEATS = 4
-MIN_REASK_S = 1.0
 # a report is sent again after each wait without its receipt: 2 s twice (one or two lost
 # copies cost what they did), then 1.5x longer each time up to 8 s (a controller behind on a
 # burst of 12,500 reports is not sent a copy every 2 s: 7 copies in a 25 s backlog, not 12;
@@ -193,16 +189,8 @@ class AgentService:
         self.warm: asyncio.Task[None] | None = None
         self.slow_note = ""  # why this node is slow (its last performance check), if it is
         self.gpu_type = "cpu"  # from the bootcheck's environment check
-        self.heard = 0.0  # loop time of the last order, ACK reply or receipt received
-        self.reasks = 0  # ACKs sent again because no order came for `reask_s`
-        self.reporting = 0  # reports sent and not yet answered (their retries go on)
         # each rank's next attempt, started ahead (--standby): off the crash-to-restart path
         self.standbys = StandbyPool(cfg.preload) if cfg.standby or cfg.preload else None
-
-    @property
-    def reask_s(self) -> float:
-        """How long without any order before the agent asks for the current one again."""
-        return max(REASK_BEATS * self.cfg.heartbeat_s, MIN_REASK_S)
 
     async def run(self) -> int:
         """Connect (or fall back), then serve orders until the job ends or we must exit."""
@@ -223,12 +211,10 @@ class AgentService:
                     return AgentExit.NO_CONTROLLER
                 return await run_independent(self.cfg)
             beat = supervised(self._heartbeat(), "heartbeat", self._background_failed)
-            reask = supervised(self._reask(), "order re-ask", self._background_failed)
             try:
                 await self._serve()
             finally:
                 beat.cancel()
-                reask.cancel()
             return self.exit_code
         finally:
             await self._stop_work()
@@ -274,6 +260,8 @@ class AgentService:
             inbox_prefix=self.subjects.inbox_prefix(cfg.pod),
         )
         await self.bus.subscribe(self.subjects.master, self._heard)
+        # an order the agent missed, sent again when its heartbeat shows it (OrderVersions)
+        await self.bus.subscribe(self.subjects.order_inbox(cfg.pod), self._heard)
         await self.bus.subscribe(
             self.subjects.ctl_agent(cfg.pod), lambda m: handle_agent_request(self, m)
         )
@@ -291,38 +279,8 @@ class AgentService:
         await self._heard(reply)
 
     async def _heard(self, msg: Message) -> None:
-        """An order (or the reply to an ACK) arrived: queue it; the re-ask clock restarts."""
-        self.heard = asyncio.get_running_loop().time()
+        """An order (or the reply to an ACK) arrived: queue it."""
         await self.orders.put(msg)
-
-    async def _reask(self) -> None:
-        """A lost order ends within `reask_s` (+ one request): an agent that heard no order
-        for that long sends its ACK again; the reply is the controller's current order for
-        it, which `AgentCore.on_order` ignores unless it is newer than what the agent has
-        (a duplicate is harmless). While the command runs no order comes for a long time:
-        one small request per `reask_s` per agent is the price. No re-ask goes out while a
-        report of its own is unanswered (the controller is behind: at 12,500 pods re-asks
-        piled onto its backlog, docs/scale.md), and a receipt restarts the clock."""
-        loop = asyncio.get_running_loop()
-        while not self.stopped.is_set():
-            wait = self.heard + self.reask_s - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
-                continue
-            self.heard = loop.time()  # the next try in `reask_s`, answered or not
-            if self.core.exited or self.bus is None or not self.bus.connected:
-                continue  # leaving by itself (Level 3), or no bus to ask on
-            if self.reporting:
-                # a report of ours is still unanswered: the controller is behind, and a
-                # re-ask would only add to its queue; the receipt restarts the clock
-                continue
-            try:
-                reply = await self.bus.request(self.report_subject, self.core.ack(), timeout=2.0)
-            except TransportError as exc:
-                log.info("agent %s: re-asking for the current order failed: %s", self.cfg.pod, exc)
-                continue
-            self.reasks += 1
-            await self._heard(reply)
 
     async def _serve(self) -> None:
         while not self.stopped.is_set():
@@ -557,23 +515,18 @@ class AgentService:
 
     async def _send_report(self, report: Message) -> None:
         assert self.bus is not None
-        self.reporting += 1
-        try:
-            while not self.stopped.is_set():
-                try:
-                    reply = await self.bus.request_patiently(
-                        self.report_subject, report, report_waits()
-                    )
-                except TransportError:
-                    await asyncio.sleep(0.2)
-                    continue
-                self.heard = asyncio.get_running_loop().time()  # the controller is current
-                leave = self.core.on_receipt(reply)
-                if leave is not None:
-                    self._leave(leave)
-                return
-        finally:
-            self.reporting -= 1
+        while not self.stopped.is_set():
+            try:
+                reply = await self.bus.request_patiently(
+                    self.report_subject, report, report_waits()
+                )
+            except TransportError:
+                await asyncio.sleep(0.2)
+                continue
+            leave = self.core.on_receipt(reply)
+            if leave is not None:
+                self._leave(leave)
+            return
 
     # ---------------- operator control (`aegis ctl`) ----------------
 

@@ -25,6 +25,7 @@ from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.exitcodes import AgentExit
 from aegis.protocol.payloads import (
     Eviction,
+    Heartbeat,
     Order,
     Receipt,
     ReceiptResult,
@@ -181,6 +182,11 @@ class AgentCore:
         self.agent_seq = 0  # the seq of this agent's last report of agentWork
         self.work_seq = -1  # the order the agent works on
         self.mark_reason = ""  # why this agent reported Hang last
+        # the versions of the newest orders received (Heartbeat.holds / holds_pod): the
+        # heartbeat says them, and the controller sends the current order to a pod that
+        # missed one
+        self.holds = -1
+        self.holds_pod = -1
 
     # ---------------- orders ----------------
 
@@ -200,6 +206,9 @@ class AgentCore:
             return Ignore("eviction of another incarnation")
         if payload.final:
             return Leave(AgentExit.LEFT, f"the job ended: {payload.final}")
+        self.holds = max(self.holds, payload.version)
+        if payload.pod is not None:
+            self.holds_pod = max(self.holds_pod, payload.version)
         if self.view is not None and msg.seq <= self.agent_seq:
             return Ignore(f"order {msg.seq} is not newer than my last report {self.agent_seq}")
         if msg.seq < self.work_seq:
@@ -293,8 +302,19 @@ class AgentCore:
         return self.message(MessageType.ACK, MessagePhase.BOOTCHECK, self.agent_seq, None)
 
     def heartbeat(self) -> Message:
-        """A heartbeat (refreshes the controller's last-seen time of this incarnation)."""
-        return self.message(MessageType.HEARTBEAT, MessagePhase.BOOTCHECK, self.agent_seq, None)
+        """A heartbeat (refreshes the controller's last-seen time of this incarnation; says
+        which order it holds, so that a missed one is sent again)."""
+        data = Heartbeat(self.sender, self.holds, self.holds_pod).to_data()
+        return Message(
+            self.job,
+            self.namespace,
+            self.pod,
+            MessageType.HEARTBEAT,
+            MessagePhase.BOOTCHECK,
+            data,
+            time.time(),
+            self.agent_seq,
+        )
 
     def _command_report(self, kind: MessageType, report: Report) -> Message:
         assert self.view is not None

@@ -35,7 +35,15 @@ from aegis.generated.aegis_phase import (
 )
 from aegis.protocol.envelope import Message, MessageType
 from aegis.protocol.errors import MalformedMessage
-from aegis.protocol.payloads import Eviction, Order, Receipt, ReceiptResult, Report, Sender
+from aegis.protocol.payloads import (
+    Eviction,
+    Heartbeat,
+    Order,
+    Receipt,
+    ReceiptResult,
+    Report,
+    Sender,
+)
 from aegis.protocol.state_codec import (
     CodecError,
     decode,
@@ -54,6 +62,7 @@ from aegis.runtime.engine import (
     runtime_constants,
 )
 from aegis.runtime.errors import CorruptStatusError
+from aegis.runtime.order_versions import OrderVersions, order_grace
 from aegis.runtime.phases import message_phase, terminal
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
@@ -316,10 +325,12 @@ class Memory(NamedTuple):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What handling one event produced: a reply (for requests) and whether to publish."""
+    """What handling one event produced: a reply (for requests) and whether to publish;
+    `resend`: a heartbeat's pod missed an order, this one goes to its order inbox."""
 
     reply: Message | None = None
     publish: bool = False
+    resend: Message | None = None
 
 
 class ControllerCore:
@@ -366,6 +377,9 @@ class ControllerCore:
         self._published_parts = None
         self._unpublished_parts: tuple[tuple[object, ...], dict[str, tuple[object, ...]]] | None
         self._unpublished_parts = None
+        self._unpublished_pods: tuple[str, ...] = ()  # whose own orders go out with the next
+        # which order each pod must hold by now
+        self.order_versions = OrderVersions(order_grace(job.heartbeat_timeout))
         one = initial_state(runtime_constants(job.pods[:1], job.max_retry)).as_dict()
         first = ModelValue(job.pods[0])
         self._default_part = tuple(apply(one[n], first) for n in agent_view.PER_POD)
@@ -416,7 +430,7 @@ class ControllerCore:
             self.extras.counters["duplicate_ack"] += 1
             return Outcome(self.order_for(pod))
         if known != inc and self.extras.evicted.get(pod) == inc:
-            # an incarnation declared lost, asking again (agents re-ask for lost orders),
+            # an incarnation declared lost, asking again (its ACK sent again, e.g. on waking),
             # before or after its replacement joined: it must leave, not take the pod back
             return Outcome(self.eviction(pod, inc))
         if known is not None and known != inc:
@@ -520,12 +534,22 @@ class ControllerCore:
         return self._finish(None)
 
     def on_heartbeat(self, msg: Message) -> Outcome:
-        """A heartbeat: refresh the agent's last-seen time; evict a lost incarnation."""
+        """A heartbeat: refresh the agent's last-seen time; evict a lost incarnation; send
+        the current order to an agent that missed one (`OrderVersions.missed`)."""
         pod, inc = self._authentic(msg, need_known=False)
         if pod is None:
             return Outcome()
         if self.extras.incarnations.get(pod) == inc:
-            self.last_seen[pod] = time.monotonic()
+            now = self.last_seen[pod] = time.monotonic()
+            try:
+                beat = Heartbeat.from_data(msg.data)
+            except MalformedMessage as exc:
+                self.extras.counters["malformed"] += 1
+                log.warning("heartbeat from %s: %s", pod, exc)
+                return Outcome()
+            if self.order_versions.missed(pod, beat.holds, beat.holds_pod, now):
+                self.extras.counters["order_resent"] += 1
+                return Outcome(resend=self.order_for(pod))
         elif self.extras.evicted.get(pod) == inc:
             return Outcome(self.eviction(pod, inc))
         else:
@@ -724,6 +748,7 @@ class ControllerCore:
             globals={name: getattr(s, name) for name in agent_view.GLOBALS},
             derived={name: getattr(derived, name) for name in agent_view.DERIVED},
             finished=self._finished_count(s),
+            version=self.engine.seq_no,
         )
         self._order_cache = (s, order)
         return order
@@ -758,6 +783,7 @@ class ControllerCore:
             if part != sent.get(pod, self._default_part):
                 changed.append(pod)
         self._unpublished_parts = (current, now)  # kept by mark_published once they went out
+        self._unpublished_pods = tuple(changed)
         return [self.order_for(pod) for pod in changed]
 
     def _order(self, pod: str, data: Mapping[str, Any]) -> Message:
@@ -790,6 +816,8 @@ class ControllerCore:
         self._published_marks = self._slow_marks()
         if self._unpublished_parts is not None:
             self._published_parts, self._unpublished_parts = self._unpublished_parts, None
+        pods, self._unpublished_pods = self._unpublished_pods, ()
+        self.order_versions.published(time.monotonic(), self._order_base().version, pods)
 
     @property
     def needs_publish(self) -> bool:

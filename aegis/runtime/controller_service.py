@@ -79,6 +79,7 @@ class ControllerService:
         # events commit in groups: durable, then the order is published, then the replies
         core.autocommit = False
         self.commits = GroupCommit(core, self.lock, self._publish)
+        self._sends: set[asyncio.Task[None]] = set()  # heartbeat answers waiting for a commit
 
     async def run(self, events: asyncio.StreamReader | None = None) -> int:
         """Subscribe, re-publish the current order, handle events until the job ends."""
@@ -127,11 +128,11 @@ class ControllerService:
             return None if msg.type is MessageType.HEARTBEAT else self.core.refusal(msg)
         if msg.type is MessageType.HEARTBEAT:
             async with self.lock:
-                eviction = self.core.on_heartbeat(msg).reply
-            if eviction is not None:  # a heartbeat has no reply subject: publish it
-                with contextlib.suppress(Exception):
-                    await self.commits.durable()  # the loss it follows is on disk first
-                    await self.bus.publish(self.subjects.master, eviction)
+                beat = self.core.on_heartbeat(msg)
+            if beat.reply is not None:  # an eviction (a heartbeat has no reply subject)
+                self._send_when_durable(self.subjects.master, beat.reply)
+            if beat.resend is not None:  # a missed order: to the pod's own inbox
+                self._send_when_durable(self.subjects.order_inbox(msg.pod_name), beat.resend)
             return None
         async with self.lock:  # handled in memory; committed with the others of its batch
             if msg.type is MessageType.ACK:
@@ -155,6 +156,21 @@ class ControllerService:
         if applied and self.observer is not None:
             self.observer.on_report(msg)
         return reply
+
+    def _send_when_durable(self, subject: str, message: Message) -> None:
+        """Publish `message` once the state it shows is on disk (not at all if that commit
+        failed: it was rolled back), in a task of its own: heartbeats are handled one at a
+        time, and one that waited for a commit held up every heartbeat behind it (at 12,500
+        pods agents were declared lost, docs/scale.md)."""
+
+        async def send() -> None:
+            with contextlib.suppress(Exception):
+                await self.commits.durable()
+                await self.bus.publish(subject, message)
+
+        task = asyncio.create_task(send())
+        self._sends.add(task)
+        task.add_done_callback(self._sends.discard)
 
     async def _on_control(self, msg: Message) -> Message:
         async with self.lock:
@@ -200,7 +216,8 @@ class ControllerService:
         await self.bus.publish(self.subjects.master, core.order_for())
         # no flush (a PING/PONG) per commit: it would hold the lock for a round trip while
         # a thousand reports wait; nats-py writes the buffer out at once, in order (an
-        # order before the replies of its batch), and an agent that missed one re-asks
+        # order before the replies of its batch), and an agent that missed one is sent it
+        # again when its heartbeat shows it (OrderVersions)
         core.mark_published()
         if self.observer is not None:
             self.observer.order_published()

@@ -15,7 +15,8 @@ Expected results come from the spec's counting rules (design §5), never from th
     the (MaxRetry + 1)-th with recoverCount MaxRetry + 1, else Succeed with recoverCount k;
   - nothing else counts: the controller or nats-server SIGKILLed or frozen, the launcher
     frozen, duplicated, delayed, reordered messages, dropped reports (agents resend until a
-    receipt comes), dropped orders (an agent that heard none for a while asks again);
+    receipt comes), dropped orders (the controller sends an order again to a pod whose
+    heartbeat shows it missed one);
   - terminal faults: the launcher SIGKILLed (every process must go; its exit code is not
     judged), status.json corrupted and then the controller SIGKILLed (the restarted
     controller must refuse the file: the job ends with exit 1, never Succeed).
@@ -131,7 +132,7 @@ def draw(seed: int, *, train: bool = False, drop_orders: float | None = None) ->
             "report": asdict(
                 Rule(drop=rng.choice((0, 0.2, 0.4)), dup=0.3, reorder=0.2, delay=0.3, delay_s=0.3)
             ),
-            # orders: an agent that heard none for 4 heartbeats asks for the current one
+            # orders: a pod whose heartbeat shows it missed one is sent it again
             "order": asdict(
                 Rule(
                     drop=extra.choice((0, 0.2)) if drop_orders is None else drop_orders,

@@ -145,8 +145,8 @@ REGRESSIONS = {
     # its own probe not coming back says the bus, not the pods, went quiet
     "nats-frozen-past-timeout": Schedule(0, 2.0, 2, None, [Fault("nats_stop", 0, 6.0)], None, {}),
     # every order to one pod lost: orders were published once, so the pod waited for ever
-    # (in BootChecking, or for RunCommand); now it asks for the current order after 4
-    # heartbeat intervals without one, and the job runs on re-asks alone
+    # (in BootChecking, or for RunCommand); now its heartbeat shows it behind and the
+    # controller sends it the current order: the job runs on those alone
     "orders-to-one-pod-dropped": Schedule(
         0, 2.0, 2, 0, [], None, {"order": {"drop": 1.0, "client": "local-worker-1"}}
     ),

@@ -13,6 +13,7 @@ from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import (
     MAX_REASON,
     Eviction,
+    Heartbeat,
     Order,
     Receipt,
     ReceiptResult,
@@ -42,8 +43,11 @@ orders = st.builds(
     derived=st.fixed_dictionaries({n: SPEC_VALUES for n in DERIVED}),
     pod=st.none() | st.fixed_dictionaries({n: st.booleans() for n in PER_POD}),
     finished=st.integers(0, 10**5),
+    version=st.integers(0, 2**53),
 )
 senders = st.builds(Sender, incarnation=st.text(min_size=1, max_size=20), node=TEXT)
+VERSIONS = st.none() | st.integers(-1, 2**53)
+heartbeats = st.builds(Heartbeat, sender=senders, holds=VERSIONS, holds_pod=VERSIONS)
 reports = st.builds(
     Report,
     sender=senders,
@@ -57,6 +61,11 @@ reports = st.builds(
 @given(orders)
 def test_an_order_round_trips(order: Order) -> None:
     assert parse_order(order.to_data()) == order
+
+
+@given(heartbeats)
+def test_a_heartbeat_round_trips(beat: Heartbeat) -> None:
+    assert Heartbeat.from_data(beat.to_data()) == beat
 
 
 @given(reports)
@@ -92,6 +101,9 @@ GOOD_REPORT = Report(Sender("inc")).to_data()
         {**GOOD_ORDER, "pod": []},
         {**GOOD_ORDER, "finished": -1},
         {**GOOD_ORDER, "finished": None},
+        {**GOOD_ORDER, "version": -1},
+        {**GOOD_ORDER, "version": "3"},
+        {k: v for k, v in GOOD_ORDER.items() if k != "version"},
         {**GOOD_ORDER, "masterPort": 70000},
         {**GOOD_ORDER, "masterPort": True},
         {**GOOD_ORDER, "retry": "1"},
@@ -130,3 +142,23 @@ def test_long_texts_are_cut_not_refused() -> None:
 def test_an_unknown_receipt_result_is_malformed() -> None:
     with pytest.raises(MalformedMessage, match="bogus"):
         Receipt.from_data({"result": "bogus"})
+
+
+GOOD_BEAT = Heartbeat(Sender("inc"), 3, 2).to_data()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {**GOOD_BEAT, "incarnation": ""},
+        {**GOOD_BEAT, "holds": -2},
+        {**GOOD_BEAT, "holds": "3"},
+        {**GOOD_BEAT, "holds": True},
+        {**GOOD_BEAT, "holdsPod": 1.0},
+        {**GOOD_BEAT, "holdsPod": None},
+    ],
+)
+def test_a_bad_heartbeat_is_malformed(data: dict[str, Any]) -> None:
+    with pytest.raises(MalformedMessage):
+        Heartbeat.from_data(data)

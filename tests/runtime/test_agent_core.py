@@ -320,3 +320,68 @@ def test_a_round_outcome_is_always_one_of_three(
         assert all(not r.failed or r.check_type in slow_path for r in results)
     if out.outcome == RESTART:
         assert restarts < MAX_CONTAINER_RESTARTS
+
+
+# ---------------- a missed order, sent again on the heartbeat ----------------
+
+
+def _beat(job: Job, pod: str) -> Message | None:
+    """Agent `pod`'s heartbeat through the controller: the order it is sent again, if any."""
+    return job.controller.on_heartbeat(job.agents[pod].heartbeat()).resend
+
+
+def test_an_agent_that_missed_an_order_is_sent_it_on_its_next_heartbeat(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    lost, heard = PODS
+    boot = job.publish()  # the BootChecking order: pod `lost` misses it
+    assert [m.pod_name for m in boot] == ["master"]
+    heard_work = job.agents[heard].on_order(boot[0], working=False)
+    assert isinstance(heard_work, Work)
+    # within the grace nothing is sent: the order may still be on its way
+    assert _beat(job, lost) is None
+    job.controller.order_versions.grace_s = 0.0  # the grace has passed
+    assert _beat(job, heard) is None  # it holds the order
+    again = _beat(job, lost)
+    assert again is not None and again.pod_name == lost and again.data["pod"] is not None
+    work = job.agents[lost].on_order(again, working=False)
+    assert isinstance(work, Work) and work.order.spec_phase == "BootChecking"
+    assert _beat(job, lost) is None  # it holds it now
+    assert job.controller.extras.counters["order_resent"] == 1
+    # the job goes on from there
+    assert job.finish(lost, work) is ReceiptResult.APPLIED
+    assert job.finish(heard, heard_work) is ReceiptResult.APPLIED
+    assert job.controller.state.phase == "RunCommand"
+
+
+def test_a_missed_pod_order_is_sent_again_though_the_broadcast_came(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.run_command()
+    slow = PODS[0]
+    hang = job.agents[slow].hang("no progress")
+    assert hang is not None and _receipt_of(job, hang) is ReceiptResult.APPLIED
+    msgs = job.publish()  # the pod's own order (lost), then the broadcast (heard by all)
+    assert [m.pod_name for m in msgs] == [slow, "master"]
+    for agent in job.agents.values():
+        agent.on_order(msgs[-1], working=True)
+    job.controller.order_versions.grace_s = 0.0
+    assert _beat(job, PODS[1]) is None
+    again = _beat(job, slow)
+    assert again is not None and again.data["pod"]["slow"] is True
+    job.agents[slow].on_order(again, working=True)
+    assert _beat(job, slow) is None
+
+
+def test_a_heartbeat_with_a_bad_version_is_counted_not_answered(tmp_path: Path) -> None:
+    job = Job(tmp_path)
+    job.join()
+    job.publish()
+    job.controller.order_versions.grace_s = 0.0
+    beat = job.agents[PODS[0]].heartbeat()
+    for bad in ("7", -2, True, 1.5):
+        out = job.controller.on_heartbeat(_with_data(beat, {**beat.data, "holds": bad}))
+        assert out.resend is None and out.reply is None
+    assert job.controller.extras.counters["malformed"] == 4
+    # a heartbeat that does not say what it holds is never sent an order
+    plain = {k: v for k, v in beat.data.items() if k not in ("holds", "holdsPod")}
+    assert job.controller.on_heartbeat(_with_data(beat, plain)).resend is None

@@ -1,18 +1,21 @@
-"""The controller on a real nats-server: forged messages and old incarnations are dropped."""
+"""The controller on a real nats-server: forged messages and old incarnations are dropped; a
+pod whose heartbeat shows it missed an order is sent it in its own inbox."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.payloads import Heartbeat, Order, Sender
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 from aegis.values import ModelValue
 
-from ..support import RunningController, first_request
+from ..support import RunningController, first_request, wait_for_async
 from .conftest import NAMESPACE, PODS_A
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -63,6 +66,96 @@ async def test_forged_and_old_incarnation(
         # the new incarnation's Finish is taken
         await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.FINISH, "i2", 1), 5)
         assert core.state.finished[PODS_MV[1]], (core.extras.counters, core.state)
+    finally:
+        await w0.close()
+        await w1.close()
+
+
+async def test_a_pod_behind_is_sent_its_order_in_its_own_inbox(
+    nats_server: NatsServer, job_a: JobAccount, controller: RunningController
+) -> None:
+    core = controller.core
+    core.order_versions.grace_s = 0.0  # any order published is due at once
+    s = job_a.subjects
+    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
+    resent: asyncio.Queue[Message] = asyncio.Queue()
+
+    async def take(m: Message) -> None:
+        await resent.put(m)
+
+    def beat(holds: int) -> Message:
+        data = Heartbeat(Sender("i1"), holds, holds).to_data()
+        return Message("train-a", NAMESPACE, PODS[0], MessageType.HEARTBEAT,
+                       MessagePhase.BOOTCHECK, data, time.time(), 0)  # fmt: skip
+
+    async def beat_handled(holds: int) -> None:
+        before = core.last_seen[PODS[0]]
+        await w0.publish(s.heartbeat(PODS[0]), beat(holds))
+        await wait_for_async(lambda: core.last_seen[PODS[0]] > before, 5, "the heartbeat")
+
+    try:
+        await w0.subscribe(s.order_inbox(PODS[0]), take)
+        # another pod cannot listen in on it
+        await w1.subscribe(s.order_inbox(PODS[0]), take)
+        assert "permissions violation" in (await w1.wait_permission_denied(5)).lower()
+        await first_request(w0, s.report(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
+        await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
+        await wait_for_async(lambda: not core.needs_publish, 5, "the BootChecking order out")
+        version = core.order_versions.required(time.monotonic())
+        assert version > 0 and core.state.phase == "BootChecking"
+        await beat_handled(version)  # it holds the order: nothing is sent
+        assert core.extras.counters["order_resent"] == 0 and resent.empty()
+        await w0.publish(s.heartbeat(PODS[0]), beat(version - 1))  # it missed it
+        order = await asyncio.wait_for(resent.get(), 5)
+        assert order.pod_name == PODS[0] and order.type is MessageType.ORDER
+        got = Order.from_data(order.data)
+        assert got.version == version and got.spec_phase == "BootChecking" and got.pod
+        assert core.extras.counters["order_resent"] == 1
+    finally:
+        await w0.close()
+        await w1.close()
+
+
+async def test_a_heartbeat_waiting_for_a_commit_holds_up_no_other_heartbeat(
+    nats_server: NatsServer, job_a: JobAccount, controller: RunningController
+) -> None:
+    """The order sent again waits for the commit of what it shows; heartbeats are handled one
+    at a time, so that wait must not be theirs (it was: at 12,500 pods a slow commit held up
+    every heartbeat behind a resend, and agents were declared lost)."""
+    core, service = controller.core, controller.service
+    core.order_versions.grace_s = 0.0
+    s = job_a.subjects
+    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
+    resent: asyncio.Queue[Message] = asyncio.Queue()
+
+    async def take(m: Message) -> None:
+        await resent.put(m)
+
+    try:
+        await w0.subscribe(s.order_inbox(PODS[0]), take)
+        await first_request(w0, s.report(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
+        await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
+        await wait_for_async(lambda: not core.needs_publish, 5, "the BootChecking order out")
+        disk = asyncio.Event()  # a commit that takes as long as the test says
+        durable = service.commits.durable
+
+        async def slow_durable() -> None:
+            await disk.wait()
+            await durable()
+
+        service.commits.durable = slow_durable  # type: ignore[method-assign]
+        for pod, w, holds in ((PODS[0], w0, -1), (PODS[1], w1, 10**6)):  # pod 0 is behind
+            before = core.last_seen[pod]
+            data = Heartbeat(Sender("i1"), holds, holds).to_data()
+            beat = Message("train-a", NAMESPACE, pod, MessageType.HEARTBEAT,
+                           MessagePhase.BOOTCHECK, data, time.time(), 0)  # fmt: skip
+            await w.publish(s.heartbeat(pod), beat)
+            await w.flush()
+            await wait_for_async(lambda p=pod, b=before: core.last_seen[p] > b, 5, "heartbeat")
+        assert core.extras.counters["order_resent"] == 1 and resent.empty()  # not yet on disk
+        disk.set()
+        order = await asyncio.wait_for(resent.get(), 5)
+        assert order.pod_name == PODS[0] and order.type is MessageType.ORDER
     finally:
         await w0.close()
         await w1.close()

@@ -37,7 +37,7 @@ def test_a_lost_incarnation_asking_again_is_evicted_not_rejoined(tmp_path: Path)
     assert parse_order(reply.data) == Eviction("b0")
     assert core.extras.incarnations[PODS[1]] == "b1"  # the replacement keeps the pod
     assert core.engine.seq_no == steps  # no spec step taken
-    # the replacement's own ACK is still a plain re-ask: the current order
+    # the replacement's own ACK sent again is answered with the current order
     again = core.on_ack(ack(PODS[1], "b1")).reply
     assert again is not None and not isinstance(parse_order(again.data), Eviction)
 
@@ -46,7 +46,7 @@ def test_a_lost_incarnation_asking_before_its_replacement_joined_is_evicted(
     tmp_path: Path,
 ) -> None:
     # bench/fault_schedules.py seeds 580 and 912 (agent frozen 5 s, heartbeat timeout 2 s):
-    # on waking, its re-ask ACK reached the controller before the replacement existed; it was
+    # on waking, its ACK sent again reached the controller before the replacement existed; it was
     # taken as a join, so the pod came back as the lost incarnation, whose exit (it learned it
     # was evicted) then counted a second failure: recoverCount 2 for one fault
     core = ControllerCore(JobConfig("job", "ns", PODS, 2), FileStatusStore(tmp_path / "s.json"))
