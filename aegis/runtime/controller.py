@@ -37,12 +37,12 @@ from aegis.protocol.envelope import Message, MessageType
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import (
     Eviction,
-    Heartbeat,
     Order,
     Receipt,
     ReceiptResult,
     Report,
     Sender,
+    heartbeat_versions,
 )
 from aegis.protocol.state_codec import (
     CodecError,
@@ -542,12 +542,12 @@ class ControllerCore:
         if self.extras.incarnations.get(pod) == inc:
             now = self.last_seen[pod] = time.monotonic()
             try:
-                beat = Heartbeat.from_data(msg.data)
+                holds, holds_pod = heartbeat_versions(msg.data)
             except MalformedMessage as exc:
                 self.extras.counters["malformed"] += 1
                 log.warning("heartbeat from %s: %s", pod, exc)
                 return Outcome()
-            if self.order_versions.missed(pod, beat.holds, beat.holds_pod, now):
+            if self.order_versions.missed(pod, holds, holds_pod, now):
                 self.extras.counters["order_resent"] += 1
                 return Outcome(resend=self.order_for(pod))
         elif self.extras.evicted.get(pod) == inc:
