@@ -176,6 +176,7 @@ class FleetStats:
     connect_retries: int = 0  # NATS connects tried again (the server's auth timeout, refused)
     heartbeats: int = 0  # heartbeats sent
     orders_resent: int = 0  # orders the controller sent again (a heartbeat showed one missed)
+    orders_dropped: int = 0  # orders an agent lost on purpose (--drop-orders)
     resent: int = 0  # report copies sent again because no receipt came within a wait
     superseded: int = 0  # pieces of work a newer order replaced before they ended
     first_command_report: float | None = None  # the first RunCommand report sent
@@ -193,6 +194,7 @@ class FleetConfig:
     work_s: float = 0.0  # seconds each piece of work takes (0: answer at once)
     crashes: tuple[str, ...] = ()  # pods that crash once, in this order, one per RunCommand
     start_rate: float = 0.0  # agents started per second (0: all at once)
+    drop_orders: float = 0.0  # each agent loses each order on the order subject with this chance
     issue_concurrency: int = 256
     connect_concurrency: int = 64
 
@@ -317,6 +319,7 @@ class SimAgent:
         self.leaving = False
         self.beat: asyncio.Task[None] | None = None
         self.order_inbox = self.subjects.order_inbox(pod)
+        self.losses = random.Random(f"{pod}-{incarnation}")  # which orders it loses
 
     async def run(self) -> None:
         """Join the job; the rest happens in the message handler."""
@@ -361,6 +364,10 @@ class SimAgent:
             return
         if subject == self.order_inbox:  # an order it missed, sent again (OrderVersions)
             self.fleet.stats.orders_resent += 1
+        elif subject == self.subjects.master:
+            if self.losses.random() < self.fleet.cfg.drop_orders:
+                self.fleet.stats.orders_dropped += 1  # lost on the way, as NATS may
+                return
         elif subject.startswith(self.inbox):
             entry = self.pending.pop(subject, None)
             if entry is not None and not entry[1].done():

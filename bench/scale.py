@@ -100,9 +100,11 @@ class ProcSample:
 
     def cpu_share(self, start: float, end: float) -> float | None:
         """The share of one core (%) used between two monotonic times: from the last sample
-        at or before `start` to the first one at or after `end`, 0.2 s apart at most."""
+        at or before `start` to the first one at or after `end` (samples are 0.2 s apart, a
+        busy machine stretches that), or to the last sample if the process exited before
+        one came after `end` (the controller leaves right after the job's last report)."""
         before = [(t, c) for t, c in self.series if t <= start]
-        after = [(t, c) for t, c in self.series if t >= end]
+        after = [(t, c) for t, c in self.series if t >= end] or self.series[-1:]
         if not before or not after or after[0][0] <= before[-1][0]:
             return None
         (t0, c0), (t1, c1) = before[-1], after[0]
@@ -191,6 +193,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 work_s=args.work_s,
                 crashes=crashes,
                 start_rate=args.start_rate,
+                drop_orders=args.drop_orders,
             )
             fleet = Fleet(cfg, expected, lost)
             try:
@@ -369,6 +372,7 @@ def idle_figures(job: JobRun) -> dict[str, Any]:
     start, end = (run[-1] if run else None), s.first_command_report
     out: dict[str, Any] = {
         "orders_resent": s.orders_resent,
+        "orders_dropped": s.orders_dropped,
         "reports_resent": s.resent,
         "idle_s": None,
     }
@@ -404,9 +408,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--start-rate", type=float, default=0.0, help="agents started per second (0: all at once)"
     )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds one job may take")
+    p.add_argument(
+        "--drop-orders",
+        type=float,
+        default=0.0,
+        help="each agent loses each order published on the order subject with this chance "
+        "(the controller must send it again when the agent's heartbeat shows it)",
+    )
     args = p.parse_args(argv)
     if args.agents < 1 or not 0 <= args.faults <= args.agents:
         p.error("--agents must be >= 1 and --faults in 0..agents")
+    if not 0 <= args.drop_orders <= 1:
+        p.error("--drop-orders must be in 0..1")
     return args
 
 

@@ -110,9 +110,41 @@ def test_while_the_agents_work_no_order_goes_again_and_the_cpu_share_is_measured
     # max(4 beats, 1 s): about two re-asks per agent here)
     out = _scale("--agents", "4", "--work-s", "3", "--heartbeat-s", "0.25", "--timeout", "120")
     assert out["succeeded"] is True and out["receipts"] == {"applied": 8}, out
-    assert out["orders_resent"] == 0, out
+    assert out["orders_resent"] == 0 and out["orders_dropped"] == 0, out
     idle = out["idle_s"]
     assert isinstance(idle, float) and 1.0 <= idle <= 3.5, idle
     for key in ("idle_controller_cpu_pct", "idle_nats_server_cpu_pct"):
         share = out[key]
         assert isinstance(share, float) and 0 <= share <= 100 * (os.cpu_count() or 1), (key, out)
+
+
+@pytest.mark.timeout(300)
+def test_agents_that_lose_every_broadcast_get_each_order_on_their_heartbeat() -> None:
+    # every order on the order subject is lost: the job runs on the orders the controller
+    # sends again when a heartbeat shows the agent behind (grace 1 s at timeout 2 s)
+    out = _scale(
+        "--agents", "4", "--heartbeat-s", "0.25", "--heartbeat-timeout", "2",
+        "--drop-orders", "1", "--timeout", "120",
+    )  # fmt: skip
+    assert out["succeeded"] is True and out["receipts"] == {"applied": 8}, out
+    # at least BootChecking and RunCommand, to each of the 4 agents
+    assert out["orders_dropped"] >= 8 and out["orders_resent"] >= 8, out
+
+
+def test_a_drop_chance_outside_0_to_1_is_refused() -> None:
+    from bench.scale import parse_args
+
+    for bad in ("1.5", "-0.1"):
+        with pytest.raises(SystemExit):
+            parse_args(["--agents", "2", "--drop-orders", bad])
+
+
+def test_the_cpu_share_ends_at_the_last_sample_when_the_process_left_first() -> None:
+    from bench.scale import ProcSample
+
+    p = ProcSample(1, series=[(0.0, 0.0), (1.0, 0.5), (2.0, 0.75)])
+    assert p.cpu_share(0.5, 1.5) == 37.5  # 0 -> 2 s: 0.75 CPU s
+    # it exited at 2.1 s, before a sample after the window's end came: up to its last one
+    assert p.cpu_share(1.5, 3.0) == 25.0  # 1 -> 2 s: 0.25 CPU s
+    assert p.cpu_share(-1.0, 1.5) is None  # no sample before the window
+    assert ProcSample(1, series=[(0.0, 0.0)]).cpu_share(0.5, 1.0) is None
