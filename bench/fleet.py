@@ -177,6 +177,7 @@ class FleetStats:
     heartbeats: int = 0  # heartbeats sent
     orders_resent: int = 0  # orders the controller sent again (a heartbeat showed one missed)
     orders_dropped: int = 0  # orders an agent lost on purpose (--drop-orders)
+    stopped_at_end: int = 0  # agents still there when the controller exited, then stopped
     resent: int = 0  # report copies sent again because no receipt came within a wait
     superseded: int = 0  # pieces of work a newer order replaced before they ended
     first_command_report: float | None = None  # the first RunCommand report sent
@@ -275,6 +276,15 @@ class Fleet:
         self.stats.left[pod] = why
         if len(self.stats.left) == len(self.pods):
             self.done.set()
+
+    def end(self) -> int:
+        """The controller exited (the job ended): stop the agents still here, as `aegis
+        run`'s launcher stops them (one that lost the final order would wait for nothing
+        else: the controller that could send it again is gone); how many there were."""
+        remaining = len(self.pods) - len(self.stats.left)
+        self.stats.stopped_at_end = remaining
+        self.done.set()
+        return remaining
 
     async def issue(self, pod: str, incarnation: str, public_key: str) -> tuple[str, str]:
         """(user JWT, NATS URL) from the credential service, retrying while it is busy."""

@@ -45,6 +45,10 @@ from aegis.runtime.transport.grpc_credentials import (
 from aegis.runtime.transport.nats_server import NatsServer
 from bench.fleet import Fleet, FleetConfig, FleetStats
 
+# once the controller exited, the agents still there get this long to leave before the
+# bench stops them (aegis run's launcher SIGTERMs them, then SIGKILLs after 10 s)
+END_GRACE_S = 10.0
+
 JOB, NAMESPACE = "scale", "default"
 
 
@@ -197,8 +201,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             )
             fleet = Fleet(cfg, expected, lost)
             try:
-                await asyncio.wait_for(fleet.run(pods), args.timeout)
-                code: int | None = await asyncio.wait_for(controller.wait(), 30)
+                code: int | None = await _run_fleet(fleet, pods, controller, args.timeout)
             except TimeoutError:
                 code = None
                 print(f"scale: the job did not end within {args.timeout} s", file=sys.stderr)
@@ -225,6 +228,32 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
     run = JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled)
     run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
     return run
+
+
+async def _run_fleet(
+    fleet: Fleet, pods: tuple[str, ...], controller: asyncio.subprocess.Process, timeout: float
+) -> int:
+    """Run the fleet until every agent has left and the controller has exited (its exit
+    code); TimeoutError past `timeout`. When the controller exits first, the agents still
+    there get END_GRACE_S to leave, then are stopped (`Fleet.end`), as the launcher does."""
+    agents = asyncio.create_task(fleet.run(pods))
+    exited = asyncio.create_task(controller.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {agents, exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        if not done:
+            raise TimeoutError
+        if agents not in done:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(agents), END_GRACE_S)
+            if not agents.done():
+                fleet.end()
+        await agents
+        return await asyncio.wait_for(exited, 30)
+    finally:
+        for task in (agents, exited):
+            task.cancel()
 
 
 def _buckets(prom: Path, name: str) -> list[tuple[float, float]]:
@@ -299,7 +328,9 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
     old_order = len(json.dumps(encode_state(initial_state(runtime_constants(pods, 3)))))
     out: dict[str, Any] = {
         "agents": n,
-        "succeeded": healthy.controller_exit == 0 and len(s.left) == n,
+        # the controller ended it Succeed and every agent left on the final order, or (one
+        # that lost it, --drop-orders) was stopped after the controller exited
+        "succeeded": healthy.controller_exit == 0 and len(s.left) + s.stopped_at_end == n,
         "creds_s": round(creds[-1] - s.started, 3) if len(creds) == n else None,
         "creds_to_runcommand_s": round(run[-1] - s.started, 3) if len(run) == n else None,
         "job_s": round(healthy.ended - s.started, 3),
@@ -373,6 +404,7 @@ def idle_figures(job: JobRun) -> dict[str, Any]:
     out: dict[str, Any] = {
         "orders_resent": s.orders_resent,
         "orders_dropped": s.orders_dropped,
+        "stopped_at_end": s.stopped_at_end,
         "reports_resent": s.resent,
         "idle_s": None,
     }
