@@ -253,7 +253,8 @@ async def _run_fleet(
         return await asyncio.wait_for(exited, 30)
     finally:
         for task in (agents, exited):
-            task.cancel()
+            task.cancel()  # past the timeout: the fleet stops its agents as it ends
+        await asyncio.gather(agents, exited, return_exceptions=True)
 
 
 def _buckets(prom: Path, name: str) -> list[tuple[float, float]]:
