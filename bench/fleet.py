@@ -277,14 +277,12 @@ class Fleet:
         if len(self.stats.left) == len(self.pods):
             self.done.set()
 
-    def end(self) -> int:
+    def end(self) -> None:
         """The controller exited (the job ended): stop the agents still here, as `aegis
         run`'s launcher stops them (one that lost the final order would wait for nothing
-        else: the controller that could send it again is gone); how many there were."""
-        remaining = len(self.pods) - len(self.stats.left)
-        self.stats.stopped_at_end = remaining
+        else: the controller that could send it again is gone), counted in stopped_at_end."""
+        self.stats.stopped_at_end = len(self.pods) - len(self.stats.left)
         self.done.set()
-        return remaining
 
     async def issue(self, pod: str, incarnation: str, public_key: str) -> tuple[str, str]:
         """(user JWT, NATS URL) from the credential service, retrying while it is busy."""

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aegis.checks.recovery import Level, classify
 from aegis.checks.result import CheckResult, CheckType
@@ -305,16 +306,7 @@ class AgentCore:
         """A heartbeat (refreshes the controller's last-seen time of this incarnation; says
         which order it holds, so that a missed one is sent again)."""
         data = Heartbeat(self.sender, self.holds, self.holds_pod).to_data()
-        return Message(
-            self.job,
-            self.namespace,
-            self.pod,
-            MessageType.HEARTBEAT,
-            MessagePhase.BOOTCHECK,
-            data,
-            time.time(),
-            self.agent_seq,
-        )
+        return self._envelope(MessageType.HEARTBEAT, MessagePhase.BOOTCHECK, self.agent_seq, data)
 
     def _command_report(self, kind: MessageType, report: Report) -> Message:
         assert self.view is not None
@@ -325,4 +317,9 @@ class AgentCore:
     ) -> Message:
         """A message from this agent (every one carries its sender)."""
         data = (report or Report(self.sender)).to_data() if report else self.sender.to_data()
+        return self._envelope(kind, phase, seq, data)
+
+    def _envelope(
+        self, kind: MessageType, phase: MessagePhase, seq: int, data: dict[str, Any]
+    ) -> Message:
         return Message(self.job, self.namespace, self.pod, kind, phase, data, time.time(), seq)

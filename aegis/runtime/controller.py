@@ -763,6 +763,7 @@ class ControllerCore:
         """One order per pod whose PER_POD entries changed since the last publish (sent before
         the broadcast, so that the pod has them when it acts on it); usually none."""
         s = self.state
+        self._unpublished_pods = ()  # set below when some pod's entries changed
         current = tuple(getattr(s, name) for name in agent_view.PER_POD)
         last = self._published_parts
         if last is not None and all(a is b for a, b in zip(current, last[0], strict=True)):

@@ -10,6 +10,8 @@ import pytest
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.payloads import Heartbeat, Order, Sender
+from aegis.protocol.subjects import JobSubjects
+from aegis.runtime.controller import ControllerCore
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
@@ -71,6 +73,40 @@ async def test_forged_and_old_incarnation(
         await w1.close()
 
 
+def heartbeat(pod: str, holds: int) -> Message:
+    """`pod`'s heartbeat (incarnation i1) saying it holds order version `holds`."""
+    data = Heartbeat(Sender("i1"), holds, holds).to_data()
+    return Message("train-a", NAMESPACE, pod, MessageType.HEARTBEAT, MessagePhase.BOOTCHECK,
+                   data, time.time(), 0)  # fmt: skip
+
+
+async def beat_handled(core: ControllerCore, w: Bus, subjects: JobSubjects, pod: str,
+                       holds: int) -> None:  # fmt: skip
+    """Send `pod`'s heartbeat and wait until the controller has handled it."""
+    before = core.last_seen[pod]
+    await w.publish(subjects.heartbeat(pod), heartbeat(pod, holds))
+    await wait_for_async(lambda: core.last_seen[pod] > before, 5, f"{pod}'s heartbeat")
+
+
+async def join_both(core: ControllerCore, subjects: JobSubjects, w0: Bus, w1: Bus) -> None:
+    """Both pods join (incarnation i1); return once the BootChecking order is out."""
+    ack = msg("train-a", PODS[0], MessageType.ACK, "i1")
+    await first_request(w0, subjects.report(PODS[0]), ack)
+    await w1.request(subjects.report(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
+    await wait_for_async(lambda: not core.needs_publish, 5, "the BootChecking order out")
+
+
+async def order_inbox(w: Bus, subjects: JobSubjects, pod: str) -> asyncio.Queue[Message]:
+    """What arrives in `pod`'s order inbox, subscribed to on `w`."""
+    got: asyncio.Queue[Message] = asyncio.Queue()
+
+    async def take(m: Message) -> None:
+        await got.put(m)
+
+    await w.subscribe(subjects.order_inbox(pod), take)
+    return got
+
+
 async def test_a_pod_behind_is_sent_its_order_in_its_own_inbox(
     nats_server: NatsServer, job_a: JobAccount, controller: RunningController
 ) -> None:
@@ -78,34 +114,16 @@ async def test_a_pod_behind_is_sent_its_order_in_its_own_inbox(
     core.order_versions.grace_s = 0.0  # any order published is due at once
     s = job_a.subjects
     w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-    resent: asyncio.Queue[Message] = asyncio.Queue()
-
-    async def take(m: Message) -> None:
-        await resent.put(m)
-
-    def beat(holds: int) -> Message:
-        data = Heartbeat(Sender("i1"), holds, holds).to_data()
-        return Message("train-a", NAMESPACE, PODS[0], MessageType.HEARTBEAT,
-                       MessagePhase.BOOTCHECK, data, time.time(), 0)  # fmt: skip
-
-    async def beat_handled(holds: int) -> None:
-        before = core.last_seen[PODS[0]]
-        await w0.publish(s.heartbeat(PODS[0]), beat(holds))
-        await wait_for_async(lambda: core.last_seen[PODS[0]] > before, 5, "the heartbeat")
-
     try:
-        await w0.subscribe(s.order_inbox(PODS[0]), take)
-        # another pod cannot listen in on it
-        await w1.subscribe(s.order_inbox(PODS[0]), take)
+        resent = await order_inbox(w0, s, PODS[0])
+        await order_inbox(w1, s, PODS[0])  # another pod cannot listen in on it
         assert "permissions violation" in (await w1.wait_permission_denied(5)).lower()
-        await first_request(w0, s.report(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
-        await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
-        await wait_for_async(lambda: not core.needs_publish, 5, "the BootChecking order out")
+        await join_both(core, s, w0, w1)
         version = core.order_versions.required(time.monotonic())
         assert version > 0 and core.state.phase == "BootChecking"
-        await beat_handled(version)  # it holds the order: nothing is sent
+        await beat_handled(core, w0, s, PODS[0], version)  # it holds the order: nothing sent
         assert core.extras.counters["order_resent"] == 0 and resent.empty()
-        await w0.publish(s.heartbeat(PODS[0]), beat(version - 1))  # it missed it
+        await w0.publish(s.heartbeat(PODS[0]), heartbeat(PODS[0], version - 1))  # it missed it
         order = await asyncio.wait_for(resent.get(), 5)
         assert order.pod_name == PODS[0] and order.type is MessageType.ORDER
         got = Order.from_data(order.data)
@@ -126,16 +144,9 @@ async def test_a_heartbeat_waiting_for_a_commit_holds_up_no_other_heartbeat(
     core.order_versions.grace_s = 0.0
     s = job_a.subjects
     w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-    resent: asyncio.Queue[Message] = asyncio.Queue()
-
-    async def take(m: Message) -> None:
-        await resent.put(m)
-
     try:
-        await w0.subscribe(s.order_inbox(PODS[0]), take)
-        await first_request(w0, s.report(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
-        await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
-        await wait_for_async(lambda: not core.needs_publish, 5, "the BootChecking order out")
+        resent = await order_inbox(w0, s, PODS[0])
+        await join_both(core, s, w0, w1)
         disk = asyncio.Event()  # a commit that takes as long as the test says
         durable = service.commits.durable
 
@@ -144,14 +155,8 @@ async def test_a_heartbeat_waiting_for_a_commit_holds_up_no_other_heartbeat(
             await durable()
 
         service.commits.durable = slow_durable  # type: ignore[method-assign]
-        for pod, w, holds in ((PODS[0], w0, -1), (PODS[1], w1, 10**6)):  # pod 0 is behind
-            before = core.last_seen[pod]
-            data = Heartbeat(Sender("i1"), holds, holds).to_data()
-            beat = Message("train-a", NAMESPACE, pod, MessageType.HEARTBEAT,
-                           MessagePhase.BOOTCHECK, data, time.time(), 0)  # fmt: skip
-            await w.publish(s.heartbeat(pod), beat)
-            await w.flush()
-            await wait_for_async(lambda p=pod, b=before: core.last_seen[p] > b, 5, "heartbeat")
+        await beat_handled(core, w0, s, PODS[0], -1)  # pod 0 is behind: its order waits
+        await beat_handled(core, w1, s, PODS[1], 10**6)  # and pod 1's heartbeat is handled
         assert core.extras.counters["order_resent"] == 1 and resent.empty()  # not yet on disk
         disk.set()
         order = await asyncio.wait_for(resent.get(), 5)
