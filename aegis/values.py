@@ -13,8 +13,7 @@ tuple for it; that keeps `<<a, b>> = [i \\in 1..2 |-> ...]` true in Python as it
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 import immutables
 
@@ -22,11 +21,56 @@ Value: TypeAlias = Any  # bool | int | str | ModelValue | frozenset | tuple | Fn
 PMap = immutables.Map  # the persistent (HAMT) map under Fn, also for generated key sets
 
 
-@dataclass(frozen=True, order=True, slots=True)
 class ModelValue:
-    """A TLC model value (e.g. `w1` in `Workers = {w1, w2}`): equal only to itself."""
+    """A TLC model value (e.g. `w1` in `Workers = {w1, w2}`): equal only to itself.
 
+    One object per name (interned), so equality is identity and hashing is the object's own:
+    both run in C, and a model value is the key of every per-worker function. Ordered by
+    name; immutable; a copy or pickle comes back as the same object."""
+
+    __slots__ = ("name",)
     name: str
+    _interned: ClassVar[dict[str, ModelValue]] = {}
+
+    def __new__(cls, name: str) -> ModelValue:
+        try:
+            return cls._interned[name]
+        except KeyError:
+            pass
+        if not isinstance(name, str):
+            raise TypeError(f"a model value is named by a string, not {name!r}")
+        mv = object.__new__(cls)
+        object.__setattr__(mv, "name", name)
+        return cls._interned.setdefault(name, mv)
+
+    def __setattr__(self, attr: str, value: object) -> None:
+        raise AttributeError(f"model value {self.name} is immutable")
+
+    def __delattr__(self, attr: str) -> None:
+        raise AttributeError(f"model value {self.name} is immutable")
+
+    def __reduce__(self) -> tuple[type[ModelValue], tuple[str]]:
+        return (ModelValue, (self.name,))
+
+    def __lt__(self, other: object) -> bool:
+        if type(other) is not ModelValue:
+            return NotImplemented
+        return self.name < other.name
+
+    def __le__(self, other: object) -> bool:
+        if type(other) is not ModelValue:
+            return NotImplemented
+        return self.name <= other.name
+
+    def __gt__(self, other: object) -> bool:
+        if type(other) is not ModelValue:
+            return NotImplemented
+        return self.name > other.name
+
+    def __ge__(self, other: object) -> bool:
+        if type(other) is not ModelValue:
+            return NotImplemented
+        return self.name >= other.name
 
     def __repr__(self) -> str:
         return self.name

@@ -88,3 +88,27 @@ def test_a_copy_is_the_value_without_its_provenance() -> None:
     f = except_(Fn({"a": 1}), ("a",), lambda old: old + 1)
     for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f), copy.copy(f)):
         assert g == f and hash(g) == hash(f) and g.changed_since(Fn({"a": 1})) is None
+
+
+@given(st.text(max_size=8), st.text(max_size=8))
+def test_a_model_value_is_one_object_per_name(a: str, b: str) -> None:
+    """Interned: equality is identity (hashing and comparing run in C), and it agrees with
+    the names; a copy or a pickle is the same object; ordered by name."""
+    x, y = ModelValue(a), ModelValue(b)
+    assert (x == y) == (a == b) and (x is y) == (a == b)
+    assert (hash(x) == hash(y)) if a == b else True
+    assert copy.deepcopy(x) is x and pickle.loads(pickle.dumps(x)) is x
+    assert (x < y) == (a < b) and (x >= y) == (a >= b)
+    assert x.name == a and repr(x) == a
+
+
+def test_a_model_value_is_no_string_and_cannot_change() -> None:
+    w = ModelValue("w1")
+    assert w not in ["w1"] and "w1" not in [w] and len({w, "w1"}) == 2  # both ways
+    with pytest.raises(AttributeError):
+        w.name = "w2"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ModelValue(1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _ = w < "w2"  # type: ignore[operator]
+    assert ModelValue("w1").name == "w1"
