@@ -301,7 +301,8 @@ class _Emitter:
         return [
             {
                 "name": s.const,
-                "text": f"_tla.Site({lit(s.anchor)}, {py_value(s.keyed)}, {py_value(s.reads)})",
+                "text": f"_tla.Site({lit(s.anchor)}, {py_value(s.keyed)}, {py_value(s.reads)}"
+                + (", by_value=True)" if s.by_value else ")"),
             }
             for s in self.exprs.take_sites()
         ]

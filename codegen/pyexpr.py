@@ -135,12 +135,15 @@ def lit(value: bool | int | str) -> str:
 class SiteInfo:
     """A quantifier kept current per state by the generated code (`_tla.Site`): the name of
     its module-level constant, the definition or action it is in, the variables its body
-    reads at the bound key only (`keyed`) and the variables it reads otherwise (`reads`)."""
+    reads at the bound key only (`keyed`) and the variables it reads otherwise (`reads`), and
+    whether the body uses the key nowhere else (`by_value`: its truth is a function of the
+    keyed values)."""
 
     const: str
     anchor: str
     keyed: tuple[str, ...]
     reads: tuple[str, ...]
+    by_value: bool = False
 
 
 class ExprCompiler:
@@ -299,6 +302,10 @@ class ExprCompiler:
         site = self.site_reads(e, env) if self.incremental else None
         if site is not None:
             return self.site(e, env, *site)
+        if e.kind == "function" and self.incremental and _constant_body(e):
+            dom = self.text(e.bounds[0].domain, env)
+            value = self.compile(e.body, env).at(LAMBDA)
+            return Py(f"_tla.const_fn({dom}, lambda: {value})", ATOM)
         clauses, inner, elem = self.loops(e.bounds, env)
         body = self.compile(e.body, inner)
         if e.kind in ("exists", "forall"):
@@ -319,12 +326,13 @@ class ExprCompiler:
     def site(self, e: ir.Quant, env: Env, keyed: tuple[str, ...], reads: tuple[str, ...]) -> Py:
         """`e` as a `_tla.Site` query: exists / forall / select over its kept key set."""
         ident = e.bounds[0].idents[0]
+        by_value = bool(keyed) and _only_indexes(e.body, ident.uid)
         dom = self.text(e.bounds[0].domain, env)
         name = env.scope.fresh(ident.name)
         inner = replace(env, state="s").bind(ident, name)
         body = self.compile(e.body, inner).at(LAMBDA)
         const = self.site_name()
-        self.sites.append(SiteInfo(const, self.anchor, keyed, reads))
+        self.sites.append(SiteInfo(const, self.anchor, keyed, reads, by_value))
         query = {"exists": "exists", "forall": "forall", "filter": "select"}[e.kind]
         return Py(f"_tla.{query}({const}, c, s, {dom}, lambda c, s, {name}: {body})", ATOM)
 
@@ -581,3 +589,30 @@ def let_env(e: ir.Let, env: Env) -> Env:
     for key in e.defs:
         lets[key] = inner
     return inner
+
+
+def _only_indexes(e: ir.Expr, key: int) -> bool:
+    """Whether `e` uses the identifier `key` only as the argument of a variable (`v[key]`)."""
+    if isinstance(e, ir.Builtin) and e.op == "apply":
+        f, arg = e.args
+        if isinstance(arg, ir.Param) and arg.ident.uid == key and isinstance(f, ir.Var):
+            return True
+    if isinstance(e, ir.Param):
+        return e.ident.uid != key
+    return all(_only_indexes(x, key) for x in ir.children(e))
+
+
+def _constant_body(e: ir.Quant) -> bool:
+    """Whether `[x \\in S |-> body]` maps every x to one value: one plain bound, and a body
+    that never names x (nor holds a LET or @, whose parts live elsewhere)."""
+    if len(e.bounds) != 1 or e.bounds[0].is_tuple or len(e.bounds[0].idents) != 1:
+        return False
+    return _never_names(e.body, e.bounds[0].idents[0].uid)
+
+
+def _never_names(e: ir.Expr, uid: int) -> bool:
+    if isinstance(e, ir.Param):
+        return e.ident.uid != uid
+    if isinstance(e, ir.Let | ir.At) or (isinstance(e, ir.Call) and "#" in e.op):
+        return False
+    return all(_never_names(x, uid) for x in ir.children(e))

@@ -10,6 +10,9 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from aegis.generated.aegis_phase import State, _tla, commit, initial_states
 from aegis.runtime.engine import runtime_constants
 from aegis.values import Fn, ModelValue, Value, except_
@@ -98,3 +101,80 @@ def test_other_constants_never_reuse_an_entry() -> None:
     _tla.select(site, C, s0, C.Workers, counting(calls))
     _tla.select(site, other, s0, C.Workers, counting(calls))
     assert len(calls) == 2 * N
+
+
+# ---- by_value sites and constant functions (a phase change's cost) -------------------------
+
+VALUES = st.sampled_from([True, False, 0, 1, 2, "a", "b", ModelValue("m")])
+
+
+def state_with(f: Fn, g: Fn) -> State:
+    s0 = initial_states(C)[0]
+    return dataclasses.replace(s0, finished=f, retries=g)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(VALUES, VALUES), min_size=N, max_size=N),
+    st.sets(st.integers(0, N - 1), max_size=3),
+    st.sets(st.tuples(VALUES, VALUES), max_size=6),
+)
+def test_a_by_value_site_in_full_holds_where_a_key_by_key_test_does(
+    pairs: list[tuple[Value, Value]], missing: set[int], chosen: set[tuple[Value, Value]]
+) -> None:
+    """Random values (booleans beside integers, keys outside the domain): the grouped
+    evaluation keeps exactly the keys the body holds at, testing at most every key."""
+    f = Fn((w, a) for i, (w, (a, _)) in enumerate(zip(W, pairs, strict=True)) if i not in missing)
+    g = Fn((w, b) for w, (_, b) in zip(W, pairs, strict=True))
+    picked = {(a, type(a), b, type(b)) for a, b in chosen}
+
+    def body(c: Any, s: Any, x: Value) -> bool:
+        calls.append(x)
+        if x not in s.finished:
+            return False
+        a, b = s.finished[x], s.retries[x]
+        return (a, type(a), b, type(b)) in picked
+
+    calls: list[Value] = []
+    site = _tla.Site("t", ("finished", "retries"), (), by_value=True)
+    got = _tla.select(site, C, state_with(f, g), C.Workers, body)
+    calls_grouped = len(calls)
+    want = {x for x in C.Workers if body(C, state_with(f, g), x)}
+    assert got == want
+    assert calls_grouped <= N
+
+
+def test_a_by_value_site_tests_each_combination_once() -> None:
+    f = Fn((w, i % 3 == 0) for i, w in enumerate(W))
+    g = Fn((w, 0) for w in W)
+    calls: list[Value] = []
+    site = _tla.Site("t", ("finished", "retries"), (), by_value=True)
+
+    def body(c: Any, s: Any, x: Value) -> bool:
+        calls.append(x)
+        return s.finished[x] is True and s.retries[x] == 0  # TRUE, not 1
+
+    got = _tla.select(site, C, state_with(f, g), C.Workers, body)
+    assert got == {w for i, w in enumerate(W) if i % 3 == 0}
+    assert len(calls) == 2  # (TRUE, 0) and (FALSE, 0)
+    calls.clear()
+    ones = Fn((w, 1 if i == 5 else True) for i, w in enumerate(W))  # TRUE beside 1
+    got = _tla.select(site, C, state_with(ones, g), C.Workers, body)
+    assert got == {w for i, w in enumerate(W) if i != 5} and len(calls) == N
+
+
+def test_a_constant_function_is_built_once_and_is_the_comprehension() -> None:
+    made: list[int] = []
+
+    def value() -> Value:
+        made.append(1)
+        return False
+
+    f = _tla.const_fn(C.Workers, value)
+    assert f == Fn((w, False) for w in W)
+    assert _tla.const_fn(C.Workers, value) is f
+    assert _tla.const_fn(C.Workers, lambda: 0) is not f  # FALSE and 0: two functions
+    assert _tla.const_fn(C.Workers, lambda: 0)[W[0]] is not False
+    assert _tla.const_fn(frozenset(), lambda: 1 // 0) == ()  # an empty domain: never evaluated
+    assert _tla.const_fn(frozenset({1, 2}), lambda: "x") == ("x", "x")  # 1..2: a sequence
+    assert len(made) == 2

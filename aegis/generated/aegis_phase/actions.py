@@ -34,13 +34,19 @@ from .defs import (
 from .model import VARIABLES, ActionInfo, Constants, Label, State, Successor
 
 # Quantifiers kept current per state (see _tla.Site).
-_S_agentJoin_1 = _tla.Site("agentJoin", ("agentState", "innerPhase", "podRestarted"), ())
-_S_agentWork_1 = _tla.Site("agentWork", ("agentSeq", "agentState"), ("masterSeq",))
-_S_agentHang_1 = _tla.Site("agentHang", ("agentSeq", "agentState"), ("masterSeq",))
-_S_agentCheckpoint_1 = _tla.Site("agentCheckpoint", ("agentSeq", "agentState"), ("masterSeq",))
-_S_agentEvict_1 = _tla.Site("agentEvict", ("agentSeq", "agentState", "evict"), ("masterSeq",))
-_S_envDuplicate_1 = _tla.Site("envDuplicate", ("lastFinishSeq",), ())
-_S_reschedule_1 = _tla.Site("reschedule", ("agentState",), ())
+_S_agentJoin_1 = _tla.Site(
+    "agentJoin", ("agentState", "innerPhase", "podRestarted"), (), by_value=True
+)
+_S_agentWork_1 = _tla.Site("agentWork", ("agentSeq", "agentState"), ("masterSeq",), by_value=True)
+_S_agentHang_1 = _tla.Site("agentHang", ("agentSeq", "agentState"), ("masterSeq",), by_value=True)
+_S_agentCheckpoint_1 = _tla.Site(
+    "agentCheckpoint", ("agentSeq", "agentState"), ("masterSeq",), by_value=True
+)
+_S_agentEvict_1 = _tla.Site(
+    "agentEvict", ("agentSeq", "agentState", "evict"), ("masterSeq",), by_value=True
+)
+_S_envDuplicate_1 = _tla.Site("envDuplicate", ("lastFinishSeq",), (), by_value=True)
+_S_reschedule_1 = _tla.Site("reschedule", ("agentState",), (), by_value=True)
 
 
 def initial_states(c: Constants) -> list[State]:
@@ -56,27 +62,27 @@ def _init(c: Constants) -> Iterator[State]:
     # /\ recoverCount = 0
     recoverCount = 0
     # /\ innerPhase = [w \in Workers |-> "Pending"]
-    innerPhase = fn((w, "Pending") for w in c.Workers)
+    innerPhase = _tla.const_fn(c.Workers, lambda: "Pending")
     # /\ finished = [w \in Workers |-> FALSE]
-    finished = fn((w_2, False) for w_2 in c.Workers)
+    finished = _tla.const_fn(c.Workers, lambda: False)
     # /\ retries = [w \in Workers |-> 0]
-    retries = fn((w_3, 0) for w_3 in c.Workers)
+    retries = _tla.const_fn(c.Workers, lambda: 0)
     # /\ podRestarted = [w \in Workers |-> FALSE]
-    podRestarted = fn((w_4, False) for w_4 in c.Workers)
+    podRestarted = _tla.const_fn(c.Workers, lambda: False)
     # /\ masterSeq = InitSeqNum
     masterSeq = c.InitSeqNum
     # /\ lastFinishSeq = [w \in Workers |-> InitSeqNum - 1]
-    lastFinishSeq = fn((w_5, c.InitSeqNum - 1) for w_5 in c.Workers)
+    lastFinishSeq = _tla.const_fn(c.Workers, lambda: c.InitSeqNum - 1)
     # /\ msgs = {}
     msgs = frozenset[Value]()
     # /\ agentSeq = [w \in Workers |-> InitSeqNum]
-    agentSeq = fn((w_6, c.InitSeqNum) for w_6 in c.Workers)
+    agentSeq = _tla.const_fn(c.Workers, lambda: c.InitSeqNum)
     # /\ agentState = [w \in Workers |-> "Fresh"]
-    agentState = fn((w_7, "Fresh") for w_7 in c.Workers)
+    agentState = _tla.const_fn(c.Workers, lambda: "Fresh")
     # /\ slow = [w \in Workers |-> FALSE]
-    slow = fn((w_8, False) for w_8 in c.Workers)
+    slow = _tla.const_fn(c.Workers, lambda: False)
     # /\ evict = [w \in Workers |-> FALSE]
-    evict = fn((w_9, False) for w_9 in c.Workers)
+    evict = _tla.const_fn(c.Workers, lambda: False)
     # /\ checkpointed = FALSE
     checkpointed = False
     # /\ faults = FaultBudget
@@ -84,7 +90,7 @@ def _init(c: Constants) -> Iterator[State]:
     # /\ prevMasterSeq = InitSeqNum
     prevMasterSeq = c.InitSeqNum
     # /\ finishCount = [w \in Workers |-> 0]
-    finishCount = fn((w_10, 0) for w_10 in c.Workers)
+    finishCount = _tla.const_fn(c.Workers, lambda: 0)
     # /\ countedFailures = 0
     countedFailures = 0
     yield State(
@@ -148,15 +154,15 @@ def _steps_advance(
         # /\ masterSeq' = masterSeq + 1
         masterSeq_next = s.masterSeq + 1
         # /\ slow' = [w \in Workers |-> FALSE]
-        slow_next = fn((w_2, False) for w_2 in c.Workers)
+        slow_next = _tla.const_fn(c.Workers, lambda: False)
         # /\ evict' = [w \in Workers |-> FALSE]
-        evict_next = fn((w_3, False) for w_3 in c.Workers)
+        evict_next = _tla.const_fn(c.Workers, lambda: False)
         # /\ checkpointed' = FALSE
         checkpointed_next = False
         # /\ finished' = [w \in Workers |-> FALSE]
-        finished_next = fn((w_4, False) for w_4 in c.Workers)
+        finished_next = _tla.const_fn(c.Workers, lambda: False)
         # /\ finishCount' = [w \in Workers |-> 0]
-        finishCount_next = fn((w_5, 0) for w_5 in c.Workers)
+        finishCount_next = _tla.const_fn(c.Workers, lambda: 0)
         # /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
         shouldQuit_next = s.shouldQuit
         recoverCount_next = s.recoverCount
@@ -463,19 +469,19 @@ def _steps_restartDone(
     # /\ phase' = "Troubleshooting"
     phase_next = "Troubleshooting"
     # /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
-    innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
+    innerPhase_next = _tla.const_fn(c.Workers, lambda: "Troubleshooting")
     # /\ finished' = [w \in Workers |-> FALSE]
-    finished_next = fn((w_2, False) for w_2 in c.Workers)
+    finished_next = _tla.const_fn(c.Workers, lambda: False)
     # /\ finishCount' = [w \in Workers |-> 0]
-    finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
+    finishCount_next = _tla.const_fn(c.Workers, lambda: 0)
     # /\ prevMasterSeq' = masterSeq
     prevMasterSeq_next = s.masterSeq
     # /\ masterSeq' = masterSeq + 1
     masterSeq_next = s.masterSeq + 1
     # /\ slow' = [w \in Workers |-> FALSE]
-    slow_next = fn((w_4, False) for w_4 in c.Workers)
+    slow_next = _tla.const_fn(c.Workers, lambda: False)
     # /\ evict' = [w \in Workers |-> FALSE]
-    evict_next = fn((w_5, False) for w_5 in c.Workers)
+    evict_next = _tla.const_fn(c.Workers, lambda: False)
     # /\ checkpointed' = FALSE
     checkpointed_next = False
     # /\ UNCHANGED << shouldQuit, recoverCount, retries, podRestarted,
@@ -547,7 +553,7 @@ def _steps_retriesExhausted(
     # /\ phase' = "Failed"
     phase_next = "Failed"
     # /\ innerPhase' = [w \in Workers |-> "Failed"]
-    innerPhase_next = fn((w, "Failed") for w in c.Workers)
+    innerPhase_next = _tla.const_fn(c.Workers, lambda: "Failed")
     # /\ UNCHANGED << shouldQuit, recoverCount, finished,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
@@ -699,7 +705,7 @@ def _steps_alignRetries(
     if not CanAlign(c, s):
         return
     # /\ retries' = [w \in Workers |-> recoverCount]
-    retries_next = fn((w, s.recoverCount) for w in c.Workers)
+    retries_next = _tla.const_fn(c.Workers, lambda: s.recoverCount)
     # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
     phase_next = s.phase
     shouldQuit_next = s.shouldQuit
@@ -777,7 +783,7 @@ def _steps_quitRequested(
     # /\ phase' = "Failed"
     phase_next = "Failed"
     # /\ innerPhase' = [w \in Workers |-> "Failed"]
-    innerPhase_next = fn((w, "Failed") for w in c.Workers)
+    innerPhase_next = _tla.const_fn(c.Workers, lambda: "Failed")
     # /\ UNCHANGED << shouldQuit, recoverCount, finished, retries,
     shouldQuit_next = s.shouldQuit
     recoverCount_next = s.recoverCount
@@ -1200,19 +1206,19 @@ def _steps_receive(
                         # /\ phase' = "Troubleshooting"
                         phase_next = "Troubleshooting"
                         # /\ innerPhase' = [w \in Workers |-> "Troubleshooting"]
-                        innerPhase_next = fn((w, "Troubleshooting") for w in c.Workers)
+                        innerPhase_next = _tla.const_fn(c.Workers, lambda: "Troubleshooting")
                         # /\ finished' = [w \in Workers |-> FALSE]
-                        finished_next = fn((w_2, False) for w_2 in c.Workers)
+                        finished_next = _tla.const_fn(c.Workers, lambda: False)
                         # /\ finishCount' = [w \in Workers |-> 0]
-                        finishCount_next = fn((w_3, 0) for w_3 in c.Workers)
+                        finishCount_next = _tla.const_fn(c.Workers, lambda: 0)
                         # /\ prevMasterSeq' = masterSeq
                         prevMasterSeq_next = s.masterSeq
                         # /\ masterSeq' = masterSeq + 1
                         masterSeq_next = s.masterSeq + 1
                         # /\ slow' = [w \in Workers |-> FALSE]
-                        slow_next = fn((w_4, False) for w_4 in c.Workers)
+                        slow_next = _tla.const_fn(c.Workers, lambda: False)
                         # /\ evict' = [w \in Workers |-> FALSE]
-                        evict_next = fn((w_5, False) for w_5 in c.Workers)
+                        evict_next = _tla.const_fn(c.Workers, lambda: False)
                         # /\ checkpointed' = FALSE
                         checkpointed_next = False
                         # /\ UNCHANGED lastFinishSeq

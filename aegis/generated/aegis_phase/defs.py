@@ -3,36 +3,50 @@
 
 from __future__ import annotations
 
-from aegis.values import Value, apply, fn
+from aegis.values import Value, apply
 
 from . import _tla
 from .model import Constants, State
 
 # Quantifiers kept current per state (see _tla.Site).
-_S_Exhausted_1 = _tla.Site("Exhausted", ("retries",), ())
-_S_AllReady_1 = _tla.Site("AllReady", ("finished", "podRestarted"), ())
-_S_UnseenRestarts_1 = _tla.Site("UnseenRestarts", ("innerPhase", "podRestarted"), ())
-_S_CanRestartDone_1 = _tla.Site("CanRestartDone", ("agentState", "podRestarted"), ())
-_S_CanAlign_1 = _tla.Site("CanAlign", ("retries",), ("recoverCount",))
-_S_Evicting_1 = _tla.Site("Evicting", ("evict",), ())
-_S_SlowToEvict_1 = _tla.Site("SlowToEvict", ("evict", "podRestarted", "slow"), ())
-_S_Evicted_1 = _tla.Site("Evicted", ("agentState", "evict"), ())
-_S_ValidInnerPhase_1 = _tla.Site("ValidInnerPhase", ("innerPhase",), ())
-_S_RetriesBound_1 = _tla.Site("RetriesBound", ("retries",), ())
+_S_Exhausted_1 = _tla.Site("Exhausted", ("retries",), (), by_value=True)
+_S_AllReady_1 = _tla.Site("AllReady", ("finished", "podRestarted"), (), by_value=True)
+_S_UnseenRestarts_1 = _tla.Site("UnseenRestarts", ("innerPhase", "podRestarted"), (), by_value=True)
+_S_CanRestartDone_1 = _tla.Site("CanRestartDone", ("agentState", "podRestarted"), (), by_value=True)
+_S_CanAlign_1 = _tla.Site("CanAlign", ("retries",), ("recoverCount",), by_value=True)
+_S_Evicting_1 = _tla.Site("Evicting", ("evict",), (), by_value=True)
+_S_SlowToEvict_1 = _tla.Site("SlowToEvict", ("evict", "podRestarted", "slow"), (), by_value=True)
+_S_Evicted_1 = _tla.Site("Evicted", ("agentState", "evict"), (), by_value=True)
+_S_ValidInnerPhase_1 = _tla.Site("ValidInnerPhase", ("innerPhase",), (), by_value=True)
+_S_RetriesBound_1 = _tla.Site("RetriesBound", ("retries",), (), by_value=True)
 _S_PhaseConsistency_1 = _tla.Site(
-    "PhaseConsistency", ("finished", "innerPhase", "podRestarted"), ("phase",)
+    "PhaseConsistency", ("finished", "innerPhase", "podRestarted"), ("phase",), by_value=True
 )
-_S_NoFinishDoubleProcessed_1 = _tla.Site("NoFinishDoubleProcessed", ("finishCount",), ())
-_S_WorkerSeqNumBound_1 = _tla.Site("WorkerSeqNumBound", ("agentSeq",), ("masterSeq",))
+_S_NoFinishDoubleProcessed_1 = _tla.Site(
+    "NoFinishDoubleProcessed", ("finishCount",), (), by_value=True
+)
+_S_WorkerSeqNumBound_1 = _tla.Site(
+    "WorkerSeqNumBound", ("agentSeq",), ("masterSeq",), by_value=True
+)
 _S_StaleFinishRejected_1 = _tla.Site(
-    "StaleFinishRejected", ("finished", "lastFinishSeq"), ("masterSeq",)
+    "StaleFinishRejected", ("finished", "lastFinishSeq"), ("masterSeq",), by_value=True
 )
-_S_EvictOnlySlow_1 = _tla.Site("EvictOnlySlow", ("evict", "slow"), ())
-_S_EvictAtCheckpoint_1 = _tla.Site("EvictAtCheckpoint", ("agentState", "evict"), ("checkpointed",))
-_S_FailedOnlyWhenExhaustedOrQuit_1 = _tla.Site("FailedOnlyWhenExhaustedOrQuit", ("retries",), ())
-_S_NoRunAfterRetriesExhausted_1 = _tla.Site("NoRunAfterRetriesExhausted", ("retries",), ())
-_S_SafePointOnlyForAnEviction_1 = _tla.Site("SafePointOnlyForAnEviction", ("evict",), ())
-_S_EvictionChargedInRun_1 = _tla.Site("EvictionChargedInRun", ("agentState", "evict"), ("phase",))
+_S_EvictOnlySlow_1 = _tla.Site("EvictOnlySlow", ("evict", "slow"), (), by_value=True)
+_S_EvictAtCheckpoint_1 = _tla.Site(
+    "EvictAtCheckpoint", ("agentState", "evict"), ("checkpointed",), by_value=True
+)
+_S_FailedOnlyWhenExhaustedOrQuit_1 = _tla.Site(
+    "FailedOnlyWhenExhaustedOrQuit", ("retries",), (), by_value=True
+)
+_S_NoRunAfterRetriesExhausted_1 = _tla.Site(
+    "NoRunAfterRetriesExhausted", ("retries",), (), by_value=True
+)
+_S_SafePointOnlyForAnEviction_1 = _tla.Site(
+    "SafePointOnlyForAnEviction", ("evict",), (), by_value=True
+)
+_S_EvictionChargedInRun_1 = _tla.Site(
+    "EvictionChargedInRun", ("agentState", "evict"), ("phase",), by_value=True
+)
 
 
 def Phases(c: Constants) -> Value:
@@ -632,21 +646,21 @@ def Init(c: Constants, s: State) -> Value:
         s.phase == "Pending"
         and s.shouldQuit is False
         and s.recoverCount == 0
-        and s.innerPhase == fn((w, "Pending") for w in c.Workers)
-        and s.finished == fn((w_2, False) for w_2 in c.Workers)
-        and s.retries == fn((w_3, 0) for w_3 in c.Workers)
-        and s.podRestarted == fn((w_4, False) for w_4 in c.Workers)
+        and s.innerPhase == _tla.const_fn(c.Workers, lambda: "Pending")
+        and s.finished == _tla.const_fn(c.Workers, lambda: False)
+        and s.retries == _tla.const_fn(c.Workers, lambda: 0)
+        and s.podRestarted == _tla.const_fn(c.Workers, lambda: False)
         and s.masterSeq == c.InitSeqNum
-        and s.lastFinishSeq == fn((w_5, c.InitSeqNum - 1) for w_5 in c.Workers)
+        and s.lastFinishSeq == _tla.const_fn(c.Workers, lambda: c.InitSeqNum - 1)
         and s.msgs == frozenset()
-        and s.agentSeq == fn((w_6, c.InitSeqNum) for w_6 in c.Workers)
-        and s.agentState == fn((w_7, "Fresh") for w_7 in c.Workers)
-        and s.slow == fn((w_8, False) for w_8 in c.Workers)
-        and s.evict == fn((w_9, False) for w_9 in c.Workers)
+        and s.agentSeq == _tla.const_fn(c.Workers, lambda: c.InitSeqNum)
+        and s.agentState == _tla.const_fn(c.Workers, lambda: "Fresh")
+        and s.slow == _tla.const_fn(c.Workers, lambda: False)
+        and s.evict == _tla.const_fn(c.Workers, lambda: False)
         and s.checkpointed is False
         and s.faults == c.FaultBudget
         and s.prevMasterSeq == c.InitSeqNum
-        and s.finishCount == fn((w_10, 0) for w_10 in c.Workers)
+        and s.finishCount == _tla.const_fn(c.Workers, lambda: 0)
         and s.countedFailures == 0
     )
     return _value

@@ -241,6 +241,29 @@ NO_BIND: Mapping[str, Value] = {}  # no choice observed: enumerate them all (nev
 MAX_CHAIN = 16  # states a successor may be linked back through (a committed state has none)
 
 
+_CONST_FNS: dict[tuple[frozenset[Value], Value, type], Value] = {}
+CONST_FNS_KEPT = 64  # distinct constant functions kept (a spec has a handful)
+
+
+def const_fn(dom: frozenset[Value], value: Callable[[], Value]) -> Value:
+    """[x \\in dom |-> e] where e does not name x: one value for every key, built once per
+    (domain, value) and shared (values are immutable): a phase change that resets every
+    worker's entry costs O(1) after the first time, and derived sets see the same object.
+    `e` is evaluated only if dom is not empty, as the comprehension would."""
+    if not dom:
+        return fn(())
+    v = value()
+    key = (dom, v, type(v))
+    try:
+        return _CONST_FNS[key]
+    except KeyError:
+        pass
+    if len(_CONST_FNS) >= CONST_FNS_KEPT:
+        del _CONST_FNS[next(iter(_CONST_FNS))]
+    f = _CONST_FNS[key] = fn(dict.fromkeys(dom, v))
+    return f
+
+
 def bound(value: Value, member: bool) -> list[Value]:
     """The values an observed choice ranges over: itself if it is in the set, else none."""
     return [value] if member else []
@@ -292,12 +315,16 @@ class Site:
     Each state caches the set of x with P(x) (a persistent map). A successor's set is the
     parent's, re-testing only the keys where a `keyed` function changed (an EXCEPT records
     them); it is computed from scratch when a variable in `reads` changed, or when the
-    provenance is unknown (finite differencing, Paige & Koenig 1982)."""
+    provenance is unknown (finite differencing, Paige & Koenig 1982). With `by_value` the
+    body uses x nowhere but in `v[x]`, so P(x) is a function of the `keyed` values at x: a
+    computation from scratch tests each distinct combination of them once."""
 
-    __slots__ = ("anchor", "keyed", "reads")
+    __slots__ = ("anchor", "by_value", "keyed", "reads")
 
-    def __init__(self, anchor: str, keyed: tuple[str, ...], reads: tuple[str, ...]) -> None:
-        self.anchor, self.keyed, self.reads = anchor, keyed, reads
+    def __init__(
+        self, anchor: str, keyed: tuple[str, ...], reads: tuple[str, ...], by_value: bool = False
+    ) -> None:
+        self.anchor, self.keyed, self.reads, self.by_value = anchor, keyed, reads, by_value
 
     def __repr__(self) -> str:
         return f"Site({self.anchor}, keyed={self.keyed}, reads={self.reads})"
@@ -354,10 +381,53 @@ def _entry(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> _En
 
 
 def _full(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> _Entry:
-    members = PMap((x, True) for x in dom if test(c, s, x))
     fns = tuple([getattr(s, v) for v in site.keyed])
     vals = tuple([getattr(s, v) for v in site.reads])
+    found = _by_value(c, s, dom, test, fns) if site.by_value else None
+    if found is None:
+        found = (x for x in dom if test(c, s, x))
+    members = _every_key(dom) if found is dom else PMap(dict.fromkeys(found, True))
     return _Entry(c, dom, fns, vals, test, members)
+
+
+_EVERY_KEY: dict[frozenset[Value], PMap[Value, bool]] = {}
+
+
+def _every_key(dom: frozenset[Value]) -> PMap[Value, bool]:
+    """The key set that holds every key of dom, built once per domain (a few domains: the
+    CONSTANT sets quantified over)."""
+    members = _EVERY_KEY.get(dom)
+    if members is None:
+        if len(_EVERY_KEY) >= CONST_FNS_KEPT:
+            del _EVERY_KEY[next(iter(_EVERY_KEY))]
+        members = _EVERY_KEY[dom] = PMap(dict.fromkeys(dom, True))
+    return members
+
+
+def _by_value(
+    c: Any, s: Any, dom: frozenset[Value], test: Test, fns: tuple[Value, ...]
+) -> Iterable[Value] | None:
+    """The x in dom with test(x), testing each distinct combination of the functions' values
+    at x once (a key outside a function's domain reads as None there: the body, which uses x
+    only as v[x], fails alike for every such key); the passes over dom are C loops (map, zip,
+    dict, compress). None (test each key) when a function is not an Fn or one maps keys to
+    both booleans and integers (TRUE = 1 in Python, not in TLA+)."""
+    if not fns or any(type(f) is not Fn for f in fns):
+        return None
+    keys = tuple(dom)
+    columns = [list(map(f.lookup(), keys)) for f in fns]
+    for col in columns:
+        types = set(map(type, col))
+        if bool in types and int in types:
+            return None
+    rows: list[Any] = columns[0] if len(columns) == 1 else list(zip(*columns, strict=True))
+    first = dict(zip(rows, keys, strict=True))  # each combination, with one key showing it
+    holds = {row: bool(test(c, s, x)) for row, x in first.items()}
+    if not any(holds.values()):
+        return ()
+    if all(holds.values()):
+        return dom
+    return itertools.compress(keys, map(holds.__getitem__, rows))
 
 
 def _update(site: Site, old: _Entry, s: Any, test: Test) -> _Entry | None:

@@ -12,7 +12,7 @@ from .defs import Min, NextPhase, ProcSet
 from .model import VARIABLES, ActionInfo, Constants, Label, State, Successor
 
 # Quantifiers kept current per state (see _tla.Site).
-_S_Ctl_1 = _tla.Site("Ctl", ("retries",), ())
+_S_Ctl_1 = _tla.Site("Ctl", ("retries",), (), by_value=True)
 
 
 def initial_states(c: Constants) -> list[State]:
@@ -24,7 +24,7 @@ def _init(c: Constants) -> Iterator[State]:
     # /\ phase = "Idle"
     phase = "Idle"
     # /\ retries = [w \in Workers |-> 0]
-    retries = fn((w, 0) for w in c.Workers)
+    retries = _tla.const_fn(c.Workers, lambda: 0)
     # /\ info = [count |-> 0, last |-> "none"]
     info = Fn({"count": 0, "last": "none"})
     # /\ log = <<>>
@@ -32,18 +32,18 @@ def _init(c: Constants) -> Iterator[State]:
     # /\ seen = {}
     seen = frozenset[Value]()
     # /\ mine = [self \in Workers |-> 0]
-    mine = fn((self, 0) for self in c.Workers)
+    mine = _tla.const_fn(c.Workers, lambda: 0)
     # /\ pc = [self \in ProcSet |-> CASE self = Master -> "Ctl"
     pc = fn(
         (
-            self_2,
+            self,
             "Ctl"
-            if self_2 == c.Master
+            if self == c.Master
             else "Work"
-            if self_2 in c.Workers
+            if self in c.Workers
             else _tla.case_error("tests/codegen/fixtures/Jobs.tla (Init)"),
         )
-        for self_2 in ProcSet(c)
+        for self in ProcSet(c)
     )
     yield State(phase=phase, retries=retries, info=info, log=log, seen=seen, pc=pc, mine=mine)
 

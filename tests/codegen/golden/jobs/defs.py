@@ -9,7 +9,7 @@ from . import _tla
 from .model import Constants, State
 
 # Quantifiers kept current per state (see _tla.Site).
-_S_RetriesBound_1 = _tla.Site("RetriesBound", ("retries",), ())
+_S_RetriesBound_1 = _tla.Site("RetriesBound", ("retries",), (), by_value=True)
 
 
 def Phases(c: Constants) -> Value:
@@ -186,22 +186,22 @@ def Init(c: Constants, s: State) -> Value:
         return _known[Init]
     _value = _known[Init] = (
         s.phase == "Idle"
-        and s.retries == fn((w, 0) for w in c.Workers)
+        and s.retries == _tla.const_fn(c.Workers, lambda: 0)
         and s.info == Fn({"count": 0, "last": "none"})
         and s.log == ()
         and s.seen == frozenset()
-        and s.mine == fn((self, 0) for self in c.Workers)
+        and s.mine == _tla.const_fn(c.Workers, lambda: 0)
         and s.pc
         == fn(
             (
-                self_2,
+                self,
                 "Ctl"
-                if self_2 == c.Master
+                if self == c.Master
                 else "Work"
-                if self_2 in c.Workers
+                if self in c.Workers
                 else _tla.case_error("tests/codegen/fixtures/Jobs.tla (Init)"),
             )
-            for self_2 in ProcSet(c)
+            for self in ProcSet(c)
         )
     )
     return _value
