@@ -26,7 +26,8 @@ Done == \A w \in Workers : f[w] + g[w] >= 1
 
 Init == f = [w \in Workers |-> 0] /\ g = [w \in Workers |-> 0]
 Work == \E w \in Workers : f[w] = 0 /\ f' = [f EXCEPT ![w] = 1] /\ UNCHANGED g
-Reset == Done /\ ~BossIdle /\ f' = [w \in Workers |-> 0] /\ g' = [w \in Workers |-> IF w = Boss THEN 1 ELSE 0]
+Reset == /\ Done /\ ~BossIdle /\ f' = [w \in Workers |-> 0]
+         /\ g' = [w \in Workers |-> IF w = Boss THEN 1 ELSE 0]
 Next == (Idle /\ Work) \/ Reset
 Spec == Init /\ [][Next]_<<f, g>>
 TypeOK == \A w \in Workers : f[w] \in 0..1 /\ g[w] \in 0..1
