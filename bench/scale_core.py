@@ -14,16 +14,21 @@ all events, the whole job in seconds and, for the controller, the largest order 
 encoded in bytes; then one object per part and job with the ratios cost(largest) /
 cost(smallest) of the median and of the mean event (the mean includes the phase changes,
 which are O(pods) each but few per job, and the machine's hiccups).
+Both parts run under the controller process's garbage-collector thresholds
+(aegis/runtime/gc_tuning.py) and report the time spent in collections (`gc_s`, the longest
+pause); the part `controller-default-gc` is its peer: the controller with CPython's defaults.
 Timings are wall-clock on a shared machine: noisy, compare figures of one run only.
 
     python bench/scale_core.py --pods 125,1250,12500
     python bench/scale_core.py --quick          # 20,40 pods: a smoke run
+    python bench/scale_core.py --pods 12500 --parts controller,controller-default-gc
     PYTHONPATH=/tmp/base-scale python bench/scale_core.py --pods 125,250   # the old code
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -41,6 +46,7 @@ from aegis.generated.aegis_phase import Label
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.engine import Engine, runtime_constants
+from aegis.runtime.gc_tuning import CONTROLLER_THRESHOLDS, thresholds
 from aegis.runtime.store import Status
 from aegis.runtime.wal import WalRecord, WriteAheadLog, encode_line
 from aegis.values import Fn, ModelValue
@@ -59,6 +65,8 @@ class Timings:
     order_bytes: int = 0
     status_bytes: int = 0
     wal_record_bytes: int = 0
+    gc_s: float = 0.0  # time in the cyclic garbage collector during the job
+    gc_max_pause_ms: float = 0.0
 
     @contextmanager
     def event(self, kind: str) -> Iterator[None]:
@@ -87,7 +95,29 @@ class Timings:
             "event_p50_ms": round(self.p50_ms(), 4),
             "event_mean_ms": round(self.mean_ms(), 4),
             "job_s": self.job_s,
+            "gc_s": round(self.gc_s, 3),
+            "gc_max_pause_ms": round(self.gc_max_pause_ms, 1),
         }
+
+
+@contextmanager
+def gc_clock(t: Timings) -> Iterator[None]:
+    """Adds the time spent in garbage collections inside the block to `t`."""
+    started: list[float] = []
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            pause = time.perf_counter() - started.pop()
+            t.gc_s += pause
+            t.gc_max_pause_ms = max(t.gc_max_pause_ms, 1000 * pause)
+
+    gc.callbacks.append(on_gc)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(on_gc)
 
 
 def pod_names(n: int) -> list[str]:
@@ -98,10 +128,14 @@ def pod_names(n: int) -> list[str]:
 
 
 def engine_job(n: int, crash: bool) -> Timings:
+    """The engine alone, under the controller process's collector thresholds."""
+    return timed(_engine_job, n, crash, CONTROLLER_THRESHOLDS)
+
+
+def _engine_job(n: int, crash: bool, t: Timings) -> None:
     """One job on the spec engine: observations with the observed choices, then settle."""
     pods = pod_names(n)
     engine = Engine(runtime_constants(pods, MAX_RETRY))
-    t = Timings()
     started = time.perf_counter()
 
     def observe(kind: str, label: Label, **choices: Any) -> None:
@@ -139,7 +173,6 @@ def engine_job(n: int, crash: bool) -> Timings:
         report("command_finish", p)
     expect(engine.state.phase, "Succeed")
     t.job_s = round(time.perf_counter() - started, 3)
-    return t
 
 
 def expect(phase: object, wanted: str) -> None:
@@ -189,11 +222,15 @@ def message(pod: str, kind: MessageType, seq: int, inc: str) -> Message:
 
 
 def controller_job(n: int, crash: bool) -> Timings:
+    """ControllerCore, under the controller process's collector thresholds."""
+    return timed(_controller_job, n, crash, CONTROLLER_THRESHOLDS)
+
+
+def _controller_job(n: int, crash: bool, t: Timings) -> None:
     """One job on ControllerCore: ACKs and reports as the bus would deliver them."""
     pods = pod_names(n)
     store, wal = EncodingStore(), MemoryWal()
     core = ControllerCore(JobConfig(JOB, NAMESPACE, tuple(pods), MAX_RETRY), store, wal=wal)
-    t = Timings()
     started = time.perf_counter()
 
     def sizes(reply: Message | None) -> None:
@@ -234,15 +271,36 @@ def controller_job(n: int, crash: bool) -> Timings:
         finish("command_finish", p, incs[p])
     expect(core.state.phase, "Succeed")
     t.job_s = round(time.perf_counter() - started, 3)
-    return t
 
 
 # ---- main ----------------------------------------------------------------------------------
 
+
+def controller_job_default_gc(n: int, crash: bool) -> Timings:
+    """The peer of the controller part: the interpreter's default collector thresholds."""
+    return timed(_controller_job, n, crash, DEFAULT_GC_THRESHOLDS)
+
+
+def timed(
+    job: Callable[[int, bool, Timings], None],
+    n: int,
+    crash: bool,
+    gc_thresholds: tuple[int, int, int],
+) -> Timings:
+    """One job's timings, with the collector's thresholds set and its time counted."""
+    t = Timings()
+    gc.collect()  # what an earlier job left is not this job's to collect
+    with thresholds(gc_thresholds), gc_clock(t):
+        job(n, crash, t)
+    return t
+
+
 PARTS: dict[str, Callable[[int, bool], Timings]] = {
     "engine": engine_job,
     "controller": controller_job,
+    "controller-default-gc": controller_job_default_gc,
 }
+DEFAULT_GC_THRESHOLDS = (700, 10, 10)  # CPython's
 
 
 def run(sizes: list[int], parts: list[str], controller_max: int) -> list[dict[str, Any]]:
@@ -252,11 +310,11 @@ def run(sizes: list[int], parts: list[str], controller_max: int) -> list[dict[st
         for job in ("healthy", "crash_once"):
             means: dict[int, tuple[float, float]] = {}
             for n in sizes:
-                if part == "controller" and n > controller_max:
+                if part.startswith("controller") and n > controller_max:
                     continue
                 t = PARTS[part](n, job == "crash_once")
                 row = {"part": part, "job": job, "pods": n, **t.summary()}
-                if part == "controller":
+                if part.startswith("controller"):
                     row |= {
                         "order_bytes": t.order_bytes,
                         "status_bytes": t.status_bytes,
@@ -282,7 +340,11 @@ def run(sizes: list[int], parts: list[str], controller_max: int) -> list[dict[st
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pods", default="125,1250,12500", help="comma-separated job sizes")
-    ap.add_argument("--parts", default="engine,controller", help="engine, controller or both")
+    ap.add_argument(
+        "--parts",
+        default="engine,controller",
+        help="comma-separated: engine, controller, controller-default-gc (its peer)",
+    )
     ap.add_argument(
         "--controller-max",
         type=int,

@@ -79,8 +79,10 @@ def _register_controller(sub: argparse._SubParsersAction[argparse.ArgumentParser
 def controller_func(args: argparse.Namespace) -> int:
     """Run the Aegis Controller until SIGTERM/SIGINT."""
     from aegis.k8s import aegis_controller as ac
+    from aegis.runtime.gc_tuning import tune_controller_process
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    tune_controller_process()
     account = ac.load_account_dir(args.nats_account_dir)
     api = KubeApi.from_config(args.kubeconfig, args.context)
     config = ac.AegisControllerConfig(

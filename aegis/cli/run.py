@@ -245,8 +245,10 @@ def _agent(args: argparse.Namespace) -> int:
 def _controller(args: argparse.Namespace) -> int:
     from aegis.runtime.controller import JobConfig
     from aegis.runtime.controller_service import load_credentials, serve
+    from aegis.runtime.gc_tuning import tune_controller_process
 
     _logging()
+    tune_controller_process()
     pods = tuple(f"{args.job}-worker-{i}" for i in range(args.workers))
     job = JobConfig(
         args.job,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -47,3 +48,18 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--parts", "engine,gpu"]) == 2
     assert bench.main(["--pods", "2"]) == 2
     assert "sizes are >= 3 pods" in capsys.readouterr().err
+
+
+def test_the_collector_peer_runs_with_the_defaults_and_every_part_counts_collections(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    before = gc.get_threshold()
+    assert bench.main(["--pods", "4", "--parts", "controller,controller-default-gc"]) == 0
+    assert gc.get_threshold() == before  # each part restores what it found
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["part"] for r in rows} == {"controller", "controller-default-gc"}
+    assert all(r["gc_s"] >= 0 and r["gc_max_pause_ms"] >= 0 for r in rows)
+    t = bench.Timings()
+    with bench.gc_clock(t):
+        gc.collect()
+    assert t.gc_s > 0 and t.gc_max_pause_ms > 0
