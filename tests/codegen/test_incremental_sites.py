@@ -177,4 +177,6 @@ def test_a_constant_function_is_built_once_and_is_the_comprehension() -> None:
     assert _tla.const_fn(C.Workers, lambda: 0)[W[0]] is not False
     assert _tla.const_fn(frozenset(), lambda: 1 // 0) == ()  # an empty domain: never evaluated
     assert _tla.const_fn(frozenset({1, 2}), lambda: "x") == ("x", "x")  # 1..2: a sequence
+    _tla.const_fn(C.Workers, lambda: (True,))
+    assert type(_tla.const_fn(C.Workers, lambda: (1,))[W[0]][0]) is int  # <<1>>, not <<TRUE>>
     assert len(made) == 2

@@ -7,7 +7,18 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn, TypeVar
 
-from aegis.values import Fn, PMap, Value, apply, domain, except_, fn, render, sorted_values
+from aegis.values import (
+    Fn,
+    ModelValue,
+    PMap,
+    Value,
+    apply,
+    domain,
+    except_,
+    fn,
+    render,
+    sorted_values,
+)
 
 BOOLEAN = frozenset({False, True})
 T = TypeVar("T")
@@ -242,6 +253,7 @@ MAX_CHAIN = 16  # states a successor may be linked back through (a committed sta
 
 
 _CONST_FNS: dict[tuple[frozenset[Value], Value, type], Value] = {}
+_PLAIN = (bool, int, str, ModelValue)
 CONST_FNS_KEPT = 64  # distinct constant functions kept (a spec has a handful)
 
 
@@ -249,10 +261,13 @@ def const_fn(dom: frozenset[Value], value: Callable[[], Value]) -> Value:
     """[x \\in dom |-> e] where e does not name x: one value for every key, built once per
     (domain, value) and shared (values are immutable): a phase change that resets every
     worker's entry costs O(1) after the first time, and derived sets see the same object.
-    `e` is evaluated only if dom is not empty, as the comprehension would."""
+    `e` is evaluated only if dom is not empty, as the comprehension would. Only a plain
+    value is shared (a tuple holding TRUE equals one holding 1 in Python, not in TLA+)."""
     if not dom:
         return fn(())
     v = value()
+    if type(v) not in _PLAIN:
+        return fn(dict.fromkeys(dom, v))
     key = (dom, v, type(v))
     try:
         return _CONST_FNS[key]
@@ -411,7 +426,9 @@ def _by_value(
     at x once (a key outside a function's domain reads as None there: the body, which uses x
     only as v[x], fails alike for every such key); the passes over dom are C loops (map, zip,
     dict, compress). None (test each key) when a function is not an Fn or one maps keys to
-    both booleans and integers (TRUE = 1 in Python, not in TLA+)."""
+    both booleans and integers (TRUE = 1 in Python, not in TLA+). Values holding TRUE at one
+    key and 1 at another deeper down (<<TRUE>>, <<1>>) are still grouped: only a spec that
+    mixes the two there, which TLC rejects when it compares them, can tell."""
     if not fns or any(type(f) is not Fn for f in fns):
         return None
     keys = tuple(dom)
