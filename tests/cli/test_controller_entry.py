@@ -1,8 +1,10 @@
-"""`aegis controller`: the process sets its collector thresholds before it serves."""
+"""`aegis controller` and `aegis k8s controller`: the process sets its collector thresholds
+before it serves."""
 
 from __future__ import annotations
 
 import gc
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -29,3 +31,25 @@ def test_the_controller_serves_under_its_collector_thresholds(
     with thresholds(gc.get_threshold()):  # the test process gets its own back
         assert main(argv) == 0
     assert seen == [CONTROLLER_THRESHOLDS]
+
+
+def test_the_k8s_controller_serves_under_its_collector_thresholds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from aegis.cli import k8s as k8s_cli
+    from aegis.k8s import aegis_controller
+
+    seen: list[tuple[int, int, int]] = []
+    closed: list[bool] = []
+
+    class Api:
+        def close(self) -> None:
+            closed.append(True)
+
+    monkeypatch.setattr(aegis_controller, "load_account_dir", lambda path: None)
+    monkeypatch.setattr(k8s_cli.KubeApi, "from_config", classmethod(lambda cls, *a: Api()))
+    monkeypatch.setattr(aegis_controller, "serve", lambda *a, **k: seen.append(gc.get_threshold()))
+    monkeypatch.setattr(signal, "signal", lambda *a: None)  # pytest keeps its handlers
+    with thresholds(gc.get_threshold()):
+        assert main(["k8s", "controller"]) == 0
+    assert seen == [CONTROLLER_THRESHOLDS] and closed == [True]
