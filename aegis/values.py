@@ -12,6 +12,7 @@ tuple for it; that keeps `<<a, b>> = [i \\in 1..2 |-> ...]` true in Python as it
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, ClassVar, TypeAlias
 
@@ -26,17 +27,20 @@ class ModelValue:
 
     One object per name (interned), so equality is identity and hashing is the object's own:
     both run in C, and a model value is the key of every per-worker function. Ordered by
-    name; immutable; a copy or pickle comes back as the same object."""
+    name; immutable; a copy or pickle comes back as the same object. The table holds them
+    weakly: a name nothing uses any more (a finished job's pods, in a controller serving
+    many jobs) is forgotten, and no other object of that name is alive to differ from."""
 
-    __slots__ = ("name",)
+    __slots__ = ("__weakref__", "name")
     name: str
-    _interned: ClassVar[dict[str, ModelValue]] = {}
+    _interned: ClassVar[weakref.WeakValueDictionary[str, ModelValue]] = (
+        weakref.WeakValueDictionary()
+    )
 
     def __new__(cls, name: str) -> ModelValue:
-        try:
-            return cls._interned[name]
-        except KeyError:
-            pass
+        found = cls._interned.get(name)
+        if found is not None:
+            return found
         if not isinstance(name, str):
             raise TypeError(f"a model value is named by a string, not {name!r}")
         mv = object.__new__(cls)

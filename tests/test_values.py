@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import gc
 import pickle
+import weakref
 
 import pytest
 from hypothesis import given
@@ -112,3 +114,13 @@ def test_a_model_value_is_no_string_and_cannot_change() -> None:
     with pytest.raises(TypeError):
         _ = w < "w2"  # type: ignore[operator]
     assert ModelValue("w1").name == "w1"
+
+
+def test_a_model_value_nothing_uses_is_forgotten() -> None:
+    """The intern table holds model values weakly: a controller serving job after job does not
+    keep every pod name it ever saw."""
+    gone = weakref.ref(ModelValue("a-pod-of-a-finished-job"))
+    gc.collect()
+    assert gone() is None
+    kept = ModelValue("w-kept")
+    assert ModelValue("w-kept") is kept

@@ -16,6 +16,7 @@ ALLOWED = {
     "collections",
     "dataclasses",
     "enum",
+    "functools",
     "itertools",
     "typing",
     "statemachine",

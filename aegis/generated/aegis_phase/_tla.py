@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn, TypeVar
@@ -252,9 +253,8 @@ NO_BIND: Mapping[str, Value] = {}  # no choice observed: enumerate them all (nev
 MAX_CHAIN = 16  # states a successor may be linked back through (a committed state has none)
 
 
-_CONST_FNS: dict[tuple[frozenset[Value], Value, type], Value] = {}
 _PLAIN = (bool, int, str, ModelValue)
-CONST_FNS_KEPT = 64  # distinct constant functions kept (a spec has a handful)
+SHARED_KEPT = 64  # constant functions and whole key sets kept (a spec has a handful)
 
 
 def const_fn(dom: frozenset[Value], value: Callable[[], Value]) -> Value:
@@ -268,15 +268,12 @@ def const_fn(dom: frozenset[Value], value: Callable[[], Value]) -> Value:
     v = value()
     if type(v) not in _PLAIN:
         return fn(dict.fromkeys(dom, v))
-    key = (dom, v, type(v))
-    try:
-        return _CONST_FNS[key]
-    except KeyError:
-        pass
-    if len(_CONST_FNS) >= CONST_FNS_KEPT:
-        del _CONST_FNS[next(iter(_CONST_FNS))]
-    f = _CONST_FNS[key] = fn(dict.fromkeys(dom, v))
-    return f
+    return _shared_fn(dom, v)
+
+
+@functools.lru_cache(maxsize=SHARED_KEPT, typed=True)  # typed: FALSE and 0 are two functions
+def _shared_fn(dom: frozenset[Value], v: Value) -> Value:
+    return fn(dict.fromkeys(dom, v))
 
 
 def bound(value: Value, member: bool) -> list[Value]:
@@ -405,18 +402,11 @@ def _full(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> _Ent
     return _Entry(c, dom, fns, vals, test, members)
 
 
-_EVERY_KEY: dict[frozenset[Value], PMap[Value, bool]] = {}
-
-
+@functools.lru_cache(maxsize=SHARED_KEPT)
 def _every_key(dom: frozenset[Value]) -> PMap[Value, bool]:
     """The key set that holds every key of dom, built once per domain (a few domains: the
     CONSTANT sets quantified over)."""
-    members = _EVERY_KEY.get(dom)
-    if members is None:
-        if len(_EVERY_KEY) >= CONST_FNS_KEPT:
-            del _EVERY_KEY[next(iter(_EVERY_KEY))]
-        members = _EVERY_KEY[dom] = PMap(dict.fromkeys(dom, True))
-    return members
+    return PMap(dict.fromkeys(dom, True))
 
 
 def _by_value(
