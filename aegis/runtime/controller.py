@@ -14,12 +14,14 @@ next heartbeat or report is answered with an eviction, and it exits so that it i
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
+import itertools
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
@@ -405,7 +407,8 @@ class ControllerCore:
         self._base = self.checkpoint_memory()  # memory as last committed (= disk)
         self._snapped = self._snapshot_key()
         if state is None:  # saved before it is logged: a log never runs ahead of the disk
-            self._retrying(lambda: self._put_snapshot(self._snapshot_status()))
+            self._write_retrying(lambda: self._put_snapshot(self._snapshot_status()))
+            self.persistence.saved()
             if steplog is not None:
                 steplog.write_initial(self.constants, self.state)
         else:
@@ -871,20 +874,78 @@ class ControllerCore:
         if one is due. PersistenceError: they were all rolled back (memory equals disk)."""
         if not self._dirty:
             return
+        write, written = self._commit_write()
+        self._write_retrying(write)
+        self._committed(written)
+        if compact:
+            self.compact()
+
+    async def commit_async(self, run: Callable[[Callable[[], None]], Awaitable[None]]) -> None:
+        """`commit(compact=False)` for the event loop: a WAL append (its write and fsync) runs
+        as `await run(append)` (asyncio.to_thread: the loop reads the bus meanwhile; the caller
+        holds the service's lock, so no event changes memory until it returns), and the pauses
+        between tries are awaited. A status save without a WAL (the CR on Kubernetes) runs
+        inline, as in `commit`. PersistenceError: they were all rolled back."""
+        if not self._dirty:
+            return
+        write, written = self._commit_write()
+        for attempt in itertools.count():
+            try:
+                if self.wal is not None:
+                    await run(write)
+                else:
+                    write()
+            except (OSError, AegisError) as exc:
+                await asyncio.sleep(self._failed_try(attempt, exc))
+                continue
+            break
+        self._committed(written)
+
+    def _commit_write(self) -> tuple[Callable[[], None], Status | None]:
+        """What this commit writes, built now from memory: the WAL append of the changes since
+        the last commit, or (without a WAL) the save of the whole status (returned too)."""
         self.extras.step_no = self.engine.seq_no
-        try:
-            if self.wal is None:
-                status = self._snapshot_status()
-                self._retrying(lambda: self.store.save(status))
-                self.status = status
-            else:
-                wal, number, record = self.wal, self._wal_next, self._wal_record()
-                self._retrying(lambda: wal.append(number, record))
-        except PersistenceError:
-            published = self.extras.published_seq  # what went out stays out
-            self.restore_memory(self._base)
-            self.extras.published_seq = published
-            raise
+        if self.wal is None:
+            status = self._snapshot_status()
+            store = self.store
+            return lambda: store.save(status), status
+        wal, number, record = self.wal, self._wal_next, self._wal_record()
+        return lambda: wal.append(number, record), None
+
+    def _write_retrying(self, write: Callable[[], None]) -> None:
+        """Run `write` (a WAL append or a status save) until it succeeds, pausing between
+        tries (`_failed_try`: PersistenceError after the last)."""
+        for attempt in itertools.count():
+            try:
+                write()
+            except (OSError, AegisError) as exc:
+                time.sleep(self._failed_try(attempt, exc))
+                continue
+            return
+
+    def _failed_try(self, attempt: int, exc: Exception) -> float:
+        """Note the failed try number `attempt` (from 0) of a commit's write and return the
+        pause before the next (SAVE_BACKOFF_S: < 1 s in all, the controller can do nothing
+        safely until its state is on disk). The failure is kept beside the state (not rolled
+        back): `status_view` and the fault log show it. After the last try every event since
+        the last commit is rolled back (memory equals disk): PersistenceError."""
+        self.persistence.failed(exc)
+        if attempt < len(SAVE_BACKOFF_S):
+            return SAVE_BACKOFF_S[attempt]
+        self._fault("controller", f"status save failed {attempt + 1} times: {exc}")
+        published = self.extras.published_seq  # what went out stays out
+        self.restore_memory(self._base)
+        self.extras.published_seq = published
+        raise PersistenceError(
+            f"cannot save the job's status ({exc}); the event was rolled back and "
+            "nothing was published: it is handled again when it comes back"
+        ) from exc
+
+    def _committed(self, written: Status | None) -> None:
+        """The bookkeeping of a commit whose write is on disk."""
+        self.persistence.saved()
+        if written is not None:
+            self.status = written
         if self.wal is not None:
             self._wal_next += 1
             self._since_snapshot += 1
@@ -893,8 +954,6 @@ class ControllerCore:
         self._dirty = False
         self._write_steplog()
         self._base = self.checkpoint_memory()
-        if compact:
-            self.compact()
 
     @property
     def snapshot_due(self) -> bool:
@@ -1183,27 +1242,6 @@ class ControllerCore:
             self._history_key = key
             self._unsaved_history.append((key[0], state.retries, key[1]))
 
-    def _retrying(self, write: Callable[[], None]) -> None:
-        """Run `write` (a WAL append or a status save), retrying a failure SAVE_BACKOFF_S
-        apart (< 1 s in all: the controller can do nothing safely until its state is on
-        disk); the failure is kept beside the state (not rolled back): `status_view` and the
-        fault log show it."""
-        for attempt, pause in enumerate((*SAVE_BACKOFF_S, None)):
-            try:
-                write()
-            except (OSError, AegisError) as exc:
-                self.persistence.failed(exc)
-                if pause is None:
-                    self._fault("controller", f"status save failed {attempt + 1} times: {exc}")
-                    raise PersistenceError(
-                        f"cannot save the job's status ({exc}); the event was rolled back and "
-                        "nothing was published: it is handled again when it comes back"
-                    ) from exc
-                time.sleep(pause)
-            else:
-                self.persistence.saved()
-                return
-
     def _write_steplog(self) -> None:
         """Log the steps of the events just committed (after the commit: a rolled-back step
         is never logged); a failed write is reported loudly, the saved state stays as it is."""
@@ -1211,8 +1249,7 @@ class ControllerCore:
         if self.steplog is None:
             return
         try:
-            for step in steps:
-                self.steplog.write(step)
+            self.steplog.write_all(steps)
         except OSError as exc:
             self.extras.counters["steplog_failed"] += 1
             log.error(

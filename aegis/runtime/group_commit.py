@@ -2,17 +2,19 @@
 append and fsync), then the order they lead to is published, then their replies go out.
 
 An event handler runs under the service's lock and changes only memory; it then awaits
-`durable()` outside the lock, so that the events delivered meanwhile are handled and join the
-same batch. The flush takes the lock, commits everything handled so far, publishes (nothing
-can change the state in between), and wakes the batch. A caller that already holds the lock
-(an operator's request, a launcher event, the heartbeat scan) commits at once with
-`commit_locked()`. A snapshot due after a commit is taken later, under the lock, once the
-order is out and the batch's replies have had their turn, and once the commits have paused
-for `quiet_s`, but no later than `max_delay_s` after it fell due: an O(pods) snapshot then
-does not hold up the events right behind a fault. It is not needed for durability (the WAL
-holds every commit). A failed commit rolls back every event of the batch
-(ControllerCore.commit) and each waiter gets the PersistenceError: none of them is answered,
-nothing is published.
+`durable()` outside the lock, so that the events delivered meanwhile are handled and join
+the same batch. The flush takes the lock, commits everything handled so far, publishes
+(nothing can change the state in between), and wakes the batch. A caller that already holds
+the lock (an operator's request, a launcher event, the heartbeat scan) commits at once with
+`commit_locked()`. The commit's write and fsync run in a worker thread while the lock is
+held: nothing changes memory meanwhile, but the loop goes on reading the bus (nats-server
+drops a client that stops reading) and decoding the next events. A snapshot due after a
+commit is taken later, under the lock, once the order is out and the batch's replies have
+had their turn, and once the commits have paused for `quiet_s`, but no later than
+`max_delay_s` after it fell due: an O(pods) snapshot then does not hold up the events right
+behind a fault. It is not needed for durability (the WAL holds every commit). A failed
+commit rolls back every event of the batch (ControllerCore.commit) and each waiter gets the
+PersistenceError: none of them is answered, nothing is published.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ class Committable(Protocol):
         """Whether a snapshot is due (`compact()` would take one)."""
         ...
 
-    def commit(self, *, compact: bool = True) -> None:
-        """Make the handled events durable (PersistenceError: they were rolled back)."""
+    async def commit_async(self, run: Callable[[Callable[[], None]], Awaitable[None]]) -> None:
+        """Make the handled events durable, the disk's part through `run` (PersistenceError:
+        they were rolled back)."""
         ...
 
     def compact(self) -> None:
@@ -121,7 +124,7 @@ class GroupCommit:
         batch, self._batch = self._batch, None
         dirty = self.core.dirty
         try:
-            self.core.commit(compact=False)
+            await self.core.commit_async(asyncio.to_thread)
         except Exception as exc:
             if batch is not None:
                 batch.set_exception(exc)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -204,9 +204,19 @@ class StepLog:
 
     def write(self, step: StepResult) -> None:
         """Append one step, stamped with the wall-clock time it was logged ("t", seconds)."""
-        self._put(step_record(step, self._last))
-        if step.applied:
-            self._last = step.state
+        self.write_all((step,))
+
+    def write_all(self, steps: Iterable[StepResult]) -> None:
+        """Append steps (a commit's) in one write: one flush, not one per step. If it fails,
+        the next write's changes are still counted from the last state written."""
+        last, lines = self._last, []
+        for step in steps:
+            lines.append(_line(step_record(step, last)))
+            if step.applied:
+                last = step.state
+        self._f.write("".join(lines))
+        self._f.flush()
+        self._last = last
 
     @property
     def empty(self) -> bool:
@@ -236,8 +246,7 @@ class StepLog:
         self._last = state
 
     def _put(self, rec: dict[str, Any]) -> None:
-        rec["t"] = round(time.time(), 6)
-        self._f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        self._f.write(_line(rec))
         self._f.flush()
 
     def close(self) -> None:
@@ -246,6 +255,12 @@ class StepLog:
             self._f.flush()
             os.fsync(self._f.fileno())
             self._f.close()
+
+
+def _line(rec: dict[str, Any]) -> str:
+    """One record's line, stamped with the wall-clock time ("t", seconds)."""
+    rec["t"] = round(time.time(), 6)
+    return json.dumps(rec, separators=(",", ":")) + "\n"
 
 
 def _ends_with_newline(path: Path) -> bool:

@@ -94,7 +94,9 @@ class WriteAheadLog:
         return records
 
     def append(self, number: int, body: Mapping[str, Any]) -> None:
-        """Write one record and fsync it; on OSError the file is cut back (best effort)."""
+        """Write one record and fsync it; on OSError the file is cut back (best effort). The
+        controller calls it in a worker thread (the event loop goes on reading the bus during
+        the fsync), one call at a time and never beside `reset`."""
         data = encode_line(number, body)
         fd = self._open()
         try:

@@ -12,6 +12,7 @@ import asyncio
 import functools
 import json
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -530,6 +531,56 @@ async def test_a_failed_group_commit_answers_nobody_and_publishes_nothing(
     wal.broken = False
     assert await asyncio.gather(*(agent(p) for p in PODS)) == ["answered", "answered"]
     assert published == [1] and core.state.phase == "BootChecking"
+
+
+class SlowWal(WriteAheadLog):
+    """A WAL on a slow disk: each append waits (at most 10 s) until the test lets it finish,
+    and notes the thread it ran in."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.started, self.release = threading.Event(), threading.Event()
+        self.threads: list[int] = []
+
+    def append(self, number: int, body: Any) -> None:
+        self.threads.append(threading.get_ident())
+        self.started.set()
+        if not self.release.wait(10):
+            raise OSError(5, "the test never released the append: the event loop was blocked")
+        super().append(number, body)
+
+
+async def test_the_event_loop_goes_on_while_a_commit_is_written(tmp_path: Path) -> None:
+    """The WAL's write and fsync run in a worker thread: the loop serves others meanwhile (it
+    must go on reading the bus), while the lock keeps every event out of memory until the
+    commit is on disk. With the append on the loop, nothing could release it here."""
+    wal = SlowWal(tmp_path / "wal.jsonl")
+    store = FlakyDisk(tmp_path / "status.json")
+    core = ControllerCore(JobConfig("job", "default", PODS, 2), store, wal=wal)
+    core.autocommit = False
+    lock = asyncio.Lock()
+
+    async def publish() -> None:
+        core.mark_published()
+
+    commits = GroupCommit(core, lock, publish)
+    async with lock:
+        core.on_ack(report(PODS[0], MessageType.ACK, 0))
+    first = asyncio.ensure_future(commits.durable())
+    assert await asyncio.to_thread(wal.started.wait, 10)  # the append is under way
+
+    async def second_agent() -> None:  # an event that comes meanwhile waits for the lock
+        async with lock:
+            core.on_ack(report(PODS[1], MessageType.ACK, 0))
+        await commits.durable()
+
+    second = asyncio.ensure_future(second_agent())
+    await asyncio.sleep(0)
+    assert not first.done() and lock.locked() and core.extras.incarnations.keys() == {PODS[0]}
+    wal.release.set()  # the loop ran: it can let the disk finish
+    await asyncio.wait_for(asyncio.gather(first, second), 10)
+    assert threading.get_ident() not in wal.threads
+    assert resume_copy(tmp_path).state == core.state and core.state.phase == "BootChecking"
 
 
 def resume_copy(tmp: Path) -> ControllerCore:

@@ -4,6 +4,7 @@ then the (O(pods)) snapshot, which a fault's order must not wait for."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -36,11 +37,11 @@ class FakeCore:
         self._dirty, self.published = True, False
         self.log.append("event")
 
-    def commit(self, *, compact: bool = True) -> None:
+    async def commit_async(self, run: Callable[[Callable[[], None]], Awaitable[None]]) -> None:
         if self.fail:
             self._dirty = False
             raise OSError("disk full")
-        self.log.append(f"commit(compact={compact})")
+        await run(lambda: self.log.append("commit"))
         self._dirty = False
 
     def compact(self) -> None:
@@ -69,7 +70,7 @@ async def test_the_snapshot_comes_after_the_order_and_the_replies() -> None:
     assert log == [
         "event",
         "event",
-        "commit(compact=False)",  # one commit for the batch
+        "commit",  # one commit for the batch
         "publish",
         "reply a",
         "reply b",
@@ -120,7 +121,7 @@ async def test_a_due_snapshot_waits_for_the_events_right_behind_it() -> None:
     await _event(core, lock, commits)  # the join, well within the quiet time
     assert "compact" not in log
     await commits.settled()
-    assert log == ["event", "commit(compact=False)", "publish"] * 2 + ["compact"]
+    assert log == ["event", "commit", "publish"] * 2 + ["compact"]
 
 
 async def test_commits_that_never_pause_delay_the_snapshot_no_longer_than_the_bound() -> None:

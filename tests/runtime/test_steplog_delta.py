@@ -5,13 +5,24 @@ of every variable does."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aegis.generated.aegis_phase import CFG_CONSTANTS, next_states
 from aegis.runtime.engine import Engine, StepResult
-from aegis.runtime.steplog import apply_changes, changes_between, decode_change, step_record
+from aegis.runtime.steplog import (
+    LoggedStep,
+    StepLog,
+    apply_changes,
+    changes_between,
+    decode_change,
+    open_steplog,
+    step_record,
+)
 
 ENDINGS = ("envQuit", "jobDone")  # a walk that quits at once changes no function by EXCEPT
 
@@ -41,3 +52,62 @@ def test_delta_encoded_changes_replay_to_the_same_state(seed: int) -> None:
         assert set(rec["changed"]) == set(full)  # the same variables changed
         used_delta += any("except" in v for v in rec["changed"].values() if isinstance(v, dict))
     assert used_delta or len(steps) < 3
+
+
+class FailingOnce:
+    """A file whose next write fails (a full disk), then works again."""
+
+    def __init__(self, f: Any) -> None:
+        self.f, self.fail = f, True
+
+    def write(self, text: str) -> int:
+        if self.fail:
+            self.fail = False
+            raise OSError(28, "No space left on device")
+        return int(self.f.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.f, name)
+
+
+def test_a_commit_whose_steps_were_not_written_does_not_shift_the_next_changes(
+    tmp_path: Path,
+) -> None:
+    """A commit's steps go out in one write; when it fails, the next commit's changes are
+    still counted from the last state in the file, so its records replay to its states."""
+    c = CFG_CONSTANTS
+    assert c is not None
+    steps: list[StepResult] = []
+    engine = Engine(c, on_step=steps.append)
+    log = StepLog(tmp_path / "steps.jsonl")
+    log.write_initial(c, engine.state)
+
+    def walk(n: int) -> list[StepResult]:
+        start = len(steps)
+        rng = random.Random(n)
+        for _ in range(n):
+            succ = [x for x in next_states(c, engine.state) if x[0] not in ENDINGS]
+            label, _pid, nxt = rng.choice(succ)
+            engine.observe(label, **dict(nxt.choices))
+        return steps[start:]
+
+    written = walk(3)
+    log.write_all(written)
+    log._f = FailingOnce(log._f)  # type: ignore[assignment]
+    with pytest.raises(OSError):
+        log.write_all(walk(2))  # lost: the log misses these steps
+    after = walk(3)
+    log.write_all(after)
+    log.close()
+    header, events = open_steplog(tmp_path / "steps.jsonl")
+    logged = list(events)
+    assert [e.seq_no for e in logged if isinstance(e, LoggedStep)] == [
+        s.seq_no for s in (*written, *after)
+    ]
+    state, replayed = header.init, []
+    for event in logged:
+        assert isinstance(event, LoggedStep)
+        # after the gap each record's changes count from the last state in the file
+        state = apply_changes(written[-1].state if event is logged[3] else state, event.changes)
+        replayed.append(state)
+    assert replayed == [s.state for s in (*written, *after)]
