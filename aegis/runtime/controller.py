@@ -882,7 +882,7 @@ class ControllerCore:
 
     async def commit_async(self, run: Callable[[Callable[[], None]], Awaitable[None]]) -> None:
         """`commit(compact=False)` for the event loop: a WAL append (its write and fsync) runs
-        as `await run(append)` (asyncio.to_thread: the loop reads the bus meanwhile; the caller
+        as `await run(append)` (in a worker thread: the loop reads the bus meanwhile; the caller
         holds the service's lock, so no event changes memory until it returns), and the pauses
         between tries are awaited. A status save without a WAL (the CR on Kubernetes) runs
         inline, as in `commit`. PersistenceError: they were all rolled back."""

@@ -6,10 +6,10 @@ An event handler runs under the service's lock and changes only memory; it then 
 the same batch. The flush takes the lock, commits everything handled so far, publishes
 (nothing can change the state in between), and wakes the batch. A caller that already holds
 the lock (an operator's request, a launcher event, the heartbeat scan) commits at once with
-`commit_locked()`. The commit's write and fsync run in a worker thread while the lock is
-held: nothing changes memory meanwhile, but the loop goes on reading the bus (nats-server
-drops a client that stops reading) and decoding the next events. A snapshot due after a
-commit is taken later, under the lock, once the order is out and the batch's replies have
+`commit_locked()`. The commit's write and fsync run in a worker thread of its own while the
+lock is held: nothing changes memory meanwhile, but the loop goes on reading the bus (nats-
+server drops a client that stops reading) and decoding the next events. A snapshot due after
+a commit is taken later, under the lock, once the order is out and the batch's replies have
 had their turn, and once the commits have paused for `quiet_s`, but no later than
 `max_delay_s` after it fell due: an O(pods) snapshot then does not hold up the events right
 behind a fault. It is not needed for durability (the WAL holds every commit). A failed
@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,9 @@ class GroupCommit:
         self._compacting = False  # a snapshot task is waiting or running
         self._hurry = asyncio.Event()  # set by `finish()`: a waiting snapshot goes at once
         self.commits = 0  # commits that wrote something (for tests and the bench)
+        # the commits' writes and fsyncs, off the event loop (its thread exits once this
+        # group commit is garbage)
+        self._disk = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aegis-wal")
 
     async def durable(self) -> None:
         """Return once every event handled so far is durable and its order published (call
@@ -124,7 +128,7 @@ class GroupCommit:
         batch, self._batch = self._batch, None
         dirty = self.core.dirty
         try:
-            await self.core.commit_async(asyncio.to_thread)
+            await self.core.commit_async(self._on_disk)
         except Exception as exc:
             if batch is not None:
                 batch.set_exception(exc)
@@ -169,6 +173,11 @@ class GroupCommit:
                 self.core.compact()
         finally:
             self._compacting = False
+
+    async def _on_disk(self, write: Callable[[], None]) -> None:
+        """Run a commit's write in this group commit's own worker thread (one: the appends
+        go in order, and one thread's memory, not the default executor's up to 32)."""
+        await asyncio.get_running_loop().run_in_executor(self._disk, write)
 
     def _spawn(self, work: Coroutine[None, None, None]) -> None:
         task = asyncio.create_task(work)
