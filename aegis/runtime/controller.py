@@ -1202,17 +1202,23 @@ class ControllerCore:
         s = self.state
         now = time.time()
         infos = {}
+        saved, reasons, blank = self.status.pod_infos, self.extras.reasons, PodInfo()
+        inner, finished, retries = s.innerPhase.lookup(), s.finished.lookup(), s.retries.lookup()
         for pod in self.job.pods:
             w = ModelValue(pod)
-            old = self.status.pod_infos.get(pod, PodInfo())
-            new = dataclasses.replace(
+            old = saved.get(pod, blank)
+            values = (str(inner(w)), bool(finished(w)), int(retries(w)), reasons.get(pod, ""))
+            if values == (old.inner_phase, old.finished, old.retries, old.last_failed_reason):
+                infos[pod] = old  # unchanged: the same entry (O(1), no copy)
+                continue
+            infos[pod] = dataclasses.replace(
                 old,
-                inner_phase=str(apply(s.innerPhase, w)),
-                finished=bool(apply(s.finished, w)),
-                retries=int(apply(s.retries, w)),
-                last_failed_reason=self.extras.reasons.get(pod, ""),
+                inner_phase=values[0],
+                finished=values[1],
+                retries=values[2],
+                last_failed_reason=values[3],
+                updated_timestamp=now,
             )
-            infos[pod] = new if new == old else dataclasses.replace(new, updated_timestamp=now)
         status = dataclasses.replace(
             self.status,
             phase=str(s.phase),

@@ -182,3 +182,10 @@ async def test_a_batch_of_events_is_one_merge_patch_of_what_changed(cluster: Clu
     assert cr_errors(stored) == []
     resumed = ControllerCore(job, CrStatusStore(cluster.api, NAMESPACE, "train"))
     assert resumed.state == core.state and resumed.extras.incarnations == core.extras.incarnations
+    # the store's view of what it wrote is what the API server holds: after a metadata change
+    # (409 on the next save) it sees that only the metadata moved, and retries
+    cluster.api.patch(AEGIS, NAMESPACE, "train", {"metadata": {"labels": {"x": "y"}}})
+    api.patches.clear()
+    await asyncio.gather(*(join(p) for p in pods[3:5]))
+    assert len(api.patches) == 2  # the 409, then the retry
+    assert ControllerCore(job, CrStatusStore(cluster.api, NAMESPACE, "train")).state == core.state

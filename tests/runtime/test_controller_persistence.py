@@ -98,6 +98,22 @@ def test_a_failed_save_rolls_the_event_back_and_it_is_applied_once_later(tmp_pat
     assert logged == sorted(set(logged)), "a rolled-back step was logged"
 
 
+def test_a_pod_entry_is_stamped_when_it_changes_and_kept_when_it_does_not(
+    tmp_path: Path,
+) -> None:
+    core, store, _ = running(tmp_path)
+    stamps = {p: i.updated_timestamp for p, i in core.status.pod_infos.items()}
+    kept = core.status.pod_infos[PODS[1]]
+    before = time.time()
+    core.on_report(report(PODS[0], MessageType.FINISH, int(core.state.masterSeq)))
+    saved = store.load()
+    assert saved is not None and saved.pod_infos == core.status.pod_infos
+    changed = saved.pod_infos[PODS[0]]
+    assert changed.inner_phase != "Pending" and changed.updated_timestamp >= before
+    assert changed.updated_timestamp > stamps[PODS[0]]
+    assert core.status.pod_infos[PODS[1]] is kept  # untouched: the same entry, its stamp
+
+
 def test_a_save_that_fails_briefly_is_retried_and_the_event_goes_through(
     tmp_path: Path,
 ) -> None:

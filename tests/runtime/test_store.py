@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -49,6 +50,22 @@ statuses = st.builds(
 @given(statuses)
 def test_json_round_trip(status: Status) -> None:
     assert Status.from_json(status.to_json()) == status
+
+
+def json_typed(o: object) -> bool:
+    """Whether `o` is made only of what json.loads makes (a tuple would differ from the list
+    a reader gets back: the CR store's diff would then send entries that did not change)."""
+    if isinstance(o, dict):
+        return all(isinstance(k, str) and json_typed(v) for k, v in o.items())
+    if isinstance(o, list):
+        return all(json_typed(v) for v in o)
+    return o is None or isinstance(o, str | int | float)
+
+
+@given(statuses)
+def test_the_json_object_is_what_the_text_reads_back_as(status: Status) -> None:
+    obj = status.to_obj()
+    assert json_typed(obj) and obj == json.loads(status.to_json())
 
 
 def test_file_store_round_trip_and_protocol(tmp_path: Path) -> None:
