@@ -55,7 +55,7 @@ def merge_patch(old: Any, new: Any) -> Any:
     for key, value in new.items():
         if key not in old:
             patch[key] = value
-        elif old[key] != value:
+        elif old[key] is not value and old[key] != value:  # the same object: unchanged
             patch[key] = merge_patch(old[key], value) if isinstance(value, dict) else value
     return patch
 
@@ -68,13 +68,48 @@ def status_from_cr(obj: Mapping[str, Any]) -> Status | None:
     return Status.from_json(json.dumps(_from_cr(status)))
 
 
-def _to_cr(status: dict[str, Any]) -> dict[str, Any]:
-    """The CR form of a status object (functions over model values keyed by name)."""
+def _to_cr(
+    status: dict[str, Any], seen: dict[str, tuple[Any, Any]] | None = None
+) -> dict[str, Any]:
+    """The CR form of a status object (functions over model values keyed by name). With
+    `seen` ({variable: (encoding, CR form)} of the last call, updated here), a variable whose
+    encoding is the very object of last time keeps its CR form (the snapshot shares the
+    encodings of unchanged variables: ControllerCore's StateEncoder)."""
     variables = _variables(status)
     if variables is None:
         return status
-    keyed = {name: _keyed(value) for name, value in variables.items()}
+    keyed = {}
+    for name, value in variables.items():
+        last = None if seen is None else seen.get(name)
+        if last is None or last[0] is not value:
+            last = (value, _keyed_from(last, value))
+            if seen is not None:
+                seen[name] = last
+        keyed[name] = last[1]
     return {**status, "specState": {**status["specState"], "variables": keyed}}
+
+
+def _keyed_from(last: tuple[Any, Any] | None, value: Any) -> Any:
+    """`_keyed(value)`, from the last (encoding, CR form) where the encoding is a copy of the
+    last one with some entries replaced (StateEncoder): a copy of the last map with those."""
+    old_pairs = last[0].get("fn") if last is not None and isinstance(last[0], dict) else None
+    new_pairs = value.get("fn") if isinstance(value, dict) and len(value) == 1 else None
+    old_map = last[1].get("fnOfMv") if last is not None and isinstance(last[1], dict) else None
+    if (
+        not isinstance(old_pairs, list)
+        or not isinstance(new_pairs, list)
+        or not isinstance(old_map, dict)
+        or len(old_pairs) != len(new_pairs)
+    ):
+        return _keyed(value)
+    out = dict(old_map)
+    for new, old in zip(new_pairs, old_pairs, strict=True):
+        if new is not old:
+            name = new[0].get("mv") if isinstance(new[0], dict) and len(new[0]) == 1 else None
+            if name is None or new[0] != old[0]:  # another key at this place: start afresh
+                return _keyed(value)
+            out[name] = new[1]
+    return {"fnOfMv": out}
 
 
 def _from_cr(status: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +156,7 @@ class CrStatusStore:
         self.attempts = attempts
         self._seen: dict[str, Any] | None = None  # status object as last read or written
         self._version = ""  # resourceVersion as last read or written
+        self._cr_forms: dict[str, tuple[Any, Any]] = {}  # see _to_cr
 
     def load(self) -> Status | None:
         """The saved status, or None if the controller has not saved one yet."""
@@ -131,7 +167,7 @@ class CrStatusStore:
         """Persist `status`; StatusConflictError if another writer changed it meanwhile."""
         if self._seen is None:
             self._read()
-        new = _to_cr(status.to_obj())  # no JSON text: O(pods) twice less per save
+        new = _to_cr(status.to_obj(), self._cr_forms)  # no JSON text to parse back
         for attempt in range(1, self.attempts + 1):
             body: dict[str, Any] = {"status": merge_patch(self._seen or {}, new)}
             if self._version:

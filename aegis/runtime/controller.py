@@ -48,12 +48,12 @@ from aegis.protocol.payloads import (
 )
 from aegis.protocol.state_codec import (
     CodecError,
+    StateEncoder,
     decode,
     decode_choices,
     decode_state,
     encode,
     encode_choices,
-    encode_state,
 )
 from aegis.runtime.engine import (
     Engine,
@@ -359,6 +359,8 @@ class ControllerCore:
         self.job = job
         self.store = store
         self.wal = wal
+        # the spec state's encoding for snapshots: a variable left unchanged is not encoded again
+        self._encode_state = StateEncoder()
         self.autocommit = True  # commit at the end of each event (off: the caller commits)
         self._depth = 0  # transactions in progress (nested: taint inside on_pod_lost)
         self._dirty = False  # an event since the last commit must be made durable
@@ -1227,7 +1229,7 @@ class ControllerCore:
             pod_infos=infos,
             master_seq=int(s.masterSeq),
             worker_seqs={p: int(apply(s.agentSeq, ModelValue(p))) for p in self.job.pods},
-            spec_state={"variables": encode_state(s)},
+            spec_state={"variables": self._encode_state(s)},
             runtime={**self.extras.to_json(), "walRecord": self._wal_next - 1},
         )
         pods = sorted(infos)

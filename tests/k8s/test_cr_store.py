@@ -9,14 +9,18 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from aegis.k8s.cr_store import CrApi, CrStatusStore, merge_patch
+from aegis.k8s.cr_store import CrApi, CrStatusStore, _to_cr, merge_patch
 from aegis.k8s.errors import AegisCrMissingError, ApiError, StatusConflictError
 from aegis.k8s.resources import AEGIS, Resource
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.state_codec import _encode_from
 from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.group_commit import GroupCommit
 from aegis.runtime.store import ErrorNode, PodInfo, Status, StatusStore
+from aegis.values import Fn, ModelValue
 
 from .cluster import NAMESPACE, Cluster
 from .schemas import cr_errors
@@ -189,3 +193,31 @@ async def test_a_batch_of_events_is_one_merge_patch_of_what_changed(cluster: Clu
     await asyncio.gather(*(join(p) for p in pods[3:5]))
     assert len(api.patches) == 2  # the 409, then the retry
     assert ControllerCore(job, CrStatusStore(cluster.api, NAMESPACE, "train")).state == core.state
+
+
+FN_VALUES = st.one_of(st.booleans(), st.integers(0, 3), st.sampled_from(["Idle", "Work"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.dictionaries(st.sampled_from("abcdef"), FN_VALUES, min_size=1), min_size=1),
+    st.lists(st.lists(st.tuples(st.integers(0, 5), FN_VALUES), max_size=3), max_size=6),
+)
+def test_the_cr_form_kept_from_the_last_save_is_the_cr_form(
+    domains: list[dict[str, Any]], edits: list[list[tuple[int, Any]]]
+) -> None:
+    """Successive snapshots of a function (StateEncoder: unchanged entries shared, a new
+    domain encoded afresh) get the CR form a first save would write."""
+    seen: dict[str, tuple[Any, Any]] = {}
+    encoded = None
+    steps = [(d, []) for d in domains] + [(None, e) for e in edits]
+    items: dict[ModelValue, Any] = {}
+    for domain, changes in steps:
+        if domain is not None:
+            items = {ModelValue(k): v for k, v in domain.items()}
+        keys = sorted(items, key=lambda k: k.name)
+        for i, v in changes:
+            items[keys[i % len(keys)]] = v
+        encoded = _encode_from(encoded, Fn(items))
+        status = {"specState": {"variables": {"f": encoded[1]}}}
+        assert json.dumps(_to_cr(status, seen)) == json.dumps(_to_cr(copy.deepcopy(status)))
