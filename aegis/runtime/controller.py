@@ -361,6 +361,7 @@ class ControllerCore:
         self.wal = wal
         # the spec state's encoding for snapshots: a variable left unchanged is not encoded again
         self._encode_state = StateEncoder()
+        self._pod_values = tuple(ModelValue(p) for p in job.pods)  # the job's pods, as keys
         self.autocommit = True  # commit at the end of each event (off: the caller commits)
         self._depth = 0  # transactions in progress (nested: taint inside on_pod_lost)
         self._dirty = False  # an event since the last commit must be made durable
@@ -1206,8 +1207,8 @@ class ControllerCore:
         infos = {}
         saved, reasons, blank = self.status.pod_infos, self.extras.reasons, PodInfo()
         inner, finished, retries = s.innerPhase.lookup(), s.finished.lookup(), s.retries.lookup()
-        for pod in self.job.pods:
-            w = ModelValue(pod)
+        seq = s.agentSeq.lookup()
+        for pod, w in zip(self.job.pods, self._pod_values, strict=True):
             old = saved.get(pod, blank)
             values = (str(inner(w)), bool(finished(w)), int(retries(w)), reasons.get(pod, ""))
             if values == (old.inner_phase, old.finished, old.retries, old.last_failed_reason):
@@ -1228,7 +1229,9 @@ class ControllerCore:
             should_quit=bool(s.shouldQuit),
             pod_infos=infos,
             master_seq=int(s.masterSeq),
-            worker_seqs={p: int(apply(s.agentSeq, ModelValue(p))) for p in self.job.pods},
+            worker_seqs={
+                p: int(seq(w)) for p, w in zip(self.job.pods, self._pod_values, strict=True)
+            },
             spec_state={"variables": self._encode_state(s)},
             runtime={**self.extras.to_json(), "walRecord": self._wal_next - 1},
         )

@@ -8,6 +8,7 @@ file, never a mix. JSON keys follow the CR (camelCase).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import tempfile
@@ -34,6 +35,20 @@ class PodInfo:
     retries: int = 0
     last_failed_reason: str = ""
     updated_timestamp: float = 0.0
+
+    @functools.cached_property
+    def json_obj(self) -> dict[str, Any]:
+        """This entry's JSON object in the status, made once per entry (a snapshot keeps the
+        entries of unchanged pods, so their objects too: the CR store's diff then skips them
+        by identity). Shared: do not change it."""
+        return {
+            "podIP": self.pod_ip,
+            "innerPhase": self.inner_phase,
+            "finished": self.finished,
+            "retries": self.retries,
+            "lastFailedReason": self.last_failed_reason,
+            "updatedTimestamp": self.updated_timestamp,
+        }
 
 
 @dataclass(frozen=True)
@@ -112,7 +127,7 @@ def _status_to_obj(s: Status) -> dict[str, Any]:
         "phase": s.phase,
         "recoverCount": s.recover_count,
         "shouldQuit": s.should_quit,
-        "podInfos": {pod: _pod_to_obj(info) for pod, info in s.pod_infos.items()},
+        "podInfos": {pod: info.json_obj for pod, info in s.pod_infos.items()},
         "errorNodes": [{"node": e.node, "reason": e.reason, "time": e.time} for e in s.error_nodes],
         "masterSeq": s.master_seq,
         "workerSeqs": dict(s.worker_seqs),
@@ -122,17 +137,6 @@ def _status_to_obj(s: Status) -> dict[str, Any]:
             {"phase": h.phase, "retries": list(h.retries), "recoverCount": h.recover_count}
             for h in s.history
         ],
-    }
-
-
-def _pod_to_obj(p: PodInfo) -> dict[str, Any]:
-    return {
-        "podIP": p.pod_ip,
-        "innerPhase": p.inner_phase,
-        "finished": p.finished,
-        "retries": p.retries,
-        "lastFailedReason": p.last_failed_reason,
-        "updatedTimestamp": p.updated_timestamp,
     }
 
 
