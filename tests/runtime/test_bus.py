@@ -209,6 +209,37 @@ async def test_a_late_reply_to_the_first_copy_ends_a_patient_request(
     assert len(copies) == 5 and worker_a.stats.permission_errors == 0
 
 
+async def test_concurrent_handlers_are_bounded_and_the_rest_wait_their_turn(
+    worker_a: Bus, master_a: Bus, job_a: JobAccount
+) -> None:
+    """At most `max_running` handlers of a subscription run at once; the messages past them
+    wait (undecoded, in the client's queue) and are all handled once the first ones end."""
+    started: list[int] = []
+    full, release, every = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def slow(_subject: str, m: Message) -> None:
+        started.append(m.seq)
+        if len(started) == 3:
+            full.set()
+        if len(started) == 7:
+            every.set()
+        await release.wait()
+
+    await master_a.subscribe_each(job_a.subjects.reports, slow, concurrent=True, max_running=3)
+    await master_a.flush()
+    for seq in range(1, 8):
+        await worker_a.publish(job_a.subjects.report(POD), msg(job_a, MessageType.FINISH, POD, seq))
+    await worker_a.flush()
+    await asyncio.wait_for(full.wait(), TIMEOUT)
+    await master_a.flush()  # every message has reached the controller's client by now
+    for _ in range(20):  # loop turns in which an unbounded subscription would start them all
+        await asyncio.sleep(0)
+    assert started == [1, 2, 3]
+    release.set()
+    await asyncio.wait_for(every.wait(), TIMEOUT)
+    assert started == [1, 2, 3, 4, 5, 6, 7]
+
+
 async def test_a_patient_request_nobody_receives_is_a_bus_error(
     worker_a: Bus, job_a: JobAccount
 ) -> None:
