@@ -7,8 +7,8 @@ the same batch. The flush takes the lock, commits everything handled so far, pub
 (nothing can change the state in between), and wakes the batch. A caller that already holds
 the lock (an operator's request, a launcher event, the heartbeat scan) commits at once with
 `commit_locked()`. The commit's write and fsync run in a worker thread of its own while the
-lock is held: nothing changes memory meanwhile, but the loop goes on reading the bus (nats-
-server drops a client that stops reading) and decoding the next events. A snapshot due after
+lock is held: nothing changes memory meanwhile, but the loop goes on reading the bus
+(nats-server drops a client that stops reading) and decoding the next events. A snapshot due after
 a commit is taken later, under the lock, once the order is out and the batch's replies have
 had their turn, and once the commits have paused for `quiet_s`, but no later than
 `max_delay_s` after it fell due: an O(pods) snapshot then does not hold up the events right
