@@ -189,7 +189,8 @@ class _CrashOnFailedSave:
 
     The core has already advanced in memory when its save fails; carrying on would publish
     orders from an unpersisted state, so the service is stopped and the next attempt resumes
-    from what the CR holds."""
+    from what the CR holds. `save` runs in the group commit's worker thread: `on_failure`
+    must be safe to call from there."""
 
     def __init__(self, store: CrStatusStore) -> None:
         self.store = store
@@ -309,9 +310,12 @@ class JobRunner:
         try:
             service = ControllerService(core, bus, observer)
 
+            loop = asyncio.get_running_loop()
+
             def on_failed_save(exc: BaseException) -> None:
+                # in the commit's worker thread (GroupCommit): the service lives on the loop
                 log.warning("aegis %s/%s: status save failed: %s", *spec.key, exc)
-                service.stop(RESTART_EXIT)
+                loop.call_soon_threadsafe(service.stop, RESTART_EXIT)
 
             store.on_failure = on_failed_save
             with self._lock:

@@ -884,20 +884,18 @@ class ControllerCore:
             self.compact()
 
     async def commit_async(self, run: Callable[[Callable[[], None]], Awaitable[None]]) -> None:
-        """`commit(compact=False)` for the event loop: a WAL append (its write and fsync) runs
-        as `await run(append)` (in a worker thread: the loop reads the bus meanwhile; the caller
-        holds the service's lock, so no event changes memory until it returns), and the pauses
-        between tries are awaited. A status save without a WAL (the CR on Kubernetes) runs
-        inline, as in `commit`. PersistenceError: they were all rolled back."""
+        """`commit(compact=False)` for the event loop: the write (a WAL append and its fsync,
+        or without a WAL the status save: the CR's patch on Kubernetes) runs as `await
+        run(write)` (in a worker thread: the loop reads the bus meanwhile; the caller holds the
+        service's lock, so no event changes memory until it returns; the record or status is
+        built before, on the loop), and the pauses between tries are awaited. PersistenceError:
+        they were all rolled back."""
         if not self._dirty:
             return
         write, written = self._commit_write()
         for attempt in itertools.count():
             try:
-                if self.wal is not None:
-                    await run(write)
-                else:
-                    write()
+                await run(write)
             except (OSError, AegisError) as exc:
                 await asyncio.sleep(self._failed_try(attempt, exc))
                 continue

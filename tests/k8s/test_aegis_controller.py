@@ -150,6 +150,33 @@ async def test_a_restarted_controller_resumes_every_job_from_its_cr(
         assert after["podInfos"][PODS[0]]["lastFailedReason"] == "CUDA error"
 
 
+async def test_a_status_another_writer_changed_restarts_the_job_from_the_cr(
+    cluster: Cluster, nats: Nats
+) -> None:
+    """Another writer changed the CR's status: the job's next save is refused (never
+    overwritten), the event is not answered, and the job's controller starts again from what
+    the CR holds now, the other writer's change included."""
+    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
+    with running(cluster.url, nats) as ctl:
+        await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
+        runner = ctl.controller.runners[(NAMESPACE, "train")]
+        bus = Agents(ctl.grpc, cluster)
+        try:
+            await first_ack(bus, PODS[0])
+            attempts = runner.attempts
+            theirs = {"podInfos": {PODS[1]: {"podIP": "10.0.0.9"}}}
+            cluster.api.patch(AEGIS, NAMESPACE, "train", {"status": theirs}, sub="status")
+            with pytest.raises(BusError):
+                await send(bus, PODS[1], MessageType.ACK)  # rolled back: never answered
+            await wait_for_async(lambda: runner.attempts > attempts, 10, "a new attempt")
+            order = await first_ack(bus, PODS[1])  # served by the next attempt
+        finally:
+            await bus.close()
+        assert order.type is MessageType.ORDER and order.pod_name == PODS[1]
+        assert status(cluster)["podInfos"][PODS[1]]["podIP"] == "10.0.0.9"
+        assert status(cluster)["phase"] == "BootChecking"
+
+
 async def test_deleting_the_cr_stops_its_controller_and_revokes_credentials(
     cluster: Cluster, nats: Nats
 ) -> None:
