@@ -307,9 +307,8 @@ class JobRunner:
             name=f"aegis-controller {spec.namespace}/{spec.name}",
             reconnect_attempts=-1,
         )
+        service = ControllerService(core, bus, observer)
         try:
-            service = ControllerService(core, bus, observer)
-
             loop = asyncio.get_running_loop()
 
             def on_failed_save(exc: BaseException) -> None:
@@ -329,6 +328,7 @@ class JobRunner:
                     self._loop, self._service = None, None
         finally:
             await bus.close()
+            await service.close()
 
 
 class AegisController:

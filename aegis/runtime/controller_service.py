@@ -109,6 +109,11 @@ class ControllerService:
         print(self.core.summary(), file=sys.stderr, flush=True)
         return self.exit_code if self.exit_code is not None else ControllerExit.STOPPED
 
+    async def close(self) -> None:
+        """After `run()`, once the bus is closed: the last commits end and their worker
+        thread with them (the WAL may be closed after this)."""
+        await self.commits.close()
+
     def stop(self, code: int) -> None:
         """End `run()` with `code` (a signal, or a fatal engine error)."""
         if self.exit_code is None:
@@ -343,6 +348,7 @@ async def serve(
     finally:
         orphan.cancel()
         await bus.close()
+        await service.close()
         steplog.close()
         wal.close()
         if metrics is not None:

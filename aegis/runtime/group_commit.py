@@ -87,8 +87,7 @@ class GroupCommit:
         self._compacting = False  # a snapshot task is waiting or running
         self._hurry = asyncio.Event()  # set by `finish()`: a waiting snapshot goes at once
         self.commits = 0  # commits that wrote something (for tests and the bench)
-        # the commits' writes and fsyncs, off the event loop (its thread exits once this
-        # group commit is garbage)
+        # the commits' writes and fsyncs, off the event loop (its thread ends at `close()`)
         self._disk = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aegis-wal")
 
     async def durable(self) -> None:
@@ -114,6 +113,13 @@ class GroupCommit:
         if self.core.snapshot_due:
             async with self.lock:
                 self.core.compact()
+
+    async def close(self) -> None:
+        """Once nothing can commit any more (the bus is closed): wait for the pending flushes
+        and snapshot, then end the worker thread. The WAL's file may be closed after this,
+        not before (an append may be running in that thread)."""
+        await self.settled()
+        self._disk.shutdown(wait=True)  # idle by now: returns at once
 
     async def commit_locked(self) -> None:
         """Commit now and publish (the caller holds the lock); PersistenceError if it failed."""

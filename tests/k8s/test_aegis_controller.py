@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from aegis.k8s.aegis_controller import (
     AegisController,
     AegisControllerConfig,
     Backoff,
+    JobRunner,
 )
 from aegis.k8s.api import KubeApi
 from aegis.k8s.resources import AEGIS
@@ -34,7 +37,7 @@ from aegis.runtime.transport.grpc_credentials import CredentialService
 
 from ..support import first_request, wait_for, wait_for_async
 from .cluster import NAMESPACE, Cluster
-from .harness import PODS, SUBJECTS, Nats, aegis_cr, running, worker_bus, worker_pod
+from .harness import PODS, SUBJECTS, Nats, Running, aegis_cr, running, worker_bus, worker_pod
 
 
 def status(cluster: Cluster, name: str = "train") -> dict[str, Any]:
@@ -56,6 +59,20 @@ class Agents:
     async def close(self) -> None:
         for bus in self.buses.values():
             await bus.close()
+
+
+@asynccontextmanager
+async def serving(cluster: Cluster, nats: Nats) -> AsyncIterator[tuple[Running, JobRunner, Agents]]:
+    """The CR "train" created, the controller process running and the job's status written:
+    the process, the job's runner and agents (their buses closed at the end)."""
+    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
+    with running(cluster.url, nats) as ctl:
+        await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
+        agents = Agents(ctl.grpc, cluster)
+        try:
+            yield ctl, ctl.controller.runners[(NAMESPACE, "train")], agents
+        finally:
+            await agents.close()
 
 
 def report(pod: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
@@ -156,22 +173,15 @@ async def test_a_status_another_writer_changed_restarts_the_job_from_the_cr(
     """Another writer changed the CR's status: the job's next save is refused (never
     overwritten), the event is not answered, and the job's controller starts again from what
     the CR holds now, the other writer's change included."""
-    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
-    with running(cluster.url, nats) as ctl:
-        await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
-        runner = ctl.controller.runners[(NAMESPACE, "train")]
-        bus = Agents(ctl.grpc, cluster)
-        try:
-            await first_ack(bus, PODS[0])
-            attempts = runner.attempts
-            theirs = {"podInfos": {PODS[1]: {"podIP": "10.0.0.9"}}}
-            cluster.api.patch(AEGIS, NAMESPACE, "train", {"status": theirs}, sub="status")
-            with pytest.raises(BusError):
-                await send(bus, PODS[1], MessageType.ACK)  # rolled back: never answered
-            await wait_for_async(lambda: runner.attempts > attempts, 10, "a new attempt")
-            order = await first_ack(bus, PODS[1])  # served by the next attempt
-        finally:
-            await bus.close()
+    async with serving(cluster, nats) as (_, runner, agents):
+        await first_ack(agents, PODS[0])
+        attempts = runner.attempts
+        theirs = {"podInfos": {PODS[1]: {"podIP": "10.0.0.9"}}}
+        cluster.api.patch(AEGIS, NAMESPACE, "train", {"status": theirs}, sub="status")
+        with pytest.raises(BusError):
+            await send(agents, PODS[1], MessageType.ACK)  # rolled back: never answered
+        await wait_for_async(lambda: runner.attempts > attempts, 10, "a new attempt")
+        order = await first_ack(agents, PODS[1])  # served by the next attempt
         assert order.type is MessageType.ORDER and order.pod_name == PODS[1]
         assert status(cluster)["podInfos"][PODS[1]]["podIP"] == "10.0.0.9"
         assert status(cluster)["phase"] == "BootChecking"
@@ -180,22 +190,15 @@ async def test_a_status_another_writer_changed_restarts_the_job_from_the_cr(
 async def test_deleting_the_cr_stops_its_controller_and_revokes_credentials(
     cluster: Cluster, nats: Nats
 ) -> None:
-    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
-    with running(cluster.url, nats) as ctl:
-        await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
-        runner = ctl.controller.runners[(NAMESPACE, "train")]
-        bus = Agents(ctl.grpc, cluster)
-        try:
-            await first_ack(bus, PODS[0])  # credentials issued while the CR exists
-            cluster.api.delete(AEGIS, NAMESPACE, "train")
-            await wait_for_async(lambda: not runner.alive, 10, "the job's controller to stop")
-            assert (NAMESPACE, "train") not in ctl.controller.runners
-            with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
-                await worker_bus(ctl.grpc, cluster)
-            with pytest.raises(BusError, match="nobody is subscribed"):
-                await send(bus, PODS[0], MessageType.ACK)  # it left NATS too
-        finally:
-            await bus.close()
+    async with serving(cluster, nats) as (ctl, runner, agents):
+        await first_ack(agents, PODS[0])  # credentials issued while the CR exists
+        cluster.api.delete(AEGIS, NAMESPACE, "train")
+        await wait_for_async(lambda: not runner.alive, 10, "the job's controller to stop")
+        assert (NAMESPACE, "train") not in ctl.controller.runners
+        with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
+            await worker_bus(ctl.grpc, cluster)
+        with pytest.raises(BusError, match="nobody is subscribed"):
+            await send(agents, PODS[0], MessageType.ACK)  # it left NATS too
 
 
 async def test_credentials_only_for_a_pod_of_the_job_with_its_uid(

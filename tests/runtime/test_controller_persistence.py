@@ -597,6 +597,8 @@ async def test_the_event_loop_goes_on_while_a_commit_is_written(tmp_path: Path) 
     await asyncio.wait_for(asyncio.gather(first, second), 10)
     assert threading.get_ident() not in wal.threads
     assert resume_copy(tmp_path).state == core.state and core.state.phase == "BootChecking"
+    await asyncio.wait_for(commits.close(), 10)  # its worker thread has an end
+    assert not {t.ident for t in threading.enumerate()} & set(wal.threads)
 
 
 def resume_copy(tmp: Path) -> ControllerCore:

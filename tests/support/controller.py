@@ -64,3 +64,4 @@ async def running_controller(
         service.stop(0)
         await asyncio.wait_for(task, 10)
         await bus.close()
+        await asyncio.wait_for(service.close(), 10)
