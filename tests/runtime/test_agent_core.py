@@ -33,7 +33,7 @@ from aegis.runtime.agent_core import (
 )
 from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.store import FileStatusStore
-from aegis.values import Fn
+from aegis.values import Fn, ModelValue
 
 PODS = ("job-worker-0", "job-worker-1")
 
@@ -185,6 +185,22 @@ def test_malformed_and_foreign_orders_are_ignored(tmp_path: Path) -> None:
     to_other = job.controller.order_for(PODS[1])
     assert isinstance(agent.on_order(to_other, working=False), Ignore)
     assert isinstance(agent.on_order(order, working=False), Work)  # the real one still works
+
+
+def test_the_view_takes_each_orders_max_retry(tmp_path: Path) -> None:
+    """The view's constants are made once per pod and MaxRetry (not per order); an order
+    with another MaxRetry (a controller restarted with another setting) gets its own."""
+    agent = AgentCore("job", "default", PODS[0], Sender("inc-0"))
+    for i, max_retry in enumerate((2, 2, 5, 2)):
+        (tmp_path / str(i)).mkdir()
+        job = Job(tmp_path / str(i), max_retry=max_retry)
+        job.controller.on_ack(job.agents[PODS[1]].ack())
+        reply = job.controller.on_ack(agent.ack()).reply
+        assert reply is not None
+        agent.work_seq = -1  # each job's orders start again from its own seq
+        agent.on_order(reply, working=False)
+        assert agent.view is not None and agent.view.constants.MaxRetry == max_retry
+        assert agent.view.constants.Workers == {ModelValue(PODS[0])}
 
 
 def test_the_slow_node_path_reports_only_what_the_spec_enables(tmp_path: Path) -> None:
