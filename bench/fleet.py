@@ -16,13 +16,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import json
 import logging
 import random
+import resource
 import secrets
+import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -34,6 +39,7 @@ from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.agent import report_waits
 from aegis.runtime.agent_core import AgentCore, Ignore, Leave, Work
+from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import new_user_keypair
 from aegis.runtime.transport.grpc_credentials import build_request
 from aegis.runtime.transport.proto import credentials_pb2_grpc as pb_grpc
@@ -182,6 +188,51 @@ class FleetStats:
     superseded: int = 0  # pieces of work a newer order replaced before they ended
     first_command_report: float | None = None  # the first RunCommand report sent
 
+    def to_json(self) -> dict[str, Any]:
+        """The stats as one JSON object (a child fleet process sends it to the bench)."""
+        out = dataclasses.asdict(self)
+        out["first_seen"] = {str(seq): t for seq, t in self.first_seen.items()}
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> FleetStats:
+        """The inverse of `to_json`."""
+        stats = cls(**obj)
+        stats.first_seen = {int(seq): t for seq, t in obj["first_seen"].items()}
+        stats.report_times = [(a, b) for a, b in obj["report_times"]]
+        return stats
+
+    @classmethod
+    def merged(cls, parts: Sequence[FleetStats]) -> FleetStats:
+        """The stats of a fleet run as `parts` (one per process, each over its own pods):
+        lists joined, counts added, earliest times and largest sizes kept."""
+        out = cls()
+        for f in dataclasses.fields(cls):
+            values = [getattr(p, f.name) for p in parts]
+            if f.name in ("started", "first_command_report"):
+                known = [v for v in values if v is not None]
+                merged: Any = min(known) if known else getattr(out, f.name)
+            elif f.name in ("order_bytes", "pod_order_bytes"):
+                merged = max(values, default=0)
+            elif f.name == "first_seen":  # an order's first arrival at any agent
+                merged = {}
+                for seen in values:
+                    for seq, t in seen.items():
+                        merged[seq] = min(t, merged.get(seq, t))
+            elif f.name == "receipts":
+                merged = {}
+                for counts in values:
+                    for result, n in counts.items():
+                        merged[result] = merged.get(result, 0) + n
+            elif isinstance(getattr(out, f.name), list):
+                merged = [v for part in values for v in part]
+            elif isinstance(getattr(out, f.name), dict):  # pod -> ...: each pod in one part
+                merged = {k: v for part in values for k, v in part.items()}
+            else:  # counts
+                merged = sum(values)
+            setattr(out, f.name, merged)
+        return out
+
 
 @dataclass(frozen=True)
 class FleetConfig:
@@ -225,25 +276,31 @@ class Fleet:
         self.done = asyncio.Event()
         self.pods: tuple[str, ...] = ()
 
-    async def run(self, pods: tuple[str, ...]) -> None:
-        """Start one agent per pod; return when every agent has left (the job ended)."""
+    async def run(self, pods: tuple[str, ...], incarnations: dict[str, str] | None = None) -> None:
+        """Start one agent per pod (with the incarnation `incarnations` gives it, if any: the
+        credential service must expect it); return when every agent has left (the job
+        ended)."""
         self.pods = pods
         self.stats.started = time.monotonic()
         self.channel = grpc.aio.insecure_channel(self.cfg.grpc_target)
         try:
             for i, pod in enumerate(pods):
-                self.spawn(pod)
+                self.spawn(pod, (incarnations or {}).get(pod))
                 if self.cfg.start_rate and i % 50 == 49:  # start `start_rate` agents a second
                     await asyncio.sleep(50 / self.cfg.start_rate)
             await self.done.wait()
         finally:
             for agent in self.agents.values():
                 agent.stop()
+            # a report task whose receipt came as its agent left records it in a loop turn or
+            # two: a child process sends its stats as soon as this returns
+            if self.tasks:
+                await asyncio.wait(set(self.tasks), timeout=5.0)
             await self.channel.close()
 
-    def spawn(self, pod: str) -> None:
+    def spawn(self, pod: str, incarnation: str | None = None) -> None:
         """Start a new incarnation of `pod` (the credential service expects it)."""
-        inc = secrets.token_hex(8)
+        inc = incarnation or secrets.token_hex(8)
         self.expected[pod] = inc
         agent = SimAgent(self, pod, inc)
         self.agents[pod] = agent
@@ -512,3 +569,97 @@ class SimAgent:
                 fut.cancel()
         with contextlib.suppress(Exception):
             self.pending.clear()
+
+
+class ProcFleet:
+    """The fleet split over `procs` child processes (`python -m bench.fleet`), each a Fleet
+    over every procs-th pod in its own asyncio loop; their stats merged once they end.
+
+    One Python process simulating 12,500 agents is one core's work for the whole job (their
+    NKeys, credential calls, connections, orders and heartbeats): the bench measured itself
+    however many cores the machine had. Healthy jobs only: a crash's replacement is started
+    by the launcher's hook, which lives in the bench's process."""
+
+    def __init__(self, cfg: FleetConfig, expected: dict[str, str], procs: int) -> None:
+        if procs < 2:
+            raise ValueError("a ProcFleet has 2 or more processes (use Fleet for one)")
+        if cfg.crashes:
+            raise ValueError("a fleet in child processes runs healthy jobs only")
+        self.cfg = cfg
+        self.expected = expected
+        self.procs = procs
+        self.stats = FleetStats()  # merged when the children have ended
+        self.cpu_s = 0.0  # the children's CPU seconds, as each measured itself at its end
+        self.children: list[asyncio.subprocess.Process] = []
+
+    async def run(self, pods: tuple[str, ...]) -> None:
+        """Start the children, each with its share of the pods and their incarnations (the
+        credential service expects them before any child calls it); return when every child
+        has reported. RuntimeError if one failed; a cancelled run kills them."""
+        incarnations = {pod: secrets.token_hex(8) for pod in pods}
+        self.expected.update(incarnations)
+        shares = [share for i in range(self.procs) if (share := pods[i :: self.procs])]
+        root = Path(__file__).resolve().parents[1]
+        try:
+            for _ in shares:
+                argv = dies_with_parent([sys.executable, "-m", "bench.fleet"])
+                pipe = asyncio.subprocess.PIPE
+                child = await asyncio.create_subprocess_exec(
+                    *argv, stdin=pipe, stdout=pipe, cwd=root
+                )
+                self.children.append(child)
+            inputs = [
+                json.dumps(
+                    {
+                        "cfg": dataclasses.asdict(self.cfg),
+                        "pods": share,
+                        "incarnations": {p: incarnations[p] for p in share},
+                    }
+                ).encode()
+                for share in shares
+            ]
+            pairs = zip(self.children, inputs, strict=True)
+            outs = await asyncio.gather(*(child.communicate(data) for child, data in pairs))
+        finally:
+            for child in self.children:
+                if child.returncode is None:
+                    child.kill()
+                    await child.wait()
+        parts = []
+        for child, (out, _) in zip(self.children, outs, strict=True):
+            if child.returncode != 0:
+                raise RuntimeError(f"a fleet process exited with {child.returncode}")
+            result = json.loads(out)
+            parts.append(FleetStats.from_json(result["stats"]))
+            self.cpu_s += float(result["cpu_s"])
+        self.stats = FleetStats.merged(parts)
+
+    def end(self) -> None:
+        """The controller exited: each child stops the agents it still has (Fleet.end)."""
+        for child in self.children:
+            if child.returncode is None:
+                child.send_signal(signal.SIGTERM)
+
+
+def _no_launcher(pod: str, incarnation: str, code: int) -> None:
+    raise RuntimeError(f"{pod} ({incarnation}) was lost in a child fleet process (exit {code})")
+
+
+async def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    cfg = FleetConfig(**{**spec["cfg"], "crashes": tuple(spec["cfg"]["crashes"])})
+    fleet = Fleet(cfg, {}, _no_launcher)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, fleet.end)
+    await fleet.run(tuple(spec["pods"]), spec["incarnations"])
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"stats": fleet.stats.to_json(), "cpu_s": usage.ru_utime + usage.ru_stime}
+
+
+def child_main() -> int:
+    """A child of ProcFleet: its share of the fleet from stdin (JSON), its stats to stdout."""
+    spec = json.loads(sys.stdin.buffer.read())
+    print(json.dumps(asyncio.run(_child(spec))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(child_main())

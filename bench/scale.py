@@ -43,7 +43,7 @@ from aegis.runtime.transport.grpc_credentials import (
     Throttle,
 )
 from aegis.runtime.transport.nats_server import NatsServer
-from bench.fleet import Fleet, FleetConfig, FleetStats
+from bench.fleet import Fleet, FleetConfig, FleetStats, ProcFleet
 
 # once the controller exited, the agents still there get this long to leave before the
 # bench stops them (aegis run's launcher SIGTERMs them, then SIGKILLs after 10 s)
@@ -81,6 +81,7 @@ class JobRun:
     faults: list[tuple[float, int]] = field(default_factory=list)  # (lost at, seq seen then)
     cpu_s: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds in the job
     sampled: list[ProcSample] = field(default_factory=list)  # the controller, nats-server
+    fleet_procs: int = 1  # the processes the simulated agents ran in
     # the controller's own aegis_fault_to_order_seconds: [(bucket bound s, cumulative count)]
     fault_to_order: list[tuple[float, float]] = field(default_factory=list)
 
@@ -178,7 +179,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             fleet_cpu = time.process_time()  # the fleet and the credential service
             controller_cpu = cpu_seconds(controller.pid) or 0.0  # its start-up is not counted
             faults: list[tuple[float, int]] = []
-            fleet: Fleet
+            fleet: Fleet | ProcFleet
 
             def lost(pod: str, incarnation: str, code: int) -> None:
                 seen = max(fleet.stats.first_seen, default=0)
@@ -199,7 +200,8 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 start_rate=args.start_rate,
                 drop_orders=args.drop_orders,
             )
-            fleet = Fleet(cfg, expected, lost)
+            procs = args.fleet_procs if not crashes else 1  # the crash job: the hook is here
+            fleet = Fleet(cfg, expected, lost) if procs == 1 else ProcFleet(cfg, expected, procs)
             try:
                 code: int | None = await _run_fleet(fleet, pods, controller, args.timeout)
             except TimeoutError:
@@ -207,7 +209,9 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 print(f"scale: the job did not end within {args.timeout} s", file=sys.stderr)
             finally:
                 ended = time.monotonic()
-                cpu = {"fleet": round(time.process_time() - fleet_cpu, 2)}
+                # this process: the credential service, and the agents unless in children
+                children_fleet = fleet.cpu_s if isinstance(fleet, ProcFleet) else 0.0
+                cpu = {"fleet": round(time.process_time() - fleet_cpu + children_fleet, 2)}
                 stop_sampling.set()
                 await sampler
                 cpu["nats_server"] = sampled[1].cpu_used
@@ -219,19 +223,23 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                         controller.kill()
                         await controller.wait()
                 # reaped: its whole CPU time is in RUSAGE_CHILDREN (nats-server's is not yet)
+                # (less the fleet's child processes, reaped too: their own count at their end)
                 children = resource.getrusage(resource.RUSAGE_CHILDREN)
                 used = children.ru_utime + children.ru_stime - children_cpu - controller_cpu
-                cpu["controller"] = round(used, 2)
+                cpu["controller"] = round(used - children_fleet, 2)
             status = state_dir / "status.json"
             size = status.stat().st_size if status.exists() else 0
     rss = max(sampled[0].rss_mb, default=0.0)
-    run = JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled)
+    run = JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled, procs)
     run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
     return run
 
 
 async def _run_fleet(
-    fleet: Fleet, pods: tuple[str, ...], controller: asyncio.subprocess.Process, timeout: float
+    fleet: Fleet | ProcFleet,
+    pods: tuple[str, ...],
+    controller: asyncio.subprocess.Process,
+    timeout: float,
 ) -> int:
     """Run the fleet until every agent has left and the controller has exited (its exit
     code); TimeoutError past `timeout`. When the controller exits first, the agents still
@@ -363,6 +371,7 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         "nofile": list(resource.getrlimit(resource.RLIMIT_NOFILE)),
         "start_rate": args.start_rate,
         "heartbeat_s": args.heartbeat_s,
+        "fleet_procs": healthy.fleet_procs,
     }
     out |= idle_figures(healthy)
     if faulty is not None:
@@ -448,7 +457,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="each agent loses each order published on the order subject with this chance "
         "(the controller must send it again when the agent's heartbeat shows it)",
     )
+    p.add_argument(
+        "--fleet-procs",
+        type=int,
+        default=1,
+        help="processes the healthy job's simulated agents run in (the crash job's run in "
+        "this one: the launcher's hook is here); one Python process is one core's work",
+    )
     args = p.parse_args(argv)
+    if args.fleet_procs < 1 or args.fleet_procs > max(1, args.agents):
+        p.error("--fleet-procs must be in 1..agents")
     if args.agents < 1 or not 0 <= args.faults <= args.agents:
         p.error("--agents must be >= 1 and --faults in 0..agents")
     if not 0 <= args.drop_orders <= 1:

@@ -152,3 +152,45 @@ def test_the_cpu_share_ends_at_the_last_sample_when_the_process_left_first() -> 
     assert p.cpu_share(1.5, 3.0) == 25.0  # 1 -> 2 s: 0.25 CPU s
     assert p.cpu_share(-1.0, 1.5) is None  # no sample before the window
     assert ProcSample(1, series=[(0.0, 0.0)]).cpu_share(0.5, 1.0) is None
+
+
+@pytest.mark.timeout(300)
+def test_the_fleet_runs_in_child_processes_and_its_figures_add_up() -> None:
+    out = _scale("--agents", "9", "--fleet-procs", "2", "--timeout", "120")
+    assert out["fleet_procs"] == 2 and out["succeeded"] is True, out
+    # every agent of both processes: its credential, its ACK, its two reports
+    assert (out["credentials"], out["joined"], out["reports"]) == (9, 9, 18), out
+    assert out["receipts"] == {"applied": 18} and out["refused"] == 0, out
+    cpu = out["cpu_s"]
+    assert isinstance(cpu, dict) and cpu["fleet"] > 0 and cpu["controller"] > 0, cpu
+
+
+def test_fleet_stats_from_processes_merge_into_the_whole_fleets() -> None:
+    from bench.fleet import FleetStats
+
+    a = FleetStats(
+        started=10.0, creds_done=[11.0, 12.0], receipts={"applied": 2}, first_seen={1: 13.0},
+        order_bytes=400, left={"p0": "done"}, heartbeats=5, first_command_report=None,
+        report_times=[(1.0, 2.0)],
+    )  # fmt: skip
+    b = FleetStats(
+        started=9.5, creds_done=[11.5], receipts={"applied": 1, "stale": 1},
+        first_seen={1: 12.5, 2: 14.0}, order_bytes=420, left={"p1": "done"}, heartbeats=7,
+        first_command_report=15.0, report_times=[(1.5, 2.5)],
+    )  # fmt: skip
+    for part in (a, b):  # what a child process sends survives the pipe
+        assert FleetStats.from_json(json.loads(json.dumps(part.to_json()))) == part
+    m = FleetStats.merged([a, b])
+    assert m.started == 9.5 and m.first_command_report == 15.0
+    assert sorted(m.creds_done) == [11.0, 11.5, 12.0] and m.heartbeats == 12
+    assert m.receipts == {"applied": 3, "stale": 1} and m.first_seen == {1: 12.5, 2: 14.0}
+    assert m.order_bytes == 420 and m.left == {"p0": "done", "p1": "done"}
+    assert sorted(m.report_times) == [(1.0, 2.0), (1.5, 2.5)]
+
+
+def test_fleet_processes_outside_1_to_agents_are_refused() -> None:
+    from bench.scale import parse_args
+
+    for bad in ("0", "3"):
+        with pytest.raises(SystemExit):
+            parse_args(["--agents", "2", "--fleet-procs", bad])
