@@ -43,6 +43,7 @@ from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.bus import RECONNECT_WAIT_S, Bus
+from aegis.runtime.transport.request_copies import RequestCopies
 from aegis.runtime.wal import WriteAheadLog
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,10 @@ class ControllerService:
         """Subscribe, re-publish the current order, handle events until the job ends."""
         if self.observer is not None:
             self.observer.job_started(self.core.fresh)
-        await self.bus.subscribe_each(self.subjects.reports, self._on_message, concurrent=True)
+        # a report's copies (an agent waiting for its receipt sends it again) are handled once
+        await self.bus.subscribe_each(
+            self.subjects.reports, self._on_message, concurrent=True, copies=RequestCopies()
+        )
         await self.bus.subscribe_each(self.subjects.heartbeats, self._on_message)
         # a full heartbeat timeout from now, when agents can reach us: a restart that took
         # long (load, a slow bus) must not count the agents as lost

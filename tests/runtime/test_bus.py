@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import nats
 import pytest
@@ -21,6 +21,7 @@ from aegis.runtime.transport.grpc_credentials import (
     request_credentials,
 )
 from aegis.runtime.transport.nats_server import NatsServer
+from aegis.runtime.transport.request_copies import RequestCopies
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 TIMEOUT = 5.0
@@ -246,3 +247,75 @@ async def test_a_patient_request_nobody_receives_is_a_bus_error(
     report = msg(job_a, MessageType.FINISH, POD, seq=3)
     with pytest.raises(BusError, match="nobody is subscribed"):
         await worker_a.request_patiently(job_a.subjects.report(POD), report, (TIMEOUT,) * 10)
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Wait (bounded) until `condition` holds: each check after a turn of the loop."""
+    async with asyncio.timeout(TIMEOUT):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_copies_of_a_request_are_handled_once_and_answered_alike(
+    worker_a: Bus, master_a: Bus, job_a: JobAccount
+) -> None:
+    """A patient request's copies (same bytes, same reply subject): the ones that come while
+    the first is handled are dropped, its reply ends the request; a copy after that gets the
+    same reply bytes without a second handling; another message on that reply subject is
+    handled."""
+    calls: list[int] = []
+    release = asyncio.Event()
+
+    async def handler(_subject: str, m: Message) -> Message:
+        calls.append(m.seq)
+        await release.wait()
+        return msg(job_a, MessageType.ACK, POD, 100 + m.seq)
+
+    await master_a.subscribe_each(
+        job_a.subjects.reports, handler, concurrent=True, copies=RequestCopies()
+    )
+    await master_a.flush()
+    subject = job_a.subjects.report(POD)
+    report = msg(job_a, MessageType.FINISH, POD, seq=5)
+    request = asyncio.create_task(worker_a.request_patiently(subject, report, (0.05,) * 200))
+    await _until(lambda: master_a.stats.copies_dropped >= 3)
+    release.set()
+    reply = await asyncio.wait_for(request, TIMEOUT)
+    assert reply.seq == 105 and calls == [5]
+
+    # a copy that comes after the answer (as when the first reply was lost on the way)
+    nc = worker_a._nc
+    inbox = f"{job_a.subjects.inbox_prefix(POD)}.copies"
+    replies = await nc.subscribe(inbox)
+    data = msg(job_a, MessageType.FINISH, POD, seq=6).encode()
+    for _ in range(2):
+        await nc.publish(subject, data, reply=inbox)
+        first = await replies.next_msg(timeout=TIMEOUT)
+        assert Message.decode(first.data).seq == 106
+    assert calls == [5, 6] and master_a.stats.copies_answered == 1
+    # the same reply subject with other bytes is another request
+    await nc.publish(subject, msg(job_a, MessageType.FINISH, POD, seq=7).encode(), reply=inbox)
+    assert Message.decode((await replies.next_msg(timeout=TIMEOUT)).data).seq == 107
+    assert calls == [5, 6, 7]
+    await replies.unsubscribe()
+
+
+async def test_a_copy_of_a_request_that_got_no_reply_is_handled_afresh(
+    worker_a: Bus, master_a: Bus, job_a: JobAccount
+) -> None:
+    """The first copy was not answered (a rolled-back commit: the sender is to try again): the
+    next copy is handled, and its reply ends the request."""
+    calls: list[int] = []
+
+    async def handler(_subject: str, m: Message) -> Message | None:
+        calls.append(m.seq)
+        return None if len(calls) == 1 else msg(job_a, MessageType.ACK, POD, 100 + m.seq)
+
+    await master_a.subscribe_each(
+        job_a.subjects.reports, handler, concurrent=True, copies=RequestCopies()
+    )
+    await master_a.flush()
+    report = msg(job_a, MessageType.FINISH, POD, seq=8)
+    waits = (0.2,) * 50
+    reply = await worker_a.request_patiently(job_a.subjects.report(POD), report, waits)
+    assert reply.seq == 108 and calls == [8, 8]

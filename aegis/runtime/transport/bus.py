@@ -20,6 +20,7 @@ from aegis.protocol.errors import MalformedMessage
 from aegis.runtime.errors import BusError
 from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import UserCredentials
+from aegis.runtime.transport.request_copies import Copy, Key, RequestCopies
 
 log = logging.getLogger(__name__)
 NO_RESPONDERS = "503"  # the Status header nats-server puts on a request nobody received
@@ -61,6 +62,8 @@ class BusStats:
     permission_errors: int = 0
     other_errors: int = 0
     permission_messages: list[str] = field(default_factory=list)  # the first 100
+    copies_dropped: int = 0  # request copies that came while their first was handled
+    copies_answered: int = 0  # request copies answered again with their first's reply
 
 
 class Subscription:
@@ -183,6 +186,7 @@ class Bus:
         *,
         concurrent: bool = False,
         max_running: int = MAX_RUNNING_HANDLERS,
+        copies: RequestCopies | None = None,
     ) -> Subscription:
         """Like `subscribe`, but `handler(subject, message)` is told the concrete subject
         each message came in on (the sender's identity, when only it may publish there).
@@ -190,18 +194,31 @@ class Bus:
         (a handler that waits, e.g. for a group commit, does not hold up the next one), at
         most `max_running` at once: past that the messages wait undecoded in nats-py's queue
         for this subscription (its pending limits apply: a backlog costs bytes, not a task
-        and a decoded message each)."""
+        and a decoded message each). `copies`: a request sent again with the same bytes and
+        reply subject is handled once (request_copies.py); the others are dropped or
+        answered with the first one's reply, undecoded."""
         running = asyncio.Semaphore(max_running)
 
         async def on_msg(msg: Any) -> None:
+            key = None
+            if copies is not None and msg.reply:
+                key = RequestCopies.key(msg.reply, msg.data)
+                seen = copies.arrived(key)
+                if seen is Copy.RUNNING:
+                    self.stats.copies_dropped += 1
+                    return
+                if isinstance(seen, bytes):
+                    self.stats.copies_answered += 1
+                    await self._answer_again(msg.reply, seen)
+                    return
             if concurrent:
                 await running.acquire()
-                task = asyncio.create_task(self._dispatch(msg, handler))
+                task = asyncio.create_task(self._dispatch(msg, handler, copies, key))
                 self._handlers.add(task)
                 task.add_done_callback(self._handlers.discard)
                 task.add_done_callback(lambda _: running.release())
             else:
-                await self._dispatch(msg, handler)
+                await self._dispatch(msg, handler, copies, key)
 
         return await self._subscribe(subject, on_msg)
 
@@ -291,21 +308,42 @@ class Bus:
             raise BusError(f"no permission violation reported within {timeout}s") from None
         return self.stats.permission_messages[0]
 
-    async def _dispatch(self, msg: Any, handler: SubjectHandler) -> None:
+    async def _dispatch(
+        self,
+        msg: Any,
+        handler: SubjectHandler,
+        copies: RequestCopies | None = None,
+        key: Key | None = None,
+    ) -> None:
+        sent: bytes | None = None  # the reply, for the copies of this request
         self.stats.received += 1
         try:
-            message = Message.decode(msg.data)
-        except MalformedMessage as exc:
-            self.stats.malformed += 1
-            log.warning("dropped malformed message on %s: %s", msg.subject, exc.reason)
-            return
+            try:
+                message = Message.decode(msg.data)
+            except MalformedMessage as exc:
+                self.stats.malformed += 1
+                log.warning("dropped malformed message on %s: %s", msg.subject, exc.reason)
+                return
+            try:
+                reply = await handler(str(msg.subject), message)
+                if reply is not None and msg.reply:
+                    data = reply.encode()
+                    await self._nc.publish(msg.reply, data)
+                    sent = data
+            except Exception:
+                self.stats.handler_errors += 1
+                log.exception("handler for %s failed on %s", msg.subject, message)
+        finally:
+            if copies is not None and key is not None:
+                copies.ended(key, sent)
+
+    async def _answer_again(self, reply_subject: str, data: bytes) -> None:
+        """Send a request copy its first copy's reply (a failure is counted, not raised)."""
         try:
-            reply = await handler(str(msg.subject), message)
-            if reply is not None and msg.reply:
-                await self._nc.publish(msg.reply, reply.encode())
+            await self._nc.publish(reply_subject, data)
         except Exception:
             self.stats.handler_errors += 1
-            log.exception("handler for %s failed on %s", msg.subject, message)
+            log.exception("answering a request copy on %s failed", reply_subject)
 
     async def _on_error(self, exc: Exception) -> None:
         text = str(exc)
