@@ -84,6 +84,8 @@ class JobRun:
     fleet_procs: int = 1  # the processes the simulated agents ran in
     # the controller's own aegis_fault_to_order_seconds: [(bucket bound s, cumulative count)]
     fault_to_order: list[tuple[float, float]] = field(default_factory=list)
+    # its aegis_report_copies_total: report copies it did not handle again, by outcome
+    report_copies: dict[str, float] = field(default_factory=dict)
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -232,6 +234,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
     rss = max(sampled[0].rss_mb, default=0.0)
     run = JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled, procs)
     run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
+    run.report_copies = _counts(state_dir / "metrics.prom", "aegis_report_copies", "outcome")
     return run
 
 
@@ -275,6 +278,18 @@ def _buckets(prom: Path, name: str) -> list[tuple[float, float]]:
         for s in family.samples
         if s.name == f"{name}_bucket"
     )
+
+
+def _counts(prom: Path, name: str, label: str) -> dict[str, float]:
+    """A labelled counter's values by `label` from a Prometheus text file."""
+    if not prom.exists():
+        return {}
+    return {
+        s.labels[label]: s.value
+        for family in text_string_to_metric_families(prom.read_text())
+        for s in family.samples
+        if s.name == f"{name}_total"
+    }
 
 
 def _bucket_pct(buckets: list[tuple[float, float]], q: float) -> float | None:
@@ -416,6 +431,8 @@ def idle_figures(job: JobRun) -> dict[str, Any]:
         "orders_dropped": s.orders_dropped,
         "stopped_at_end": s.stopped_at_end,
         "reports_resent": s.resent,
+        # of those, the ones the controller did not handle again (dropped / answered alike)
+        "controller_report_copies": {k: int(v) for k, v in job.report_copies.items()},
         "idle_s": None,
     }
     if start is None or end is None or end - start < 1.0 or len(job.sampled) < 2:

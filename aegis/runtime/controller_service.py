@@ -87,8 +87,10 @@ class ControllerService:
         if self.observer is not None:
             self.observer.job_started(self.core.fresh)
         # a report's copies (an agent waiting for its receipt sends it again) are handled once
+        counted = None if self.observer is None else self.observer.on_report_copy
+        copies = RequestCopies(on_copy=counted)
         await self.bus.subscribe_each(
-            self.subjects.reports, self._on_message, concurrent=True, copies=RequestCopies()
+            self.subjects.reports, self._on_message, concurrent=True, copies=copies
         )
         await self.bus.subscribe_each(self.subjects.heartbeats, self._on_message)
         # a full heartbeat timeout from now, when agents can reach us: a restart that took

@@ -80,6 +80,13 @@ class ObserverMetrics:
             ("level", "gpu_type", "worker_num"),
             registry=self.registry,
         )
+        self.report_copies = Counter(
+            "aegis_report_copies",
+            "Copies of a report (sent again while no receipt came) not handled again: "
+            "dropped while the first was handled, or answered with its reply.",
+            ("outcome",),
+            registry=self.registry,
+        )
         self.fault_to_order = Histogram(
             "aegis_fault_to_order_seconds",
             "From a fault (the first not yet followed by an order) to the next order published.",
@@ -148,6 +155,11 @@ class JobObserver:
         if self._fault_at is not None:
             self.shared.fault_to_order.observe(time.monotonic() - self._fault_at)
             self._fault_at = None
+
+    def on_report_copy(self, outcome: str) -> None:
+        """A report's copy was not handled again ("dropped" or "answered"): agents waited
+        longer for their receipts than their first wait (the controller was behind)."""
+        self.shared.report_copies.labels(outcome=outcome).inc()
 
     def job_started(self, fresh: bool) -> None:
         """The controller started: a job it created (fresh) is counted once it is known."""

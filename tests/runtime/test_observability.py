@@ -170,3 +170,19 @@ def test_a_fault_is_timed_until_the_next_order(monkeypatch: pytest.MonkeyPatch) 
     assert sample(obs, "aegis_fault_to_order_seconds_sum") == pytest.approx(0.07)
     assert sample(obs, "aegis_fault_to_order_seconds_bucket", le="0.07") == 0
     assert sample(obs, "aegis_fault_to_order_seconds_bucket", le="0.08") == 1
+
+
+def test_report_copies_not_handled_again_are_counted_by_outcome() -> None:
+    """What the controller's report subscription tells the observer (RequestCopies.on_copy)."""
+    from aegis.runtime.transport.request_copies import Copy, RequestCopies
+
+    obs = JobObserver(2)
+    copies = RequestCopies(on_copy=obs.on_report_copy)
+    key = RequestCopies.key("_INBOX.j.1", b"report")
+    assert copies.arrived(key) is Copy.NEW  # the first: handled, not counted
+    assert copies.arrived(key) is Copy.RUNNING
+    assert copies.arrived(key) is Copy.RUNNING
+    copies.ended(key, b"receipt")
+    assert copies.arrived(key) == b"receipt"
+    assert sample(obs, "aegis_report_copies_total", outcome="dropped") == 2
+    assert sample(obs, "aegis_report_copies_total", outcome="answered") == 1

@@ -26,8 +26,10 @@ steps = st.lists(
 def test_one_copy_runs_and_an_answer_is_repeated_until_it_is_forgotten(
     ops: list[tuple[int, object]], keep: int
 ) -> None:
-    copies = RequestCopies(keep)
+    told: list[str] = []
+    copies = RequestCopies(keep, on_copy=told.append)
     running: set[int] = set()
+    expected_told: list[str] = []  # what each copy not handled again should be counted as
     answers: list[tuple[int, bytes]] = []  # (key, reply), oldest first, as answered
     for i, op in ops:
         key = KEYS[i]
@@ -36,8 +38,10 @@ def test_one_copy_runs_and_an_answer_is_repeated_until_it_is_forgotten(
             kept = [r for k, r in answers[-keep:] if k == i] if keep else []
             if kept:  # answered within the last `keep` answers: that reply, not a handling
                 assert got == kept[-1]
+                expected_told.append("answered")
             elif i in running:
                 assert got is Copy.RUNNING  # never two handlings of one request at once
+                expected_told.append("dropped")
             else:
                 assert got is Copy.NEW
                 running.add(i)
@@ -48,6 +52,7 @@ def test_one_copy_runs_and_an_answer_is_repeated_until_it_is_forgotten(
             if op is not None:
                 answers = [(k, r) for k, r in answers if k != i] + [(i, op)]
         assert copies.running == len(running)
+    assert told == expected_told
 
 
 def test_other_bytes_on_the_same_reply_subject_are_another_request() -> None:

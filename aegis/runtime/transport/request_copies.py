@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable
 from enum import Enum
 
 KEEP_REPLIES = 32_768  # ~12 MB of replies: a 12,500-pod job's reports of two rounds
@@ -39,10 +40,14 @@ class Copy(Enum):
 class RequestCopies:
     """The requests being handled and the last `keep` replies, by copy key."""
 
-    def __init__(self, keep: int = KEEP_REPLIES) -> None:
+    def __init__(
+        self, keep: int = KEEP_REPLIES, on_copy: Callable[[str], None] | None = None
+    ) -> None:
+        """`on_copy(outcome)` is told each copy not handled: "dropped" or "answered"."""
         if keep < 0:
             raise ValueError("keep must be >= 0")
         self.keep = keep
+        self.on_copy = on_copy
         self._running: set[Key] = set()
         self._answered: OrderedDict[Key, bytes] = OrderedDict()
 
@@ -56,8 +61,10 @@ class RequestCopies:
         (drop it), or the reply bytes of a copy answered before (send them again)."""
         reply = self._answered.get(key)
         if reply is not None:
+            self._told("answered")
             return reply
         if key in self._running:
+            self._told("dropped")
             return Copy.RUNNING
         self._running.add(key)
         return Copy.NEW
@@ -71,6 +78,10 @@ class RequestCopies:
         self._answered[key] = reply
         while len(self._answered) > self.keep:
             self._answered.popitem(last=False)
+
+    def _told(self, outcome: str) -> None:
+        if self.on_copy is not None:
+            self.on_copy(outcome)
 
     @property
     def running(self) -> int:
