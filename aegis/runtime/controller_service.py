@@ -7,8 +7,9 @@ log (`<state_dir>/faults.jsonl`) and, with a metrics port, serves `GET /metrics`
 
 A periodic task (every min(timeout / 4, 1) s, O(workers)) declares agents whose heartbeats
 stopped lost (`ControllerCore.on_heartbeat_lost`), only while the bus is seen to work (the
-controller's own probe comes back, or some agent is heard): a frozen nats-server is not a
-pod loss."""
+controller's own probe comes back, or some agent is heard) and its own client dropped no
+message since the last scan: a frozen nats-server, or a controller too far behind to read
+every heartbeat, is not a pod loss."""
 
 from __future__ import annotations
 
@@ -239,7 +240,8 @@ class ControllerService:
         """Declare the agents silent past the heartbeat timeout lost, but only while the bus
         itself is seen to work (`_bus_works`): a bus outage or a frozen nats-server silences
         every agent at once, and that is not N pod losses. When the bus works again (or this
-        process ran late: SIGSTOPped, starved) every agent gets a full timeout from then."""
+        process ran late: SIGSTOPped, starved; or its client dropped messages, too far behind
+        on its queue) every agent gets a full timeout from then."""
         timeout = self.core.job.heartbeat_timeout
         if timeout <= 0:
             return
@@ -271,6 +273,13 @@ class ControllerService:
             if late > timeout / 2:
                 # this process did not run for a while (SIGSTOPped, starved): the silence
                 # was ours too; the heartbeats queued meanwhile are still to be read
+                self.core.refresh_all()
+                continue
+            dropped = self.bus.dropped_at
+            if dropped is not None and time.monotonic() - dropped <= period + late:
+                # our client dropped messages since the last scan (too far behind): an agent's
+                # silence may be its heartbeats we dropped, not its death; declaring it lost
+                # would restart pods, more load on a controller already behind
                 self.core.refresh_all()
                 continue
             async with self.lock:

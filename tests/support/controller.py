@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -47,11 +48,16 @@ async def running_controller(
     pods: Sequence[str],
     max_retry: int = 2,
     wal: Path | None = None,
+    heartbeat_timeout: float | None = None,
 ) -> AsyncIterator[RunningController]:
     """Serve `job` (its status saved at `status`, with a write-ahead log at `wal` as `aegis
-    controller` has) until the block ends, then stop and close."""
+    controller` has; the job's default heartbeat timeout unless given) until the block
+    ends, then stop and close."""
+    config = JobConfig(job.subjects.job, job.subjects.namespace, tuple(pods), max_retry)
+    if heartbeat_timeout is not None:
+        config = dataclasses.replace(config, heartbeat_timeout=heartbeat_timeout)
     core = ControllerCore(
-        JobConfig(job.subjects.job, job.subjects.namespace, tuple(pods), max_retry),
+        config,
         FileStatusStore(status),
         wal=None if wal is None else WriteAheadLog(wal),
     )

@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
-from aegis.runtime.errors import BusError
+from aegis.runtime.errors import BusError, NoResponders
 from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.request_copies import Copy, Key, RequestCopies
@@ -39,6 +40,7 @@ _KEEP_MESSAGES = 100
 # how long a flush that `flush()` stopped waiting for still waits for its PONG (see there);
 # past it nats-py's own timeout applies, by when its ping interval has replaced a dead link
 FLUSH_PATIENCE_S = 600
+DROP_LOG_PERIOD_S = 10.0  # messages dropped for a slow consumer: one log line per period
 
 
 def _forget_flush(flushes: set[asyncio.Future[None]]) -> Callable[[asyncio.Future[None]], None]:
@@ -63,6 +65,9 @@ class BusStats:
     other_errors: int = 0
     permission_messages: list[str] = field(default_factory=list)  # the first 100
     copies_dropped: int = 0  # request copies that came while their first was handled
+    # messages this client dropped: a subscription's pending limits were full (a slow
+    # consumer); `Bus.dropped_at` is when the last one was
+    dropped: int = 0
     copies_answered: int = 0  # request copies answered again with their first's reply
 
 
@@ -97,6 +102,8 @@ class Bus:
         self._flushes: set[asyncio.Future[None]] = set()  # nats-py flushes awaiting a PONG
         self._echo_subject = ""  # this connection's own probe subject (`echo`)
         self.echoed_at: float | None = None  # loop time the last probe came back
+        self.dropped_at: float | None = None  # monotonic time this client last dropped one
+        self._dropped_logged = float("-inf")
 
     async def echo(self) -> None:
         """Send a probe to this connection's own inbox; `echoed_at` is when one came back.
@@ -187,6 +194,7 @@ class Bus:
         concurrent: bool = False,
         max_running: int = MAX_RUNNING_HANDLERS,
         copies: RequestCopies | None = None,
+        pending_msgs_limit: int | None = None,
     ) -> Subscription:
         """Like `subscribe`, but `handler(subject, message)` is told the concrete subject
         each message came in on (the sender's identity, when only it may publish there).
@@ -196,7 +204,9 @@ class Bus:
         for this subscription (its pending limits apply: a backlog costs bytes, not a task
         and a decoded message each). `copies`: a request sent again with the same bytes and
         reply subject is handled once (request_copies.py); the others are dropped or
-        answered with the first one's reply, undecoded."""
+        answered with the first one's reply, undecoded. `pending_msgs_limit`: nats-py's
+        limit on the messages waiting (default 524,288); past it they are dropped and counted
+        (`stats.dropped`, `dropped_at`)."""
         running = asyncio.Semaphore(max_running)
 
         async def on_msg(msg: Any) -> None:
@@ -220,13 +230,17 @@ class Bus:
             else:
                 await self._dispatch(msg, handler, copies, key)
 
-        return await self._subscribe(subject, on_msg)
+        return await self._subscribe(subject, on_msg, pending_msgs_limit)
 
     async def _subscribe(
-        self, subject: str, on_msg: Callable[[Any], Awaitable[None]]
+        self,
+        subject: str,
+        on_msg: Callable[[Any], Awaitable[None]],
+        pending_msgs_limit: int | None = None,
     ) -> Subscription:
+        limits = {} if pending_msgs_limit is None else {"pending_msgs_limit": pending_msgs_limit}
         try:
-            sub = await self._nc.subscribe(subject, cb=on_msg)
+            sub = await self._nc.subscribe(subject, cb=on_msg, **limits)
         except nats.errors.Error as exc:
             raise BusError(f"subscribe to {subject} failed: {exc}") from None
         return Subscription(sub)
@@ -236,7 +250,7 @@ class Bus:
         try:
             reply = await self._nc.request(subject, message.encode(), timeout=timeout)
         except nats.errors.NoRespondersError:
-            raise BusError(f"request on {subject}: nobody is subscribed") from None
+            raise NoResponders(f"request on {subject}: nobody is subscribed") from None
         except (TimeoutError, nats.errors.Error) as exc:
             raise BusError(f"request on {subject} failed: {exc!r}") from None
         return _decoded_reply(subject, reply.data)
@@ -266,7 +280,7 @@ class Bus:
                 except nats.errors.Error as exc:
                     raise BusError(f"request on {subject} failed: {exc!r}") from None
                 if reply.headers and reply.headers.get("Status") == NO_RESPONDERS:
-                    raise BusError(f"request on {subject}: nobody is subscribed")
+                    raise NoResponders(f"request on {subject}: nobody is subscribed")
                 return _decoded_reply(subject, reply.data)
             raise BusError(f"request on {subject}: no reply to any copy")
         finally:
@@ -347,7 +361,19 @@ class Bus:
 
     async def _on_error(self, exc: Exception) -> None:
         text = str(exc)
-        if _PERMISSIONS in text.lower():
+        if isinstance(exc, nats.errors.SlowConsumerError):
+            # one call per dropped message: under a backlog, hundreds of thousands; a log
+            # line each cost the very CPU the backlog lacked
+            self.stats.dropped += 1
+            self.dropped_at = time.monotonic()
+            if self.dropped_at - self._dropped_logged >= DROP_LOG_PERIOD_S:
+                self._dropped_logged = self.dropped_at
+                log.warning(
+                    "this client is behind: messages dropped (%d so far; the last on %s)",
+                    self.stats.dropped,
+                    exc.subject,
+                )
+        elif _PERMISSIONS in text.lower():
             self.stats.permission_errors += 1
             if len(self.stats.permission_messages) < _KEEP_MESSAGES:
                 self.stats.permission_messages.append(text)
