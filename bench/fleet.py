@@ -37,7 +37,7 @@ from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
-from aegis.runtime.agent import report_waits
+from aegis.runtime.agent import join_waits, report_waits
 from aegis.runtime.agent_core import AgentCore, Ignore, Leave, Work
 from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import new_user_keypair
@@ -411,9 +411,10 @@ class SimAgent:
         self.conn.sub(f"{self.inbox}.>", 2)
         await self.conn.ping()  # the subscriptions are in place (or refused: -ERR)
         reply = None
-        while reply is None:  # as the real agent: ACK until the controller answers
+        while reply is None:  # as the real agent: one ACK, sent again until answered
             with contextlib.suppress(TimeoutError):
-                reply = await self.request(self.subjects.report(self.pod), self.core.ack(), (2.0,))
+                ack = self.core.ack()
+                reply = await self.request(self.subjects.report(self.pod), ack, join_waits())
         stats.joined.append(time.monotonic())
         self.beat = asyncio.create_task(self._heartbeat())
         self._order(reply, len(reply.encode()))

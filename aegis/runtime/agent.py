@@ -58,7 +58,7 @@ from aegis.runtime.agent_core import (
     round_outcome,
 )
 from aegis.runtime.control import handle_agent_request
-from aegis.runtime.errors import RunnerError, TransportError
+from aegis.runtime.errors import NoResponders, RunnerError, TransportError
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.ranks import LocalRanks, Placement
 from aegis.runtime.standby import StandbyPool
@@ -81,10 +81,30 @@ REPORT_WAITS_S = (2.0, 2.0, 3.0, 4.5, 6.75, 8.0, 8.0, 8.0, 8.0, 8.0)
 REPORT_JITTER = 0.25
 
 
+# The join's ACK: the same ACK again, with one reply subject, after 1 s (a controller that
+# is up answers in milliseconds), then backing off as a report does. Before, every second
+# brought a new ACK (a new reply subject each): 12,500 agents waiting on a controller behind
+# on its queue sent it 12,500 new requests a second, more than it handles, until its client
+# dropped messages (docs/scale.md, seventh pass); copies of one ACK it handles once
+JOIN_WAITS_S = (1.0, *REPORT_WAITS_S[1:])
+# how long a join waits for a controller that receives its ACK but does not answer (behind,
+# or wedged) before the agent falls back as if no controller were there
+JOIN_PATIENCE_S = 600.0
+
+
 def report_waits(rng: random.Random | None = None) -> list[float]:
     """One report's waits for its receipt (REPORT_WAITS_S, each stretched by the jitter)."""
+    return _stretched(REPORT_WAITS_S, rng)
+
+
+def join_waits(rng: random.Random | None = None) -> list[float]:
+    """One ACK's waits for its reply (JOIN_WAITS_S, each stretched by the jitter)."""
+    return _stretched(JOIN_WAITS_S, rng)
+
+
+def _stretched(waits: Sequence[float], rng: random.Random | None) -> list[float]:
     draw = (rng or random).random
-    return [w * (1 + REPORT_JITTER * draw()) for w in REPORT_WAITS_S]
+    return [w * (1 + REPORT_JITTER * draw()) for w in waits]
 
 
 def placement(
@@ -197,7 +217,9 @@ class AgentService:
         warm = self.warm = asyncio.create_task(self.diag.start())
         try:
             try:
+                deadline = asyncio.get_running_loop().time() + self.cfg.connect_timeout
                 await asyncio.wait_for(self._connect(), self.cfg.connect_timeout)
+                await self._join(deadline)  # a controller that is there may be behind
             except (TransportError, TimeoutError, OSError) as exc:
                 log.warning("agent %s: cannot reach the controller: %s", self.cfg.pod, exc)
                 warm.cancel()
@@ -270,12 +292,31 @@ class AgentService:
         self.pod_ctl = await serve_pod_control(
             pod_socket_path(cfg.progress_dir, cfg.pod), lambda m: handle_agent_request(self, m)
         )
+
+    async def _join(self, deadline: float) -> None:
+        """ACK until the controller answers: one ACK, sent again with one reply subject
+        (its copies are handled once). While nobody is subscribed to receive it, the connect
+        timeout's `deadline` (loop time) holds (TransportError past it); a controller that
+        got it but is behind on its queue (12,500 pods joining at once take it tens of
+        seconds) is waited for, up to JOIN_PATIENCE_S, not taken for absent, which would
+        run the command alone; each series of copies it missed restarts the deadline."""
+        assert self.bus is not None
+        loop = asyncio.get_running_loop()
+        patience = loop.time() + max(self.cfg.connect_timeout, JOIN_PATIENCE_S)
         while True:
             try:
-                reply = await self.bus.request(self.report_subject, self.core.ack(), timeout=1.0)
+                reply = await self.bus.request_patiently(
+                    self.report_subject, self.core.ack(), join_waits()
+                )
                 break
-            except TransportError:
+            except NoResponders as exc:  # nobody subscribed (yet, or any more)
+                if loop.time() > deadline:
+                    raise TransportError(f"no controller subscribed: {exc}") from None
                 await asyncio.sleep(0.1)
+            except TransportError as exc:  # no reply to any copy: it is there, far behind
+                if loop.time() > patience:
+                    raise TransportError(f"the controller did not answer: {exc}") from None
+                deadline = loop.time() + self.cfg.connect_timeout
         await self._heard(reply)
 
     async def _heard(self, msg: Message) -> None:

@@ -21,6 +21,10 @@ class BusError(TransportError):
     """Connecting to, publishing on or requesting over the NATS bus failed."""
 
 
+class NoResponders(BusError):
+    """A request nobody is subscribed to receive (nats-server answered at once)."""
+
+
 class CredentialsRejected(TransportError):
     """The credential server refused the request (bad token, unknown job, malformed key)."""
 

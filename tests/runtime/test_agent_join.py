@@ -1,0 +1,102 @@
+"""The agent's join: one ACK, sent again with one reply subject until the controller answers;
+only a controller nobody can find counts against the connect timeout (real nats-server)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.environment import AgentConfig
+from aegis.runtime import agent as agent_module
+from aegis.runtime.agent import AgentService
+from aegis.runtime.errors import TransportError
+from aegis.runtime.transport.auth import JobAccount, Operator, UserCredentials, new_user_keypair
+from aegis.runtime.transport.bus import Bus
+from aegis.runtime.transport.nats_server import NatsServer
+
+POD = "join-worker-0"
+
+
+class _Diag:
+    """No diagnosis worker: the join does not need one."""
+
+    async def start(self) -> None:
+        return None
+
+
+@pytest_asyncio.fixture
+async def setup() -> AsyncIterator[tuple[NatsServer, JobAccount]]:
+    operator = Operator()
+    job = operator.create_job_account("team", "join")
+    async with NatsServer(operator, [job]) as server:
+        yield server, job
+
+
+async def _agent(server: NatsServer, job: JobAccount, connect_timeout: float) -> AgentService:
+    """An agent connected as its pod (its own credential), not yet joined."""
+    cfg = AgentConfig("join", "team", POD, 0, 1, ("true",), connect_timeout=connect_timeout)
+    agent = AgentService(cfg, diag=_Diag())  # type: ignore[arg-type]
+    kp = new_user_keypair()
+    creds = UserCredentials(job.worker_jwt(kp.public_key.decode(), POD), bytes(kp.seed))
+    agent.bus = await Bus.connect(
+        server.url, creds, name=POD, inbox_prefix=job.subjects.inbox_prefix(POD)
+    )
+    return agent
+
+
+async def test_a_controller_that_is_behind_is_waited_for_past_the_connect_timeout(
+    setup: tuple[NatsServer, JobAccount], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each series of copies is one ACK with one reply subject; a series that got no reply
+    from a controller that received it restarts the connect deadline (short series here)."""
+    monkeypatch.setattr(agent_module, "join_waits", lambda: [0.3, 0.3])
+    server, job = setup
+    ctl = await Bus.connect(server.url, job.controller_credentials(), name="controller")
+    agent = await _agent(server, job, connect_timeout=0.5)
+    copies: list[tuple[str, bytes]] = []
+
+    async def behind(msg: Any) -> None:  # answers the fifth copy only: in the third series
+        copies.append((msg.reply, msg.data))
+        if len(copies) == 5:
+            order = Message("join", "team", POD, MessageType.ORDER, MessagePhase.BOOTCHECK)
+            await ctl._nc.publish(msg.reply, order.encode())
+
+    try:
+        await ctl._nc.subscribe(job.subjects.report(POD), cb=behind)
+        await ctl.flush()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await asyncio.wait_for(agent._join(started + 0.5), 30)
+        assert loop.time() - started > 1.2  # past the first deadline: not given up on
+        series: dict[str, set[bytes]] = {}
+        for reply, data in copies:
+            series.setdefault(reply, set()).add(data)
+        assert len(copies) == 5 and len(series) == 3
+        assert all(len(acks) == 1 for acks in series.values())  # a series: one ACK's copies
+        assert all(Message.decode(d).type is MessageType.ACK for _, d in copies)
+        assert agent.orders.get_nowait().type is MessageType.ORDER
+    finally:
+        assert agent.bus is not None
+        await agent.bus.close()
+        await ctl.close()
+
+
+async def test_nobody_subscribed_ends_the_join_at_the_connect_deadline(
+    setup: tuple[NatsServer, JobAccount],
+) -> None:
+    server, job = setup
+    agent = await _agent(server, job, connect_timeout=0.5)
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(TransportError, match="no controller subscribed"):
+            await asyncio.wait_for(agent._join(started + 0.5), 10)
+        assert loop.time() - started < 5
+    finally:
+        assert agent.bus is not None
+        await agent.bus.close()
