@@ -572,6 +572,9 @@ class SimAgent:
             self.pending.clear()
 
 
+END_WAIT_S = 15.0  # a child told to end (SIGTERM) sends its figures within this
+
+
 class ProcFleet:
     """The fleet split over `procs` child processes (`python -m bench.fleet`), each a Fleet
     over every procs-th pod in its own asyncio loop; their stats merged once they end.
@@ -596,44 +599,62 @@ class ProcFleet:
     async def run(self, pods: tuple[str, ...]) -> None:
         """Start the children, each with its share of the pods and their incarnations (the
         credential service expects them before any child calls it); return when every child
-        has reported. RuntimeError if one failed; a cancelled run kills them."""
+        has reported. RuntimeError if one failed. Cancelled (the bench's timeout), it tells
+        them to end, keeps the figures of those that send them within END_WAIT_S (how far
+        the job got), and kills the rest."""
         incarnations = {pod: secrets.token_hex(8) for pod in pods}
         self.expected.update(incarnations)
+        self.stats.started = time.monotonic()  # until a child's own start is known
         shares = [share for i in range(self.procs) if (share := pods[i :: self.procs])]
         root = Path(__file__).resolve().parents[1]
+        talks: list[asyncio.Task[tuple[bytes, bytes]]] = []
         try:
-            for _ in shares:
+            for share in shares:
                 argv = dies_with_parent([sys.executable, "-m", "bench.fleet"])
                 pipe = asyncio.subprocess.PIPE
                 child = await asyncio.create_subprocess_exec(
                     *argv, stdin=pipe, stdout=pipe, cwd=root
                 )
                 self.children.append(child)
-            inputs = [
-                json.dumps(
-                    {
-                        "cfg": dataclasses.asdict(self.cfg),
-                        "pods": share,
-                        "incarnations": {p: incarnations[p] for p in share},
-                    }
-                ).encode()
-                for share in shares
-            ]
-            pairs = zip(self.children, inputs, strict=True)
-            outs = await asyncio.gather(*(child.communicate(data) for child, data in pairs))
+                spec = {
+                    "cfg": dataclasses.asdict(self.cfg),
+                    "pods": share,
+                    "incarnations": {p: incarnations[p] for p in share},
+                }
+                talks.append(asyncio.create_task(child.communicate(json.dumps(spec).encode())))
+            await asyncio.wait(talks)
+        except asyncio.CancelledError:  # past the bench's timeout: the figures so far
+            self.end()
+            if talks:
+                await asyncio.wait(talks, timeout=END_WAIT_S)
+            self._merge(talks)
+            raise
         finally:
             for child in self.children:
                 if child.returncode is None:
                     child.kill()
                     await child.wait()
-        parts = []
-        for child, (out, _) in zip(self.children, outs, strict=True):
+            for talk in talks:
+                talk.cancel()
+        for child in self.children:
             if child.returncode != 0:
                 raise RuntimeError(f"a fleet process exited with {child.returncode}")
+        self._merge(talks)
+
+    def _merge(self, talks: list[asyncio.Task[tuple[bytes, bytes]]]) -> None:
+        """The stats and CPU time of every child that reported (each ends with one line)."""
+        parts = []
+        for talk in talks:
+            if not talk.done() or talk.cancelled() or talk.exception() is not None:
+                continue
+            out = talk.result()[0]
+            if not out.strip():
+                continue
             result = json.loads(out)
             parts.append(FleetStats.from_json(result["stats"]))
             self.cpu_s += float(result["cpu_s"])
-        self.stats = FleetStats.merged(parts)
+        if parts:
+            self.stats = FleetStats.merged(parts)
 
     def end(self) -> None:
         """The controller exited: each child stops the agents it still has (Fleet.end)."""

@@ -197,3 +197,14 @@ def test_fleet_processes_outside_1_to_agents_are_refused() -> None:
     for bad in ("0", "3"):
         with pytest.raises(SystemExit):
             parse_args(["--agents", "2", "--fleet-procs", bad])
+
+
+@pytest.mark.timeout(120)
+def test_a_fleet_in_child_processes_that_runs_out_of_time_says_how_far_it_got() -> None:
+    # each order's work takes 30 s, the job may take 6: the children are told to end and
+    # send what they measured (the run under a profiler that never ended said 0 credentials
+    # and a job of 12,346 s)
+    out = _scale("--agents", "6", "--fleet-procs", "2", "--work-s", "30", "--timeout", "6")
+    assert out["succeeded"] is False and out["fleet_procs"] == 2, out
+    assert (out["credentials"], out["joined"], out["reports"]) == (6, 6, 0), out
+    assert isinstance(out["job_s"], float) and 5 < out["job_s"] < 60, out
