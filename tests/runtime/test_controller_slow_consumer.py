@@ -82,3 +82,43 @@ async def test_no_pod_is_declared_lost_while_the_controller_drops_messages(tmp_p
             lambda: rc.core.extras.counters.get("heartbeat_lost", 0) == 1, 10, "the loss"
         )
         assert time.monotonic() - stopped >= timeout / 2  # a full timeout from the last drop
+
+
+async def test_no_pod_is_declared_lost_while_its_heartbeats_wait_in_our_queue(
+    tmp_path: Path,
+) -> None:
+    """Events hold the lock (here: the test, for 3 timeouts) while an agent beats on: its
+    heartbeats wait, unread, behind the lock; the watch, waiting for the lock too, must not
+    then take the agent for silent. Once the beats are read it is not lost at all."""
+    operator = Operator()
+    job = operator.create_job_account("team", "queue")
+    pod, timeout = "queue-worker-0", 1.0
+    async with (
+        NatsServer(operator, [job]) as server,
+        running_controller(
+            server.url, job, tmp_path / "status.json", [pod], heartbeat_timeout=timeout
+        ) as rc,
+    ):
+        ack = Message("queue", "team", pod, MessageType.ACK, MessagePhase.BOOTCHECK,
+                      {"incarnation": "i1"}, 1.0, 0)  # fmt: skip
+        async with rc.service.lock:
+            rc.core.on_ack(ack)
+        sender = await Bus.connect(server.url, job.controller_credentials(), name="agent")
+
+        async def beating() -> None:
+            for seq in range(1, 1000):
+                await sender.publish(job.subjects.heartbeat(pod), beat("queue", pod, seq))
+                await asyncio.sleep(0.1)
+
+        beats: asyncio.Task[None] | None = None
+        try:
+            async with rc.service.lock:
+                await asyncio.sleep(timeout / 2)  # the watch's next scan now waits for it...
+                beats = asyncio.create_task(beating())  # ...before the first beat's handler
+                await asyncio.sleep(3 * timeout)
+            await asyncio.sleep(3 * timeout)  # the queue read, the watch's scans go on
+            assert rc.core.extras.counters.get("heartbeat_lost", 0) == 0
+        finally:
+            if beats is not None:
+                beats.cancel()
+            await sender.close()

@@ -82,6 +82,11 @@ class Subscription:
         """The subscribed subject (may contain wildcards)."""
         return str(self._sub.subject)
 
+    @property
+    def pending(self) -> int:
+        """Messages received by the client and not yet handed to the handler."""
+        return int(self._sub.pending_msgs)
+
     async def unsubscribe(self) -> None:
         """Stop receiving; pending messages are dropped."""
         try:
