@@ -58,7 +58,7 @@ from aegis.runtime.agent_core import (
     round_outcome,
 )
 from aegis.runtime.control import handle_agent_request
-from aegis.runtime.errors import NoResponders, RunnerError, TransportError
+from aegis.runtime.errors import NoReply, RunnerError, TransportError
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.ranks import LocalRanks, Placement
 from aegis.runtime.standby import StandbyPool
@@ -309,14 +309,14 @@ class AgentService:
                     self.report_subject, self.core.ack(), join_waits()
                 )
                 break
-            except NoResponders as exc:  # nobody subscribed (yet, or any more)
-                if loop.time() > deadline:
-                    raise TransportError(f"no controller subscribed: {exc}") from None
-                await asyncio.sleep(0.1)
-            except TransportError as exc:  # no reply to any copy: it is there, far behind
+            except NoReply as exc:  # no reply to any copy, none refused: it is there, behind
                 if loop.time() > patience:
                     raise TransportError(f"the controller did not answer: {exc}") from None
                 deadline = loop.time() + self.cfg.connect_timeout
+            except TransportError as exc:  # nobody subscribed (yet, or any more), or no bus
+                if loop.time() > deadline:
+                    raise TransportError(f"no controller to join: {exc}") from None
+                await asyncio.sleep(0.1)
         await self._heard(reply)
 
     async def _heard(self, msg: Message) -> None:

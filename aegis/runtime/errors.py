@@ -25,6 +25,10 @@ class NoResponders(BusError):
     """A request nobody is subscribed to receive (nats-server answered at once)."""
 
 
+class NoReply(BusError):
+    """A request someone received (nobody said "no responders") got no reply in time."""
+
+
 class CredentialsRejected(TransportError):
     """The credential server refused the request (bad token, unknown job, malformed key)."""
 

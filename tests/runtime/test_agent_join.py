@@ -94,9 +94,26 @@ async def test_nobody_subscribed_ends_the_join_at_the_connect_deadline(
     try:
         loop = asyncio.get_running_loop()
         started = loop.time()
-        with pytest.raises(TransportError, match="no controller subscribed"):
+        with pytest.raises(TransportError, match="no controller to join"):
             await asyncio.wait_for(agent._join(started + 0.5), 10)
         assert loop.time() - started < 5
     finally:
         assert agent.bus is not None
         await agent.bus.close()
+
+
+async def test_a_bus_that_fails_ends_the_join_at_the_connect_deadline(
+    setup: tuple[NatsServer, JobAccount],
+) -> None:
+    """Not a controller behind (that is only a series of copies nobody refused and nobody
+    answered): a bus that fails (here closed; in a job: nats-server gone as the job ended)
+    counts against the deadline, as before (an evicted agent's join hung for 150 s)."""
+    server, job = setup
+    agent = await _agent(server, job, connect_timeout=0.5)
+    assert agent.bus is not None
+    await agent.bus.close()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(TransportError, match="no controller to join"):
+        await asyncio.wait_for(agent._join(started + 0.5), 10)
+    assert loop.time() - started < 5

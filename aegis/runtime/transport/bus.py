@@ -18,7 +18,7 @@ from typing import Any
 
 from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
-from aegis.runtime.errors import BusError, NoResponders
+from aegis.runtime.errors import BusError, NoReply, NoResponders
 from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.request_copies import Copy, Key, RequestCopies
@@ -287,7 +287,7 @@ class Bus:
                 if reply.headers and reply.headers.get("Status") == NO_RESPONDERS:
                     raise NoResponders(f"request on {subject}: nobody is subscribed")
                 return _decoded_reply(subject, reply.data)
-            raise BusError(f"request on {subject}: no reply to any copy")
+            raise NoReply(f"request on {subject}: no reply to any copy")
         finally:
             with contextlib.suppress(nats.errors.Error):
                 await sub.unsubscribe()
