@@ -268,28 +268,22 @@ async def _run_fleet(
         await asyncio.gather(agents, exited, return_exceptions=True)
 
 
-def _buckets(prom: Path, name: str) -> list[tuple[float, float]]:
-    """A histogram's (upper bound, cumulative count) pairs from a Prometheus text file."""
+def _samples(prom: Path, sample: str) -> list[Any]:
+    """The samples named `sample` in a Prometheus text file (none if it is not there)."""
     if not prom.exists():
         return []
-    return sorted(
-        (float(s.labels["le"]), s.value)
-        for family in text_string_to_metric_families(prom.read_text())
-        for s in family.samples
-        if s.name == f"{name}_bucket"
-    )
+    families = text_string_to_metric_families(prom.read_text())
+    return [s for family in families for s in family.samples if s.name == sample]
+
+
+def _buckets(prom: Path, name: str) -> list[tuple[float, float]]:
+    """A histogram's (upper bound, cumulative count) pairs from a Prometheus text file."""
+    return sorted((float(s.labels["le"]), s.value) for s in _samples(prom, f"{name}_bucket"))
 
 
 def _counts(prom: Path, name: str, label: str) -> dict[str, float]:
     """A labelled counter's values by `label` from a Prometheus text file."""
-    if not prom.exists():
-        return {}
-    return {
-        s.labels[label]: s.value
-        for family in text_string_to_metric_families(prom.read_text())
-        for s in family.samples
-        if s.name == f"{name}_total"
-    }
+    return {s.labels[label]: s.value for s in _samples(prom, f"{name}_total")}
 
 
 def _bucket_pct(buckets: list[tuple[float, float]], q: float) -> float | None:

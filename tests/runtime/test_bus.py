@@ -271,14 +271,13 @@ async def test_copies_of_a_request_are_handled_once_and_answered_alike(
         await release.wait()
         return msg(job_a, MessageType.ACK, POD, 100 + m.seq)
 
-    await master_a.subscribe_each(
-        job_a.subjects.reports, handler, concurrent=True, copies=RequestCopies()
-    )
+    copies = RequestCopies()
+    await master_a.subscribe_each(job_a.subjects.reports, handler, concurrent=True, copies=copies)
     await master_a.flush()
     subject = job_a.subjects.report(POD)
     report = msg(job_a, MessageType.FINISH, POD, seq=5)
     request = asyncio.create_task(worker_a.request_patiently(subject, report, (0.05,) * 200))
-    await _until(lambda: master_a.stats.copies_dropped >= 3)
+    await _until(lambda: copies.dropped >= 3)
     release.set()
     reply = await asyncio.wait_for(request, TIMEOUT)
     assert reply.seq == 105 and calls == [5]
@@ -292,11 +291,16 @@ async def test_copies_of_a_request_are_handled_once_and_answered_alike(
         await nc.publish(subject, data, reply=inbox)
         first = await replies.next_msg(timeout=TIMEOUT)
         assert Message.decode(first.data).seq == 106
-    assert calls == [5, 6] and master_a.stats.copies_answered == 1
+    assert calls == [5, 6] and copies.answered == 1
     # the same reply subject with other bytes is another request
     await nc.publish(subject, msg(job_a, MessageType.FINISH, POD, seq=7).encode(), reply=inbox)
     assert Message.decode((await replies.next_msg(timeout=TIMEOUT)).data).seq == 107
     assert calls == [5, 6, 7]
+    # and so are the same bytes and reply subject on another pod's subject (its sender)
+    other = job_a.subjects.report("train-a-worker-1")
+    await master_a._nc.publish(other, data, reply=inbox)
+    assert Message.decode((await replies.next_msg(timeout=TIMEOUT)).data).seq == 106
+    assert calls == [5, 6, 7, 6] and copies.answered == 1
     await replies.unsubscribe()
 
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.transport.auth import Operator
+from aegis.runtime.transport.auth import JobAccount, Operator
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 
 from ..support import wait_for_async
-from ..support.controller import running_controller
+from ..support.controller import RunningController, running_controller
 
 
 def beat(job: str, pod: str, seq: int, inc: str = "i1") -> Message:
@@ -55,32 +57,44 @@ async def test_messages_past_the_pending_limit_are_dropped_counted_and_timed() -
             await ctl.close()
 
 
-async def test_no_pod_is_declared_lost_while_the_controller_drops_messages(tmp_path: Path) -> None:
-    """A silent agent is lost one timeout after its last beat, but not while the controller's
-    own client is dropping messages (it may be its heartbeats that were dropped); once the
-    drops stop it gets a full timeout from then."""
+@asynccontextmanager
+async def joined(
+    tmp_path: Path, name: str, timeout: float
+) -> AsyncIterator[tuple[NatsServer, JobAccount, str, RunningController]]:
+    """A controller (heartbeat timeout `timeout`) of a one-pod job whose agent joined."""
     operator = Operator()
-    job = operator.create_job_account("team", "drops")
-    pod, timeout = "drops-worker-0", 1.0
+    job = operator.create_job_account("team", name)
+    pod = f"{name}-worker-0"
     async with (
         NatsServer(operator, [job]) as server,
         running_controller(
             server.url, job, tmp_path / "status.json", [pod], heartbeat_timeout=timeout
         ) as rc,
     ):
-        ack = Message("drops", "team", pod, MessageType.ACK, MessagePhase.BOOTCHECK,
+        ack = Message(name, "team", pod, MessageType.ACK, MessagePhase.BOOTCHECK,
                       {"incarnation": "i1"}, 1.0, 0)  # fmt: skip
         async with rc.service.lock:
-            rc.core.on_ack(ack)  # joined, then never heard again
+            rc.core.on_ack(ack)
+        yield server, job, pod, rc
+
+
+def lost(rc: RunningController) -> int:
+    return rc.core.extras.counters.get("heartbeat_lost", 0)
+
+
+async def test_no_pod_is_declared_lost_while_the_controller_drops_messages(tmp_path: Path) -> None:
+    """A silent agent is lost one timeout after its last beat, but not while the controller's
+    own client is dropping messages (it may be its heartbeats that were dropped); once the
+    drops stop it gets a full timeout from then."""
+    timeout = 1.0
+    async with joined(tmp_path, "drops", timeout) as (_, _, _, rc):  # then never heard again
         dropping_until = time.monotonic() + 3 * timeout
         while time.monotonic() < dropping_until:
             rc.bus.dropped_at = time.monotonic()  # what a SlowConsumerError records
             await asyncio.sleep(0.05)
-            assert rc.core.extras.counters.get("heartbeat_lost", 0) == 0
+            assert lost(rc) == 0
         stopped = time.monotonic()
-        await wait_for_async(
-            lambda: rc.core.extras.counters.get("heartbeat_lost", 0) == 1, 10, "the loss"
-        )
+        await wait_for_async(lambda: lost(rc) == 1, 10, "the loss")
         assert time.monotonic() - stopped >= timeout / 2  # a full timeout from the last drop
 
 
@@ -88,21 +102,10 @@ async def test_no_pod_is_declared_lost_while_its_heartbeats_wait_in_our_queue(
     tmp_path: Path,
 ) -> None:
     """Events hold the lock (here: the test, for 3 timeouts) while an agent beats on: its
-    heartbeats wait, unread, behind the lock; the watch, waiting for the lock too, must not
-    then take the agent for silent. Once the beats are read it is not lost at all."""
-    operator = Operator()
-    job = operator.create_job_account("team", "queue")
-    pod, timeout = "queue-worker-0", 1.0
-    async with (
-        NatsServer(operator, [job]) as server,
-        running_controller(
-            server.url, job, tmp_path / "status.json", [pod], heartbeat_timeout=timeout
-        ) as rc,
-    ):
-        ack = Message("queue", "team", pod, MessageType.ACK, MessagePhase.BOOTCHECK,
-                      {"incarnation": "i1"}, 1.0, 0)  # fmt: skip
-        async with rc.service.lock:
-            rc.core.on_ack(ack)
+    heartbeats wait, unread, behind the lock; the watch, waiting for the lock too (and
+    first), must not then take the agent for silent."""
+    timeout = 1.0
+    async with joined(tmp_path, "queue", timeout) as (server, job, pod, rc):
         sender = await Bus.connect(server.url, job.controller_credentials(), name="agent")
 
         async def beating() -> None:
@@ -112,12 +115,14 @@ async def test_no_pod_is_declared_lost_while_its_heartbeats_wait_in_our_queue(
 
         beats: asyncio.Task[None] | None = None
         try:
-            async with rc.service.lock:
+            async with rc.service.lock:  # events holding the lock: the scenario's 3.5 s
                 await asyncio.sleep(timeout / 2)  # the watch's next scan now waits for it...
                 beats = asyncio.create_task(beating())  # ...before the first beat's handler
                 await asyncio.sleep(3 * timeout)
-            await asyncio.sleep(3 * timeout)  # the queue read, the watch's scans go on
-            assert rc.core.extras.counters.get("heartbeat_lost", 0) == 0
+            released = time.monotonic()
+            # the watch took the lock first; once a queued beat is read, its turn has passed
+            await wait_for_async(lambda: rc.core.last_seen.get(pod, 0) > released, 10, "a beat")
+            assert lost(rc) == 0
         finally:
             if beats is not None:
                 beats.cancel()

@@ -178,7 +178,7 @@ def test_report_copies_not_handled_again_are_counted_by_outcome() -> None:
 
     obs = JobObserver(2)
     copies = RequestCopies(on_copy=obs.on_report_copy)
-    key = RequestCopies.key("_INBOX.j.1", b"report")
+    key = RequestCopies.key("aegis.ns.j.report.j-worker-0", "_INBOX.j.1", b"report")
     assert copies.arrived(key) is Copy.NEW  # the first: handled, not counted
     assert copies.arrived(key) is Copy.RUNNING
     assert copies.arrived(key) is Copy.RUNNING

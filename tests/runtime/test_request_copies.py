@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from aegis.runtime.transport.request_copies import Copy, RequestCopies
 
-KEYS = [RequestCopies.key(f"_INBOX.a.{i}", b"report") for i in range(4)]
+SUBJECT = "aegis.ns.a.report.a-worker-0"
+KEYS = [RequestCopies.key(SUBJECT, f"_INBOX.a.{i}", b"report") for i in range(4)]
 # each step: a copy of request i arrives, or the running request i ends with reply r (None:
 # not answered)
 steps = st.lists(
@@ -55,13 +56,17 @@ def test_one_copy_runs_and_an_answer_is_repeated_until_it_is_forgotten(
     assert told == expected_told
 
 
-def test_other_bytes_on_the_same_reply_subject_are_another_request() -> None:
+def test_other_bytes_or_another_sender_on_the_same_reply_subject_are_another_request() -> None:
     copies = RequestCopies()
-    first = RequestCopies.key("_INBOX.a.1", b'{"Seq": 1}')
+    first = RequestCopies.key(SUBJECT, "_INBOX.a.1", b'{"Seq": 1}')
     assert copies.arrived(first) is Copy.NEW
     copies.ended(first, b"receipt 1")
     assert copies.arrived(first) == b"receipt 1"
-    assert copies.arrived(RequestCopies.key("_INBOX.a.1", b'{"Seq": 2}')) is Copy.NEW
+    assert copies.arrived(RequestCopies.key(SUBJECT, "_INBOX.a.1", b'{"Seq": 2}')) is Copy.NEW
+    # the same bytes and reply subject, sent on another pod's subject: not a copy
+    other = RequestCopies.key("aegis.ns.a.report.a-worker-1", "_INBOX.a.1", b'{"Seq": 1}')
+    assert copies.arrived(other) is Copy.NEW
+    assert (copies.answered, copies.dropped) == (1, 0)
 
 
 def test_keep_must_not_be_negative() -> None:

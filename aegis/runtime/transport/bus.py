@@ -64,11 +64,9 @@ class BusStats:
     permission_errors: int = 0
     other_errors: int = 0
     permission_messages: list[str] = field(default_factory=list)  # the first 100
-    copies_dropped: int = 0  # request copies that came while their first was handled
     # messages this client dropped: a subscription's pending limits were full (a slow
     # consumer); `Bus.dropped_at` is when the last one was
     dropped: int = 0
-    copies_answered: int = 0  # request copies answered again with their first's reply
 
 
 class Subscription:
@@ -217,13 +215,11 @@ class Bus:
         async def on_msg(msg: Any) -> None:
             key = None
             if copies is not None and msg.reply:
-                key = RequestCopies.key(msg.reply, msg.data)
-                seen = copies.arrived(key)
+                key = RequestCopies.key(msg.subject, msg.reply, msg.data)
+                seen = copies.arrived(key)  # it counts the copies not handled
                 if seen is Copy.RUNNING:
-                    self.stats.copies_dropped += 1
                     return
                 if isinstance(seen, bytes):
-                    self.stats.copies_answered += 1
                     await self._answer_again(msg.reply, seen)
                     return
             if concurrent:
@@ -365,7 +361,6 @@ class Bus:
             log.exception("answering a request copy on %s failed", reply_subject)
 
     async def _on_error(self, exc: Exception) -> None:
-        text = str(exc)
         if isinstance(exc, nats.errors.SlowConsumerError):
             # one call per dropped message: under a backlog, hundreds of thousands; a log
             # line each cost the very CPU the backlog lacked
@@ -378,7 +373,7 @@ class Bus:
                     self.stats.dropped,
                     exc.subject,
                 )
-        elif _PERMISSIONS in text.lower():
+        elif _PERMISSIONS in (text := str(exc)).lower():
             self.stats.permission_errors += 1
             if len(self.stats.permission_messages) < _KEEP_MESSAGES:
                 self.stats.permission_messages.append(text)

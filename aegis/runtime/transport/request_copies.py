@@ -14,8 +14,9 @@ behind. A copy is the same request, so the subscriber handles the first one only
 - when the first one got no reply (a malformed message, a rolled-back commit: the sender is
   to try again), the next copy is handled afresh.
 
-A copy is recognised by its reply subject and a digest of its bytes, so a different message
-that reuses a reply subject is not taken for a copy.
+A copy is recognised by the subject it came in on (the sender's own), its reply subject and
+a digest of its bytes: a different message that reuses a reply subject, or the same bytes
+from another sender, is not taken for a copy.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from enum import Enum
 
 KEEP_REPLIES = 32_768  # ~12 MB of replies: a 12,500-pod job's reports of two rounds
 
-Key = tuple[str, bytes]
+Key = tuple[str, str, bytes]
 
 
 class Copy(Enum):
@@ -48,22 +49,27 @@ class RequestCopies:
             raise ValueError("keep must be >= 0")
         self.keep = keep
         self.on_copy = on_copy
+        self.dropped = 0  # copies that came while their first was handled
+        self.answered = 0  # copies answered again with their first one's reply
         self._running: set[Key] = set()
         self._answered: OrderedDict[Key, bytes] = OrderedDict()
 
     @staticmethod
-    def key(reply: str, payload: bytes) -> Key:
-        """What identifies the copies of one request."""
-        return reply, hashlib.blake2b(payload, digest_size=16).digest()
+    def key(subject: str, reply: str, payload: bytes) -> Key:
+        """What identifies the copies of one request: the subject it came in on (its
+        sender's, when only that credential may publish there), its reply subject and bytes."""
+        return subject, reply, hashlib.blake2b(payload, digest_size=16).digest()
 
     def arrived(self, key: Key) -> Copy | bytes:
         """A request came: NEW (it is now running: call `ended` when it is done), RUNNING
         (drop it), or the reply bytes of a copy answered before (send them again)."""
         reply = self._answered.get(key)
         if reply is not None:
+            self.answered += 1
             self._told("answered")
             return reply
         if key in self._running:
+            self.dropped += 1
             self._told("dropped")
             return Copy.RUNNING
         self._running.add(key)
