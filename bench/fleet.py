@@ -543,13 +543,14 @@ class SimAgent:
             self.pending.pop(reply_to, None)
 
     async def _heartbeat(self) -> None:
-        """Beat every `heartbeat_s`, saying which order it holds (as the real agent)."""
-        period = self.fleet.cfg.heartbeat_s
-        await asyncio.sleep(random.uniform(0, period))  # spread the fleet's beats
+        """Beat every `heartbeat_s` or the longer period the orders ask for (the
+        controller's heartbeat budget), saying which order it holds (as the real agent)."""
+        own = self.fleet.cfg.heartbeat_s
+        await asyncio.sleep(random.uniform(0, own))  # spread the fleet's beats
         while not self.gone and self.conn is not None:
             self.conn.pub(self.subjects.heartbeat(self.pod), self.core.heartbeat().encode())
             self.fleet.stats.heartbeats += 1
-            await asyncio.sleep(period)
+            await asyncio.sleep(self.core.heartbeat_period(own))
 
     def crash(self) -> None:
         """Drop everything without a word, as a killed pod does; the launcher is told."""

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import resource
 import sys
@@ -31,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 from prometheus_client.parser import text_string_to_metric_families
 
 from aegis.protocol.control import make_request
+from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE
 from aegis.protocol.state_codec import encode_state
 from aegis.runtime.engine import initial_state, runtime_constants
 from aegis.runtime.errors import TransportError
@@ -168,6 +170,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 "--workers", str(args.agents), "--max-retry", str(max_retry),
                 "--nats-url", nats.url, "--creds", str(creds_path),
                 "--heartbeat-timeout", str(args.heartbeat_timeout), "--events",
+                "--heartbeat-rate", str(args.heartbeat_rate),
                 "--metrics-port", str(free_port()),  # metrics.prom, read once it exits
                 stdin=asyncio.subprocess.PIPE,
                 env={**os.environ, "AEGIS_LAUNCHER_PID": str(os.getpid())},
@@ -380,6 +383,7 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         "nofile": list(resource.getrlimit(resource.RLIMIT_NOFILE)),
         "start_rate": args.start_rate,
         "heartbeat_s": args.heartbeat_s,
+        "heartbeat_rate": args.heartbeat_rate,
         "fleet_procs": healthy.fleet_procs,
     }
     out |= idle_figures(healthy)
@@ -456,6 +460,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--in-process", action="store_true", help="the controller core alone")
     p.add_argument("--heartbeat-s", type=float, default=5.0, help="each agent's beat period")
     p.add_argument("--heartbeat-timeout", type=float, default=30.0)
+    p.add_argument(
+        "--heartbeat-rate",
+        type=float,
+        default=DEFAULT_HEARTBEAT_RATE,
+        help="the controller's heartbeat budget (beats a second, all agents; 0: none)",
+    )
     p.add_argument("--work-s", type=float, default=0.0, help="seconds each order's work takes")
     p.add_argument(
         "--start-rate", type=float, default=0.0, help="agents started per second (0: all at once)"
@@ -482,6 +492,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--agents must be >= 1 and --faults in 0..agents")
     if not 0 <= args.drop_orders <= 1:
         p.error("--drop-orders must be in 0..1")
+    if not (math.isfinite(args.heartbeat_rate) and args.heartbeat_rate >= 0):
+        p.error("--heartbeat-rate must be a finite number >= 0 (0: no budget)")
     return args
 
 

@@ -13,7 +13,13 @@ from typing import Any
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
-from aegis.protocol.environment import FALLBACKS, ConfigError, parse_nproc, parse_preload
+from aegis.protocol.environment import (
+    DEFAULT_HEARTBEAT_RATE,
+    FALLBACKS,
+    ConfigError,
+    parse_nproc,
+    parse_preload,
+)
 
 
 def register(sub: Any) -> None:
@@ -86,6 +92,15 @@ def register(sub: Any) -> None:
         help="seconds without an agent's heartbeat before its pod counts as lost (0: never)",
     )
     run.add_argument(
+        "--heartbeat-rate",
+        type=float,
+        default=DEFAULT_HEARTBEAT_RATE,
+        metavar="PER_S",
+        help="heartbeats a second the agents send at most, together: a job of more pods "
+        "than that times the beat period beats less often, and its timeout grows to 4 "
+        f"beats (default {DEFAULT_HEARTBEAT_RATE:g}; 0: no budget)",
+    )
+    run.add_argument(
         "--hang-timeout",
         type=float,
         default=DEFAULT_HANG_TIMEOUT_S,
@@ -145,9 +160,10 @@ def register(sub: Any) -> None:
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
     ctl.add_argument("--heartbeat-timeout", type=float, default=10.0)
+    ctl.add_argument("--heartbeat-rate", type=float, default=DEFAULT_HEARTBEAT_RATE)
     ctl.add_argument("--metrics-port", type=int, default=0, help="0: no metrics endpoint")
     ctl.add_argument("--events", action="store_true", help="read launcher events on stdin")
-    ctl.set_defaults(func=_controller)
+    ctl.set_defaults(func=_controller, parser=ctl)
 
 
 def _logging() -> None:
@@ -180,6 +196,11 @@ def _run(args: argparse.Namespace) -> int:
         if not math.isfinite(value) or (value <= 0 if low is None else value < low):
             need = "> 0" if low is None else f">= {low:g}"
             args.parser.error(f"{flag} {value}: use a finite number of seconds {need}")
+    if not (math.isfinite(args.heartbeat_rate) and args.heartbeat_rate >= 0):
+        args.parser.error(
+            f"--heartbeat-rate {args.heartbeat_rate}: use a finite number of beats a second "
+            ">= 0 (0: no budget)"
+        )
     try:
         preload = parse_preload(args.preload)
     except ConfigError as exc:
@@ -204,6 +225,7 @@ def _run(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         connect_timeout=args.connect_timeout,
         heartbeat_timeout=args.heartbeat_timeout,
+        heartbeat_rate=args.heartbeat_rate,
         hang_timeout=args.hang_timeout,
         checkpoint_file=args.checkpoint_file,
         simulate=simulate,
@@ -247,6 +269,12 @@ def _controller(args: argparse.Namespace) -> int:
     from aegis.runtime.controller_service import load_credentials, serve
     from aegis.runtime.gc_tuning import tune_controller_process
 
+    for flag, value in (
+        ("--heartbeat-timeout", args.heartbeat_timeout),
+        ("--heartbeat-rate", args.heartbeat_rate),
+    ):
+        if not (math.isfinite(value) and value >= 0):
+            args.parser.error(f"{flag} {value}: use a finite number >= 0 (0: off)")
     _logging()
     tune_controller_process()
     pods = tuple(f"{args.job}-worker-{i}" for i in range(args.workers))
@@ -258,6 +286,7 @@ def _controller(args: argparse.Namespace) -> int:
         args.rdzv_host,
         args.port_base,
         args.heartbeat_timeout,
+        args.heartbeat_rate,
     )
     creds = load_credentials(args.creds)
     return asyncio.run(

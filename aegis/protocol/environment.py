@@ -22,6 +22,9 @@ from aegis.errors import AegisError
 DEFAULT_HANG_TIMEOUT_S = 600.0  # no progress for this long: the command is hung
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_HEARTBEAT_S = 5.0
+# heartbeats a second a job's agents send at most, together: the controller asks for a longer
+# period when pods / period would exceed it (Order.beat_s; docs/operations.md, "Heartbeats")
+DEFAULT_HEARTBEAT_RATE = 1000.0
 DEFAULT_MASTER_PORT = 29500
 AUTO = 0  # nproc_per_node "auto": the node's visible GPUs, else 1 (resolved by the agent)
 FALLBACKS = ("independent", "fail")  # what an agent does without a controller

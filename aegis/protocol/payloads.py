@@ -25,6 +25,9 @@ from aegis.protocol.state_codec import CodecError, decode, encode
 from aegis.values import Value
 
 MAX_REASON = 500  # characters of a free-text reason kept by the controller
+# the longest heartbeat period an order may ask for (Order.beat_s): it bounds how long a
+# frozen agent goes unnoticed, whatever a controller computes
+MAX_BEAT_S = 60.0
 
 
 def _field(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
@@ -64,7 +67,10 @@ class Order:
     broadcast), `finished` how many workers finished the current order. `version` is the
     controller's step number of the state it was made of (it grows with every state, and a
     restarted controller resumes it): an agent's heartbeat says which version it holds, and
-    the controller sends the current order to an agent that missed one."""
+    the controller sends the current order to an agent that missed one. `beat_s` is the
+    heartbeat period the controller asks for at least (its heartbeat budget: a job of many
+    pods beats less often each, docs/operations.md), 0 for none: the agent beats at
+    max(its own period, beat_s)."""
 
     spec_phase: str
     final: str | None  # "Succeed" / "Failed" once the job ended: every agent leaves
@@ -78,6 +84,7 @@ class Order:
     pod: Mapping[str, Value] | None = field(default=None, hash=False)
     finished: int = 0
     version: int = 0
+    beat_s: float = 0.0
 
     def to_data(self) -> dict[str, Any]:
         """The order's `Data` object."""
@@ -95,6 +102,7 @@ class Order:
             },
             "finished": self.finished,
             "version": self.version,
+            "beatS": self.beat_s,
         }
         if self.pod is not None:
             data["pod"] = {k: encode(v) for k, v in self.pod.items()}
@@ -116,6 +124,9 @@ class Order:
         version = _field(data, "version", int)
         if version < 0:
             raise MalformedMessage(f"Data['version'] must be >= 0; got {version}")
+        beat_s = _field(data, "beatS", (int, float))
+        if not (math.isfinite(beat_s) and 0 <= beat_s <= MAX_BEAT_S):
+            raise MalformedMessage(f"Data['beatS'] must be in 0..{MAX_BEAT_S:g} s; got {beat_s}")
         pod = data.get("pod")
         return cls(
             spec_phase=_field(data, "specPhase", str),
@@ -130,6 +141,7 @@ class Order:
             pod=None if pod is None else _values(_field(data, "pod", dict), PER_POD, "pod"),
             finished=finished,
             version=version,
+            beat_s=float(beat_s),
         )
 
 

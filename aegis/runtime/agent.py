@@ -598,7 +598,7 @@ class AgentService:
 
     async def _heartbeat(self) -> None:
         while True:
-            await asyncio.sleep(self.cfg.heartbeat_s)
+            await asyncio.sleep(self.core.heartbeat_period(self.cfg.heartbeat_s))
             if self.bus is not None and self.bus.connected:
                 with contextlib.suppress(TransportError):
                     await self.bus.publish(

@@ -210,6 +210,7 @@ class AgentCore:
         # missed one
         self.holds = -1
         self.holds_pod = -1
+        self.beat_s = 0.0  # the heartbeat period the controller asks for at least (its budget)
 
     # ---------------- orders ----------------
 
@@ -230,6 +231,7 @@ class AgentCore:
         if payload.final:
             return Leave(AgentExit.LEFT, f"the job ended: {payload.final}")
         self.holds = max(self.holds, payload.version)
+        self.beat_s = payload.beat_s
         if payload.pod is not None:
             self.holds_pod = max(self.holds_pod, payload.version)
         if self.view is not None and msg.seq <= self.agent_seq:
@@ -325,6 +327,12 @@ class AgentCore:
     def ack(self) -> Message:
         """The ACK request that (re)joins the job."""
         return self.message(MessageType.ACK, MessagePhase.BOOTCHECK, self.agent_seq, None)
+
+    def heartbeat_period(self, own_s: float) -> float:
+        """Seconds between this agent's heartbeats: its own period, or the longer one the
+        last order asked for (the controller's heartbeat budget; MAX_BEAT_S at most, as
+        `Order.from_data` checks)."""
+        return max(own_s, self.beat_s)
 
     def heartbeat(self) -> Message:
         """A heartbeat (refreshes the controller's last-seen time of this incarnation; says

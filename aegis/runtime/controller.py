@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import itertools
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -36,8 +37,10 @@ from aegis.generated.aegis_phase import (
     violated_invariants,
 )
 from aegis.protocol.envelope import Message, MessageType
+from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import (
+    MAX_BEAT_S,
     Eviction,
     Order,
     Receipt,
@@ -174,6 +177,25 @@ class JobConfig:
     rdzv_host: str = "127.0.0.1"
     port_base: int = 29500
     heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S  # <= 0: never declare a pod lost
+    heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE  # <= 0: no budget
+
+    @functools.cached_property
+    def beat_s(self) -> float:
+        """The heartbeat period every agent is asked to keep at least (the orders' `beat_s`):
+        the pods spread over the heartbeat budget, so that a job of any size sends at most
+        `heartbeat_rate` beats a second (0 without a budget; at most MAX_BEAT_S), rounded up
+        to a tenth of a second (an order's size does not depend on the job's)."""
+        if self.heartbeat_rate <= 0:
+            return 0.0
+        return min(MAX_BEAT_S, math.ceil(10 * len(self.pods) / self.heartbeat_rate) / 10)
+
+    @functools.cached_property
+    def silence_timeout(self) -> float:
+        """How long an agent may stay silent before its pod counts as lost: the configured
+        `heartbeat_timeout`, or 4 of the budget's beats when those are longer (<= 0: never)."""
+        if self.heartbeat_timeout <= 0:
+            return self.heartbeat_timeout
+        return max(self.heartbeat_timeout, 4 * self.beat_s)
 
     @functools.cached_property
     def pod_set(self) -> frozenset[str]:
@@ -590,7 +612,7 @@ class ControllerCore:
 
     def silent_pods(self, now: float | None = None) -> list[str]:
         """Joined agents (not leaving by themselves) silent for longer than the timeout."""
-        timeout = self.job.heartbeat_timeout
+        timeout = self.job.silence_timeout
         if timeout <= 0 or self.terminal is not None:
             return []
         now = time.monotonic() if now is None else now
@@ -614,7 +636,7 @@ class ControllerCore:
         step = self.engine.observe(Label.envPodRestart, w=ModelValue(pod))
         if step.applied:
             self.extras.counters["heartbeat_lost"] += 1
-            self._fault(pod, f"missed heartbeats for {self.job.heartbeat_timeout:g} s: pod lost")
+            self._fault(pod, f"missed heartbeats for {self.job.silence_timeout:g} s: pod lost")
             self.extras.incarnations[pod] = None
             self.extras.evicted[pod] = inc
             log.warning("agent %s (incarnation %s) missed its heartbeats: pod lost", pod, inc)
@@ -755,6 +777,7 @@ class ControllerCore:
             derived={name: getattr(derived, name) for name in agent_view.DERIVED},
             finished=self._finished_count(s),
             version=self.engine.seq_no,
+            beat_s=self.job.beat_s,
         )
         self._order_cache = (s, order)
         return order

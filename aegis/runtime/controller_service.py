@@ -243,7 +243,7 @@ class ControllerService:
         every agent at once, and that is not N pod losses. When the bus works again (or this
         process ran late: SIGSTOPped, starved; or its client dropped messages, too far behind
         on its queue) every agent gets a full timeout from then."""
-        timeout = self.core.job.heartbeat_timeout
+        timeout = self.core.job.silence_timeout
         if timeout <= 0:
             return
         period = min(timeout / 4, MAX_SCAN_PERIOD_S)

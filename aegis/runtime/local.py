@@ -40,7 +40,7 @@ from pathlib import Path
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
-from aegis.protocol.environment import AgentConfig, Var
+from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
 from aegis.runtime.agent_core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.controller import DEFAULT_HEARTBEAT_TIMEOUT_S
@@ -85,6 +85,7 @@ class LocalJob:
     connect_timeout: float = 10.0
     heartbeat_s: float = 5.0
     heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S
+    heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE  # the controller's heartbeat budget
     hang_timeout: float = DEFAULT_HANG_TIMEOUT_S  # <= 0: no hang detection
     checkpoint_file: str = ""  # marker file meaning "checkpoint done" (besides the API)
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -272,6 +273,8 @@ class Launcher:
                     str(free_port()),
                     "--heartbeat-timeout",
                     str(self.job.heartbeat_timeout),
+                    "--heartbeat-rate",
+                    str(self.job.heartbeat_rate),
                     "--metrics-port",
                     str(self.job.metrics_port),
                     "--events",

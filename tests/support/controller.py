@@ -49,13 +49,16 @@ async def running_controller(
     max_retry: int = 2,
     wal: Path | None = None,
     heartbeat_timeout: float | None = None,
+    heartbeat_rate: float | None = None,
 ) -> AsyncIterator[RunningController]:
     """Serve `job` (its status saved at `status`, with a write-ahead log at `wal` as `aegis
-    controller` has; the job's default heartbeat timeout unless given) until the block
-    ends, then stop and close."""
+    controller` has; the job's default heartbeat timeout and budget unless given) until the
+    block ends, then stop and close."""
     config = JobConfig(job.subjects.job, job.subjects.namespace, tuple(pods), max_retry)
     if heartbeat_timeout is not None:
         config = dataclasses.replace(config, heartbeat_timeout=heartbeat_timeout)
+    if heartbeat_rate is not None:
+        config = dataclasses.replace(config, heartbeat_rate=heartbeat_rate)
     core = ControllerCore(
         config,
         FileStatusStore(status),
