@@ -377,6 +377,7 @@ class AegisController:
         self.credentials.add_job(
             job_account(self.account, spec.namespace, spec.name, spec.token_sha256),
             expects=pod_expected(self.api, spec.namespace, spec.name),  # pod name + uid
+            expects_blocks=True,  # an API call each: in the service's threads, not its loop
         )
         runner = JobRunner(spec, self.api, self.controller_credentials, self.config, self.metrics)
         self.runners[spec.key] = runner

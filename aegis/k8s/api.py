@@ -25,6 +25,9 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 _CHUNK = 64 * 1024
 Query = list[tuple[str, str]]  # module-level: `KubeApi.list` shadows the builtin inside
+# connections kept to the API server: the Aegis Controller calls it from each job's runner and
+# from the credential service's checks (up to 32 at once) without opening one per call
+POOL_SIZE = 64
 
 
 class KubeApi:
@@ -49,6 +52,7 @@ class KubeApi:
                 )
         except (config.ConfigException, OSError) as exc:
             raise ApiError(0, "", f"no usable Kubernetes configuration: {exc}") from None
+        cfg.connection_pool_maxsize = POOL_SIZE
         return cls(client.ApiClient(cfg))
 
     @classmethod
@@ -56,6 +60,7 @@ class KubeApi:
         """An unauthenticated client for a plain-HTTP server (tests, `kubectl proxy`)."""
         cfg = client.Configuration()
         cfg.host = url.rstrip("/")
+        cfg.connection_pool_maxsize = POOL_SIZE
         return cls(client.ApiClient(cfg), timeout_s)
 
     @property

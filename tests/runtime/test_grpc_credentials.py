@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
 import os
 import socket
+import threading
 from collections.abc import AsyncIterator
 
 import grpc
@@ -40,11 +42,11 @@ class RecordingService(CredentialService):
         self.unavailable_first = 0
         self.explode = False
 
-    def issue(self, request: pb.IssueRequest) -> pb.IssueReply:
+    def issue(self, request: pb.IssueRequest, expected: bool | None = None) -> pb.IssueReply:
         self.requests.append(request)
         if self.explode:
             raise RuntimeError("bug in the service")
-        return super().issue(request)
+        return super().issue(request, expected)
 
     async def Issue(
         self, request: pb.IssueRequest, context: grpc.aio.ServicerContext
@@ -291,3 +293,49 @@ async def test_throttling_per_caller() -> None:
         err = await raw_issue(srv, good)  # the 7th exceeds the burst
         assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "too many requests" in (err.details() or "")
+
+
+async def test_checks_that_block_run_side_by_side_off_the_event_loop() -> None:
+    """A check that asks the Kubernetes API blocks for a round trip: four at once must be
+    in flight together (the barrier opens only then; on the loop they ran one by one and the
+    first one held every other request up), none on the loop's thread."""
+    job = Operator().create_job_account("team", "train-b")
+    barrier, seen = threading.Barrier(4, timeout=10), []
+    service = CredentialService(NATS_URL)
+
+    def expects(pod: str, incarnation: str) -> bool:
+        seen.append(threading.get_ident())
+        barrier.wait()
+        return incarnation == "good"
+
+    service.add_job(job, expects=expects, expects_blocks=True)
+    async with CredentialServer(service) as srv:
+        key = new_user_keypair().public_key.decode()
+        requests = [
+            build_request("team", "train-b", f"train-b-w{i}", key, job.bootstrap_token, "good")
+            for i in range(4)
+        ]
+        replies = await asyncio.gather(*(issue_raw(srv, r) for r in requests))
+        assert [r.subjects.worker for r in replies] == [
+            job.subjects.report(f"train-b-w{i}") for i in range(4)
+        ]
+        assert len(seen) == 4 and threading.get_ident() not in seen
+        # a request that fails an earlier check never reaches the API
+        bad = build_request("team", "train-b", "train-b-w0", key, "wrong token", "good")
+        assert (await raw_issue(srv, bad)).code() == grpc.StatusCode.PERMISSION_DENIED
+        assert len(seen) == 4
+
+
+async def test_a_job_removed_during_its_check_gets_no_credential() -> None:
+    job = Operator().create_job_account("team", "train-r")
+    service = CredentialService(NATS_URL)
+
+    def expects(pod: str, incarnation: str) -> bool:
+        service.remove_job("team", "train-r")  # its CR deleted meanwhile
+        return True
+
+    service.add_job(job, expects=expects, expects_blocks=True)
+    async with CredentialServer(service) as srv:
+        key = new_user_keypair().public_key.decode()
+        request = build_request("team", "train-r", "train-r-w0", key, job.bootstrap_token, "i1")
+        assert (await raw_issue(srv, request)).code() == grpc.StatusCode.PERMISSION_DENIED

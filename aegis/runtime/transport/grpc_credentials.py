@@ -12,6 +12,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -65,6 +66,10 @@ FIELD_LIMITS = {
 }
 # (pod, incarnation) -> whether the job expects this incarnation of this pod now
 Expects = Callable[[str, str], bool]
+# checks that ask another service (the Kubernetes API) at once, each in a thread of the
+# service's own: a check that blocks for an API round trip holds up no other request (on the
+# event loop, 12,500 pods' checks ran one after the other)
+CHECK_THREADS = 32
 
 
 class TokenBucket:
@@ -99,9 +104,10 @@ class _JobEntry:
     """A job the service issues for: its account, which incarnations it expects, and the
     key each incarnation was issued for (one credential per incarnation)."""
 
-    def __init__(self, account: JobAccount, expects: Expects | None) -> None:
+    def __init__(self, account: JobAccount, expects: Expects | None, blocks: bool) -> None:
         self.account = account
         self.expects = expects
+        self.blocks = blocks  # expects does blocking I/O: it runs off the event loop
         self.issued: dict[tuple[str, str], str] = {}  # (pod, incarnation) -> public key
 
 
@@ -118,13 +124,24 @@ class CredentialService(pb_grpc.CredentialsServicer):
     ) -> None:
         self.nats_url = nats_url
         self.throttle = throttle or Throttle()
-        self._jobs: dict[tuple[str, str], _JobEntry] = {j.key: _JobEntry(j, None) for j in jobs}
+        self._jobs = {j.key: _JobEntry(j, None, False) for j in jobs}
         self._callers: dict[str, tuple[TokenBucket, TokenBucket]] = {}
+        self._checks: ThreadPoolExecutor | None = None  # made for the first blocking check
 
-    def add_job(self, job: JobAccount, expects: Expects | None = None) -> None:
+    def add_job(
+        self, job: JobAccount, expects: Expects | None = None, *, expects_blocks: bool = False
+    ) -> None:
         """Start issuing credentials for `job`, for the incarnations `expects` accepts (None:
-        any pod name; still one credential per incarnation)."""
-        self._jobs[job.key] = _JobEntry(job, expects)
+        any pod name; still one credential per incarnation). `expects_blocks`: it does
+        blocking I/O (asks the Kubernetes API), so the RPC runs it in a thread, up to
+        CHECK_THREADS at once, and only for a request that passed every other check."""
+        self._jobs[job.key] = _JobEntry(job, expects, expects_blocks)
+
+    def close(self) -> None:
+        """End the threads of blocking checks (the server has stopped)."""
+        if self._checks is not None:
+            self._checks.shutdown(wait=False, cancel_futures=True)
+            self._checks = None
 
     def remove_job(self, namespace: str, job: str) -> None:
         """Stop issuing credentials for a job."""
@@ -149,8 +166,21 @@ class CredentialService(pb_grpc.CredentialsServicer):
             )
         return self._callers[caller]
 
-    def issue(self, request: pb.IssueRequest) -> pb.IssueReply:
-        """Check the request and sign a worker JWT; raises _Refusal with the status code."""
+    def issue(self, request: pb.IssueRequest, expected: bool | None = None) -> pb.IssueReply:
+        """Check the request and sign a worker JWT; raises _Refusal with the status code.
+        `expected`: the job's `expects` answer, asked already (off the event loop)."""
+        entry, key = self._admissible(request)
+        self._bind(entry, request.pod_name, request.incarnation, key, expected)
+        subjects = entry.account.subjects
+        return pb.IssueReply(
+            user_jwt=entry.account.worker_jwt(key, request.pod_name),
+            nats_url=self.nats_url,
+            subjects=pb.Subjects(master=subjects.master, worker=subjects.report(request.pod_name)),
+        )
+
+    def _admissible(self, request: pb.IssueRequest) -> tuple[_JobEntry, str]:
+        """The job's entry and the public key of a request that passes every check but the
+        job's `expects` and the incarnation's binding; raises _Refusal otherwise."""
         for name, limit in FIELD_LIMITS.items():
             size = len(getattr(request, name))
             if size > limit:
@@ -164,7 +194,6 @@ class CredentialService(pb_grpc.CredentialsServicer):
         entry = self._jobs.get((request.namespace, request.job))
         if entry is None or not entry.account.token_matches(request.bootstrap_token):
             raise _Refusal(grpc.StatusCode.PERMISSION_DENIED, _DENIED)
-        job = entry.account
         try:
             validate_pod_name(request.pod_name)
         except InvalidNameError as exc:
@@ -175,19 +204,17 @@ class CredentialService(pb_grpc.CredentialsServicer):
             if _looks_like_seed(key):
                 detail += "; this looks like a private seed: never send it, rotate it"
             raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, detail)
-        self._bind(entry, request.pod_name, request.incarnation, key)
-        subjects = job.subjects
-        return pb.IssueReply(
-            user_jwt=job.worker_jwt(key, request.pod_name),
-            nats_url=self.nats_url,
-            subjects=pb.Subjects(master=subjects.master, worker=subjects.report(request.pod_name)),
-        )
-
-    def _bind(self, entry: _JobEntry, pod: str, incarnation: str, key: str) -> None:
-        """One credential per pod incarnation the job expects, for one public key."""
-        if not incarnation:
+        if not request.incarnation:
             raise _Refusal(grpc.StatusCode.INVALID_ARGUMENT, "incarnation must not be empty")
-        if entry.expects is not None and not entry.expects(pod, incarnation):
+        return entry, key
+
+    def _bind(
+        self, entry: _JobEntry, pod: str, incarnation: str, key: str, expected: bool | None
+    ) -> None:
+        """One credential per pod incarnation the job expects, for one public key."""
+        if expected is None and entry.expects is not None:
+            expected = entry.expects(pod, incarnation)
+        if expected is False:
             raise _Refusal(
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"pod {pod} incarnation {incarnation} is not one this job expects",
@@ -199,6 +226,24 @@ class CredentialService(pb_grpc.CredentialsServicer):
                 f"incarnation {incarnation} of {pod} already holds a credential",
             )
 
+    async def _expected_off_loop(self, request: pb.IssueRequest) -> bool | None:
+        """The job's `expects` answer, asked in a thread when it blocks (None otherwise: it
+        is asked on the loop), for a request that passed every other check (no API call for
+        a bad token or a malformed name)."""
+        try:
+            entry, _ = self._admissible(request)
+        except _Refusal:
+            return None  # `issue` refuses it, saying why
+        if entry.expects is None or not entry.blocks:
+            return None
+        if self._checks is None:
+            self._checks = ThreadPoolExecutor(CHECK_THREADS, thread_name_prefix="aegis-creds")
+        loop = asyncio.get_running_loop()
+        check = entry.expects
+        return await loop.run_in_executor(
+            self._checks, check, request.pod_name, request.incarnation
+        )
+
     async def Issue(self, request: pb.IssueRequest, context: Any) -> pb.IssueReply:
         """The RPC: `issue`, throttled per caller, refusals and errors mapped to codes."""
         caller = _caller(context)
@@ -208,7 +253,7 @@ class CredentialService(pb_grpc.CredentialsServicer):
                 raise _Refusal(
                     grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many requests from {caller}"
                 )
-            reply = self.issue(request)
+            reply = self.issue(request, await self._expected_off_loop(request))
         except _Refusal as refusal:
             code, detail = refusal.code, refusal.detail
             if code != grpc.StatusCode.RESOURCE_EXHAUSTED and not self.refused(caller):
@@ -268,6 +313,7 @@ class CredentialServer:
         if self._server is not None:
             await self._server.stop(grace)
         self._server, self.port = None, None
+        self.service.close()
 
     async def __aenter__(self) -> CredentialServer:
         await self.start()

@@ -1,0 +1,175 @@
+"""Credential issuance on Kubernetes: N agents at once, each pod checked against the API.
+
+    python bench/credentials.py [--agents 2000] [--latency-ms 0 5 20] [--json]
+
+On Kubernetes the credential service accepts a request only for a pod the API has, with that
+uid and the job's label (`aegis.k8s.pod_identity.pod_expected`: one GET per request). The
+service runs as in the Aegis Controller (`CredentialServerThread`: its own thread and event
+loop); the API is an HTTP server answering that GET after `--latency-ms` (an API server's
+round trip: a quorum read from etcd is milliseconds on a real cluster, more when it is busy;
+a fake here, since no API server can run on these machines) in a process of its own; N agents
+ask at once from another process (real gRPC, each its own NKey), and the bench waits for every
+credential. This process holds only what the Aegis Controller holds, and its CPU time per
+credential is printed beside the wall time.
+
+Two ways side by side, in one run:
+
+  loop      the check on the service's event loop (what the service did before: each GET
+            held up every other request, so N checks ran one after the other)
+  threads   the check in the service's threads (`expects_blocks=True`, CHECK_THREADS at once)
+
+It prints, per latency, each way's seconds for all N and credentials a second, and
+threads / loop as a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import sys
+import time
+import uuid
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from aiohttp import web  # noqa: E402
+
+from aegis.k8s.aegis_controller import CredentialServerThread  # noqa: E402
+from aegis.k8s.api import KubeApi  # noqa: E402
+from aegis.k8s.pod_identity import pod_expected  # noqa: E402
+from aegis.k8s.resources import LABEL_JOB  # noqa: E402
+from aegis.runtime.transport.auth import Operator  # noqa: E402
+from aegis.runtime.transport.grpc_credentials import (  # noqa: E402
+    CredentialService,
+    Throttle,
+    request_credentials,
+)
+
+NAMESPACE, JOB = "team", "creds"
+
+
+def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection) -> None:
+    """The fake API's process: GET /api/v1/namespaces/NS/pods/NAME after `latency_s`; sends
+    its URL, then the number of GETs it answered when told to stop."""
+
+    async def serve() -> None:
+        gets = 0
+
+        async def pod(request: web.Request) -> web.Response:
+            nonlocal gets
+            gets += 1
+            await asyncio.sleep(latency_s)
+            name = request.match_info["name"]
+            if request.match_info["ns"] != NAMESPACE or name not in uids:
+                return web.json_response({"kind": "Status", "code": 404}, status=404)
+            meta = {"name": name, "uid": uids[name], "labels": {LABEL_JOB: JOB}}
+            return web.json_response({"kind": "Pod", "apiVersion": "v1", "metadata": meta})
+
+        app = web.Application()
+        app.router.add_get("/api/v1/namespaces/{ns}/pods/{name}", pod)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        conn.send(f"http://127.0.0.1:{port}")
+        await asyncio.get_running_loop().run_in_executor(None, conn.recv)  # "stop"
+        conn.send(gets)
+        await runner.cleanup()
+
+    asyncio.run(serve())
+
+
+def _ask_all(address: str, token: str, uids: dict[str, str], conn: Connection) -> None:
+    """The agents' process: every pod of `uids` asks at once; sends the seconds until all
+    got their credential."""
+
+    async def ask() -> float:
+        started = time.perf_counter()
+        await asyncio.gather(
+            *(
+                request_credentials(
+                    address, namespace=NAMESPACE, job=JOB, pod_name=pod, bootstrap_token=token,
+                    incarnation=uid, attempts=1, timeout=600.0,
+                )
+                for pod, uid in uids.items()
+            )
+        )  # fmt: skip
+        return time.perf_counter() - started
+
+    conn.send(asyncio.run(ask()))
+
+
+def measure(agents: int, latency_s: float, blocks: bool) -> dict[str, Any]:
+    """One way: a fresh service and API, `agents` requests at once. The agents and the API
+    run in processes of their own: this one holds only what the Aegis Controller holds."""
+    ctx = multiprocessing.get_context("spawn")
+    account = Operator().create_job_account(NAMESPACE, JOB)
+    uids = {f"{JOB}-worker-{i}": str(uuid.uuid4()) for i in range(agents)}
+    api_end, api_child = ctx.Pipe()
+    api_proc = ctx.Process(target=_serve_pods, args=(uids, latency_s, api_child), daemon=True)
+    api_proc.start()
+    try:
+        api = KubeApi.for_url(api_end.recv())
+        throttle = Throttle(rate=10.0 * agents + 1000, burst=2.0 * agents + 1000)
+        service = CredentialService("nats://127.0.0.1:4222", throttle=throttle)
+        service.add_job(account, pod_expected(api, NAMESPACE, JOB), expects_blocks=blocks)
+        server = CredentialServerThread(service, host="127.0.0.1")
+        server.start()
+        cpu = time.process_time()
+        try:
+            end, child = ctx.Pipe()
+            args = (server.address, account.bootstrap_token, uids, child)
+            agents_proc = ctx.Process(target=_ask_all, args=args, daemon=True)
+            agents_proc.start()
+            seconds = end.recv()
+            agents_proc.join(30)
+        finally:
+            cpu = time.process_time() - cpu
+            server.stop()
+            api.close()
+        api_end.send("stop")
+        gets = api_end.recv()
+    finally:
+        api_proc.join(30)
+        if api_proc.is_alive():
+            api_proc.kill()
+    assert gets == agents, (gets, agents)
+    return {
+        "s": round(seconds, 3),
+        "per_s": round(agents / seconds, 1),
+        "service_cpu_ms_per_credential": round(1000 * cpu / agents, 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--agents", type=int, default=2000)
+    p.add_argument("--latency-ms", type=float, nargs="+", default=[0.0, 5.0, 20.0])
+    p.add_argument("--json", action="store_true", help="print only the JSON object")
+    args = p.parse_args(argv)
+    if args.agents < 1 or any(ms < 0 for ms in args.latency_ms):
+        p.error("--agents must be >= 1 and --latency-ms >= 0")
+    out: dict[str, Any] = {"agents": args.agents, "by_latency_ms": {}}
+    for ms in args.latency_ms:
+        loop = measure(args.agents, ms / 1000, blocks=False)
+        threads = measure(args.agents, ms / 1000, blocks=True)
+        out["by_latency_ms"][f"{ms:g}"] = {
+            "loop": loop,
+            "threads": threads,
+            "threads_over_loop": round(threads["s"] / loop["s"], 3),
+        }
+        if not args.json:
+            print(f"latency {ms:g} ms: loop {loop['s']} s, threads {threads['s']} s", flush=True)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
