@@ -3,23 +3,25 @@
     python bench/credentials.py [--agents 2000] [--latency-ms 0 5 20] [--json]
 
 On Kubernetes the credential service accepts a request only for a pod the API has, with that
-uid and the job's label (`aegis.k8s.pod_identity.pod_expected`: one GET per request). The
-service runs as in the Aegis Controller (`CredentialServerThread`: its own thread and event
-loop); the API is an HTTP server answering that GET after `--latency-ms` (an API server's
-round trip: a quorum read from etcd is milliseconds on a real cluster, more when it is busy;
-a fake here, since no API server can run on these machines) in a process of its own; N agents
-ask at once from another process (real gRPC, each its own NKey), and the bench waits for every
-credential. This process holds only what the Aegis Controller holds, and its CPU time per
-credential is printed beside the wall time.
+uid and the job's label (`aegis.k8s.pod_identity.pod_expected`: one GET per request). The API
+here is an HTTP server answering that GET after `--latency-ms` (an API server's round trip: a
+quorum read from etcd is milliseconds on a real cluster, more when it is busy; a fake, since no
+API server can run on these machines), in a process of its own; N agents ask at once from
+another process (real gRPC, each its own NKey), and the bench waits for every credential. This
+process holds what the Aegis Controller process holds; its CPU time per credential is printed
+beside the wall time (the lock the controller's job runners share).
 
-Two ways side by side, in one run:
+Three ways side by side, in one run:
 
-  loop      the check on the service's event loop (what the service did before: each GET
-            held up every other request, so N checks ran one after the other)
-  threads   the check in the service's threads (`expects_blocks=True`, CHECK_THREADS at once)
+  loop      the service on a thread and event loop of this process, the check on that loop
+            (the Aegis Controller before: each GET held up every other request, so N checks
+            ran one after the other, and every request took this process's interpreter lock)
+  threads   the same, the check in the service's threads (CHECK_THREADS at once)
+  process   the service in a process of its own, checks in its threads (`CredentialProcess`:
+            the Aegis Controller now)
 
-It prints, per latency, each way's seconds for all N and credentials a second, and
-threads / loop as a ratio.
+It prints, per latency, each way's seconds for all N, credentials a second, this process's CPU
+per credential, and each way's time over the loop's.
 """
 
 from __future__ import annotations
@@ -40,18 +42,23 @@ sys.path.insert(0, str(ROOT))
 
 from aiohttp import web  # noqa: E402
 
-from aegis.k8s.aegis_controller import CredentialServerThread  # noqa: E402
+from aegis.k8s.aegis_controller import ServerThread  # noqa: E402
 from aegis.k8s.api import KubeApi  # noqa: E402
+from aegis.k8s.credential_process import ApiSource, CredentialProcess  # noqa: E402
+from aegis.k8s.keys import token_sha256  # noqa: E402
 from aegis.k8s.pod_identity import pod_expected  # noqa: E402
 from aegis.k8s.resources import LABEL_JOB  # noqa: E402
-from aegis.runtime.transport.auth import Operator  # noqa: E402
+from aegis.runtime.transport.auth import JobAccount, Operator  # noqa: E402
 from aegis.runtime.transport.grpc_credentials import (  # noqa: E402
+    CredentialServer,
     CredentialService,
     Throttle,
     request_credentials,
 )
 
 NAMESPACE, JOB = "team", "creds"
+NATS_URL = "nats://127.0.0.1:4222"  # named in each credential; nothing connects to it
+WAYS = ("loop", "threads", "process")
 
 
 def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection) -> None:
@@ -106,7 +113,7 @@ def _ask_all(address: str, token: str, uids: dict[str, str], conn: Connection) -
     conn.send(asyncio.run(ask()))
 
 
-def measure(agents: int, latency_s: float, blocks: bool) -> dict[str, Any]:
+def measure(agents: int, latency_s: float, way: str) -> dict[str, Any]:
     """One way: a fresh service and API, `agents` requests at once. The agents and the API
     run in processes of their own: this one holds only what the Aegis Controller holds."""
     ctx = multiprocessing.get_context("spawn")
@@ -116,12 +123,9 @@ def measure(agents: int, latency_s: float, blocks: bool) -> dict[str, Any]:
     api_proc = ctx.Process(target=_serve_pods, args=(uids, latency_s, api_child), daemon=True)
     api_proc.start()
     try:
-        api = KubeApi.for_url(api_end.recv())
-        throttle = Throttle(rate=10.0 * agents + 1000, burst=2.0 * agents + 1000)
-        service = CredentialService("nats://127.0.0.1:4222", throttle=throttle)
-        service.add_job(account, pod_expected(api, NAMESPACE, JOB), expects_blocks=blocks)
-        server = CredentialServerThread(service, host="127.0.0.1")
-        server.start()
+        url = api_end.recv()
+        api = KubeApi.for_url(url)
+        server = _server(way, account, api, url)
         cpu = time.process_time()
         try:
             end, child = ctx.Pipe()
@@ -144,8 +148,37 @@ def measure(agents: int, latency_s: float, blocks: bool) -> dict[str, Any]:
     return {
         "s": round(seconds, 3),
         "per_s": round(agents / seconds, 1),
-        "service_cpu_ms_per_credential": round(1000 * cpu / agents, 3),
+        "controller_cpu_ms_per_credential": round(1000 * cpu / agents, 3),
     }
+
+
+class _ThreadServer:
+    """The service on a thread and event loop of its own in this process (as the Aegis
+    Controller ran it before it had a process of its own)."""
+
+    def __init__(self, service: CredentialService) -> None:
+        self.grpc = CredentialServer(service, "127.0.0.1", 0)
+        self.thread = ServerThread("grpc-credentials", self.grpc.start, self.grpc.stop)
+        self.thread.start()
+        self.address = self.grpc.address
+
+    def stop(self) -> None:
+        self.thread.stop()
+
+
+def _server(way: str, account: JobAccount, api: KubeApi, url: str) -> Any:
+    """The credential server of `way`, serving `account`'s job (its pods checked on `api`)."""
+    if way == "process":
+        process = CredentialProcess(account.account, NATS_URL, ApiSource(url=url), "127.0.0.1", 0)
+        process.start()
+        # the bench's job account holds the token; the process is told its hash, as the CR says
+        process.register(NAMESPACE, JOB, token_sha256(account.bootstrap_token))
+        return process
+    throttle = Throttle(rate=1e9, burst=1e9)
+    service = CredentialService(NATS_URL, throttle=throttle)
+    blocks = way == "threads"
+    service.add_job(account, pod_expected(api, NAMESPACE, JOB), expects_blocks=blocks)
+    return _ThreadServer(service)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,15 +191,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--agents must be >= 1 and --latency-ms >= 0")
     out: dict[str, Any] = {"agents": args.agents, "by_latency_ms": {}}
     for ms in args.latency_ms:
-        loop = measure(args.agents, ms / 1000, blocks=False)
-        threads = measure(args.agents, ms / 1000, blocks=True)
-        out["by_latency_ms"][f"{ms:g}"] = {
-            "loop": loop,
-            "threads": threads,
-            "threads_over_loop": round(threads["s"] / loop["s"], 3),
-        }
+        ways = {way: measure(args.agents, ms / 1000, way) for way in WAYS}
+        loop = ways["loop"]["s"]
+        for way in WAYS[1:]:
+            ways[f"{way}_over_loop"] = round(ways[way]["s"] / loop, 3)
+        out["by_latency_ms"][f"{ms:g}"] = ways
         if not args.json:
-            print(f"latency {ms:g} ms: loop {loop['s']} s, threads {threads['s']} s", flush=True)
+            line = ", ".join(f"{way} {ways[way]['s']} s" for way in WAYS)
+            print(f"latency {ms:g} ms: {line}", flush=True)
     print(json.dumps(out))
     return 0
 

@@ -79,6 +79,7 @@ def _register_controller(sub: argparse._SubParsersAction[argparse.ArgumentParser
 def controller_func(args: argparse.Namespace) -> int:
     """Run the Aegis Controller until SIGTERM/SIGINT."""
     from aegis.k8s import aegis_controller as ac
+    from aegis.k8s.credential_process import ApiSource
     from aegis.runtime.gc_tuning import tune_controller_process
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -101,6 +102,7 @@ def controller_func(args: argparse.Namespace) -> int:
             account,
             config,
             stop,
+            api_source=ApiSource(kubeconfig=args.kubeconfig, context=args.context),
             grpc_host=args.grpc_host,
             grpc_port=args.grpc_port,
             metrics_port=args.metrics_port,

@@ -1,8 +1,9 @@
 """The Aegis Controller on Kubernetes: one runtime controller per Aegis CR.
 
 `AegisController` watches Aegis CRs (plus a periodic full resync). For each CR it registers the
-job with the gRPC credential service (`job_account`: agents of that job get user JWTs limited
-to the job's subjects, checked against `spec.bootstrapTokenSHA256`) and starts a `JobRunner`:
+job with the gRPC credential service (a child process, `credential_process.py`: agents of
+that job get user JWTs limited to the job's subjects, checked against
+`spec.bootstrapTokenSHA256` and the API's pods) and starts a `JobRunner`:
 the same `ControllerCore` + `ControllerService` as local mode, with `CrStatusStore` as its
 store and its own NATS connection made with the controller's credentials. A deleted CR has its
 credentials revoked first, then its runner stopped.
@@ -36,17 +37,17 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aegis.checks.faultlog import FaultLogWriter
 from aegis.errors import AegisError
 from aegis.k8s.api import KubeApi
 from aegis.k8s.cr_store import CrStatusStore
+from aegis.k8s.credential_process import ApiSource, CredentialProcess
 from aegis.k8s.errors import ApiError, K8sError
 from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, job_account, load_account
 from aegis.k8s.manifests import DEFAULT_MASTER_PORT, ctl_secret
 from aegis.k8s.model import DEFAULT_MAX_RETRY
-from aegis.k8s.pod_identity import pod_expected
 from aegis.k8s.resources import AEGIS, SECRET, pod_name, service_name
 from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, TERMINATED, ControllerExit
@@ -57,11 +58,25 @@ from aegis.runtime.observability import JobObserver, MetricsServer, ObserverMetr
 from aegis.runtime.store import Status
 from aegis.runtime.transport.auth import Account, UserCredentials
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
 
 log = logging.getLogger(__name__)
 
 JobKey = tuple[str, str]  # (namespace, Aegis CR name == job name)
+
+
+class Credentials(Protocol):
+    """Where the jobs' agents get their credentials (`CredentialProcess`)."""
+
+    def register(self, namespace: str, job: str, token_sha256: str) -> None:
+        """Issue credentials for the job's pods from now on."""
+
+    def revoke(self, namespace: str, job: str) -> None:
+        """Issue no more for the job."""
+
+    def ensure_running(self) -> None:
+        """Start the service again if it died."""
+
+
 DEFAULT_NATS_URL = "nats://aegis-nats.aegis-system.svc:4222"
 DEFAULT_ACCOUNT_DIR = "/etc/aegis/nats"
 DEFAULT_GRPC_PORT = 50051
@@ -338,7 +353,7 @@ class AegisController:
         self,
         api: KubeApi,
         account: Account,
-        credentials: CredentialService,
+        credentials: Credentials,
         config: AegisControllerConfig,
         metrics: ObserverMetrics | None = None,
     ) -> None:
@@ -374,11 +389,8 @@ class AegisController:
                 log.error("aegis %s/%s cannot be run: %s", *spec.key, problem)
                 self._rejected[spec.key] = spec.uid
             return
-        self.credentials.add_job(
-            job_account(self.account, spec.namespace, spec.name, spec.token_sha256),
-            expects=pod_expected(self.api, spec.namespace, spec.name),  # pod name + uid
-            expects_blocks=True,  # an API call each: in the service's threads, not its loop
-        )
+        # its agents' credentials from now on, for the pods the API has (name, uid, label)
+        self.credentials.register(spec.namespace, spec.name, spec.token_sha256)
         runner = JobRunner(spec, self.api, self.controller_credentials, self.config, self.metrics)
         self.runners[spec.key] = runner
         runner.start()
@@ -426,7 +438,10 @@ class AegisController:
         runner = self.runners.get(key)
         if runner is None or (uid and runner.spec.uid and runner.spec.uid != uid):
             return
-        self.credentials.remove_job(*key)
+        try:
+            self.credentials.revoke(*key)
+        except AegisError as exc:  # no credential process: none is issued for anyone
+            log.warning("aegis %s/%s: %s", *key, exc)
         del self.runners[key]
         runner.stop(wait)
         log.info("aegis %s/%s: credentials revoked, controller stopped", *key)
@@ -456,6 +471,10 @@ class AegisController:
         try:
             while not stop.is_set():
                 if time.monotonic() >= next_resync:
+                    try:
+                        self.credentials.ensure_running()
+                    except AegisError as exc:
+                        log.warning("credential service: %s", exc)
                     try:
                         self.resync()
                     except ApiError as exc:
@@ -578,19 +597,6 @@ class ServerThread:
             await self._stop_server()
 
 
-class CredentialServerThread(ServerThread):
-    """The gRPC credential server on a thread of its own."""
-
-    def __init__(self, service: CredentialService, host: str = "0.0.0.0", port: int = 0) -> None:
-        self.server = CredentialServer(service, host, port)
-        super().__init__("grpc-credentials", self.server.start, self.server.stop)
-
-    @property
-    def address(self) -> str:
-        """`host:port` the server listens on."""
-        return self.server.address
-
-
 class MetricsServerThread(ServerThread):
     """`GET /metrics` of every job (one shared ObserverMetrics) on a thread of its own."""
 
@@ -610,16 +616,17 @@ def serve(
     config: AegisControllerConfig,
     stop: threading.Event,
     *,
+    api_source: ApiSource,
     grpc_host: str = "0.0.0.0",
     grpc_port: int = DEFAULT_GRPC_PORT,
     metrics_port: int = DEFAULT_METRICS_PORT,
 ) -> None:
-    """`aegis k8s controller`: the credential server, `/metrics` (unless `metrics_port` is 0)
-    and the CR watch, until `stop` is set."""
-    credentials = CredentialService(config.nats_url)
-    grpc_server = CredentialServerThread(credentials, grpc_host, grpc_port)
-    grpc_server.start()
-    log.info("gRPC credential server on %s; NATS at %s", grpc_server.address, config.nats_url)
+    """`aegis k8s controller`: the credential server (a child process reaching the API as
+    `api_source` says), `/metrics` (unless `metrics_port` is 0) and the CR watch, until
+    `stop` is set."""
+    credentials = CredentialProcess(account, config.nats_url, api_source, grpc_host, grpc_port)
+    credentials.start()
+    log.info("gRPC credential server on %s; NATS at %s", credentials.address, config.nats_url)
     metrics = ObserverMetrics()
     metrics_server = None
     if metrics_port:
@@ -631,4 +638,4 @@ def serve(
     finally:
         if metrics_server is not None:
             metrics_server.stop()
-        grpc_server.stop()
+        credentials.stop()

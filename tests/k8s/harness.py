@@ -13,17 +13,17 @@ from typing import Any
 from aegis.k8s.aegis_controller import (
     AegisController,
     AegisControllerConfig,
-    CredentialServerThread,
     MetricsServerThread,
 )
 from aegis.k8s.api import KubeApi
+from aegis.k8s.credential_process import ApiSource, CredentialProcess
 from aegis.k8s.errors import ApiError
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.resources import AEGIS, LABEL_JOB, POD
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.transport.auth import Account
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.transport.grpc_credentials import CredentialService, request_credentials
+from aegis.runtime.transport.grpc_credentials import request_credentials
 
 from .cluster import NAMESPACE, Cluster
 
@@ -59,6 +59,7 @@ class Running:
     controller: AegisController
     grpc: str
     metrics_url: str
+    credentials: CredentialProcess
 
 
 @contextmanager
@@ -67,9 +68,8 @@ def running(url: str, nats: Nats) -> Iterator[Running]:
     config = AegisControllerConfig(
         nats_url=nats.url, resync_s=0.5, backoff_initial_s=0.05, backoff_max_s=0.5
     )
-    credentials = CredentialService(nats.url)
-    grpc = CredentialServerThread(credentials, "127.0.0.1", 0)
-    grpc.start()
+    credentials = CredentialProcess(nats.account, nats.url, ApiSource(url=url), "127.0.0.1", 0)
+    credentials.start()
     api = KubeApi.for_url(url, timeout_s=5.0)
     controller = AegisController(api, nats.account, credentials, config)
     metrics = MetricsServerThread(controller.metrics, "127.0.0.1", 0)
@@ -78,12 +78,12 @@ def running(url: str, nats: Nats) -> Iterator[Running]:
     thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
     thread.start()
     try:
-        yield Running(controller, grpc.address, metrics.url)
+        yield Running(controller, credentials.address, metrics.url, credentials)
     finally:
         stop.set()
         thread.join(15)
         metrics.stop()
-        grpc.stop()
+        credentials.stop()
         api.close()
     assert not thread.is_alive()
 

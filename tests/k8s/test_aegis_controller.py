@@ -33,11 +33,23 @@ from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.errors import BusError, CredentialsRejected
 from aegis.runtime.transport.auth import Operator
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.transport.grpc_credentials import CredentialService
 
 from ..support import first_request, wait_for, wait_for_async
 from .cluster import NAMESPACE, Cluster
 from .harness import PODS, SUBJECTS, Nats, Running, aegis_cr, running, worker_bus, worker_pod
+
+
+class _NoCredentials:
+    """No credential service: this test never gets as far as a job."""
+
+    def register(self, namespace: str, job: str, token_sha256: str) -> None:
+        raise AssertionError("no job should be registered")
+
+    def revoke(self, namespace: str, job: str) -> None:
+        raise AssertionError("no job should be revoked")
+
+    def ensure_running(self) -> None:
+        return None
 
 
 def status(cluster: Cluster, name: str = "train") -> dict[str, Any]:
@@ -233,7 +245,7 @@ def test_an_unreachable_api_server_is_retried_not_fatal(tmp_path: Path) -> None:
         return real_list(*args, **kwargs)  # the real call: refused every time
 
     api.list = counting_list  # type: ignore[method-assign]
-    controller = AegisController(api, account, CredentialService("nats://x:4222"), config)
+    controller = AegisController(api, account, _NoCredentials(), config)
     stop = threading.Event()
     thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
     thread.start()

@@ -1,0 +1,274 @@
+"""The Aegis Controller's credential service in a process of its own (its own interpreter lock).
+
+The controller process runs every job's runner (a thread each); the credential service in it
+took the same interpreter lock for each request (gRPC, the JWT's signature, the pod check's
+API call: ~1 ms of CPU each, bench/credentials.py), so a 12,500-pod job's agents getting
+their credentials held up that very job's runner handling their ACKs (12-17 s of CPU on one
+lock). In a child process the two run on two cores.
+
+The parent (`CredentialProcess`) starts `python -m aegis.k8s.credential_process` so that it
+dies with the parent (`dies_with_parent`), and speaks JSON lines on its stdin/stdout:
+
+    parent: {"account_jwt", "account_seed", "nats_url", "host", "port", "api": {...}}
+    child:  {"ready": "host:port"} | {"error": "why"}
+    parent: {"op": "add", "namespace", "job", "token_sha256"} | {"op": "remove", ...}
+    child:  {"ok": true} | {"error": "why"}
+
+(the account's seed goes on stdin, never in argv or the environment). End of stdin ends the
+child. A child that died (or does not answer within CALL_TIMEOUT_S) is started again with
+every job the parent registered, before the call that found it is made again; the bindings
+of incarnations to keys start afresh then, as after a restart of the whole controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import select
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from typing import IO, Any
+
+from aegis.k8s.api import KubeApi
+from aegis.k8s.errors import K8sError
+from aegis.k8s.keys import job_account, load_account
+from aegis.k8s.pod_identity import pod_expected
+from aegis.runtime.lifetime import dies_with_parent
+from aegis.runtime.transport.auth import Account
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 60.0  # imports (grpc, kubernetes) and the bind, on a busy node
+CALL_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class ApiSource:
+    """How the child reaches the Kubernetes API: a plain-HTTP URL (tests, `kubectl proxy`),
+    else a kubeconfig (None: in-cluster) and its context."""
+
+    url: str = ""
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    def connect(self) -> KubeApi:
+        """A client for the API."""
+        if self.url:
+            return KubeApi.for_url(self.url)
+        return KubeApi.from_config(self.kubeconfig, self.context)
+
+
+class CredentialProcess:
+    """The credential service of the Aegis Controller, run in a child process: `register` a
+    job (its credentials issued from then on, for the pods the API has) and `revoke` it."""
+
+    def __init__(
+        self, account: Account, nats_url: str, source: ApiSource, host: str, port: int
+    ) -> None:
+        self._config = {
+            "account_jwt": account.jwt,
+            "account_seed": bytes(account.keypair.seed).decode("ascii"),
+            "nats_url": nats_url,
+            "host": host,
+            "port": port,
+            "api": {"url": source.url, "kubeconfig": source.kubeconfig, "context": source.context},
+        }
+        self._host = host
+        self._jobs: dict[tuple[str, str], str] = {}  # registered: (namespace, job) -> token hash
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[str] | None = None
+        self.address = ""
+        self.starts = 0  # how many children were started (restarts: starts - 1)
+
+    def start(self) -> None:
+        """Start the child and wait until it serves (K8sError if it cannot)."""
+        with self._lock:
+            self._start()
+
+    def register(self, namespace: str, job: str, token_sha256: str) -> None:
+        """Issue credentials for `job` from now on (before its runner starts)."""
+        with self._lock:
+            self._jobs[(namespace, job)] = token_sha256
+            self._call({"op": "add", "namespace": namespace, "job": job,
+                        "token_sha256": token_sha256})  # fmt: skip
+
+    def revoke(self, namespace: str, job: str) -> None:
+        """Issue no more credentials for `job` (an Issue then gets PERMISSION_DENIED)."""
+        with self._lock:
+            self._jobs.pop((namespace, job), None)
+            self._call({"op": "remove", "namespace": namespace, "job": job})
+
+    def ensure_running(self) -> None:
+        """Start the child again (with every registered job) if it died."""
+        with self._lock:
+            if not self.running:
+                self._restart("is not running")
+
+    def stop(self, timeout: float = 5.0) -> int | None:
+        """End the child: its stdin closes, it stops serving and exits (killed if it does not
+        within `timeout`). Its exit status (0: it stopped by itself; None: none was running)."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        with contextlib.suppress(OSError):
+            if proc.stdin is not None:
+                proc.stdin.close()
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait()
+
+    @property
+    def running(self) -> bool:
+        """Whether the child is there (it may still be starting)."""
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        """The child's pid (None when it is not running)."""
+        return None if self._proc is None else self._proc.pid
+
+    # ---------------- internals (under the lock) ----------------
+
+    def _start(self) -> None:
+        argv = dies_with_parent([sys.executable, "-m", "aegis.k8s.credential_process"])
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        self._proc = proc
+        self.starts += 1
+        try:
+            answer = self._exchange(self._config, START_TIMEOUT_S)
+        except _ChildGone as exc:
+            answer = {"error": str(exc)}
+        if "ready" not in answer:
+            self._kill()
+            raise K8sError(f"the credential process did not start: {answer.get('error', answer)}")
+        self.address = str(answer["ready"])
+        for (namespace, job), token_hash in self._jobs.items():
+            self._checked({"op": "add", "namespace": namespace, "job": job,
+                           "token_sha256": token_hash})  # fmt: skip
+
+    def _call(self, request: dict[str, Any]) -> None:
+        try:
+            self._checked(request)
+        except _ChildGone as exc:
+            # its jobs (this one included, or not for a revoke) are registered again
+            self._restart(str(exc))
+
+    def _restart(self, why: str) -> None:
+        log.warning("credential process %s; starting it again", why)
+        self._kill()
+        try:
+            self._start()
+        except (_ChildGone, OSError) as exc:  # K8sError (it said why) goes up as it is
+            self._kill()
+            raise K8sError(f"the credential process cannot be started again: {exc}") from None
+
+    def _checked(self, request: dict[str, Any]) -> None:
+        answer = self._exchange(request, CALL_TIMEOUT_S)
+        if answer.get("ok") is not True:
+            raise K8sError(f"the credential process refused {request['op']}: {answer}")
+
+    def _exchange(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one line, read one line (_ChildGone when the child is gone or silent)."""
+        proc = self._proc
+        if proc is None or proc.stdin is None or proc.stdout is None:
+            raise _ChildGone("is not running")
+        try:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+        except OSError as exc:
+            raise _ChildGone(f"is gone ({exc})") from None
+        line = _read_line(proc.stdout, timeout)
+        if line is None:
+            raise _ChildGone(f"did not answer within {timeout:g} s")
+        if not line:
+            raise _ChildGone(f"closed its output (exit {proc.poll()})")
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            raise _ChildGone(f"answered {line[:200]!r}") from None
+        if not isinstance(answer, dict):
+            raise _ChildGone(f"answered {line[:200]!r}")
+        return answer
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+class _ChildGone(Exception):
+    """The child died, closed its stdout, or did not answer in time."""
+
+
+def _read_line(stream: IO[str], timeout: float) -> str | None:
+    """One line from the child's stdout ("" at its end), or None after `timeout` seconds."""
+    ready, _, _ = select.select([stream], [], [], timeout)
+    return stream.readline() if ready else None
+
+
+# ---------------- the child ----------------
+
+
+async def _serve_child() -> int:
+    """The child's body: serve credentials, apply the parent's registrations, end with stdin."""
+    from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
+
+    loop = asyncio.get_running_loop()
+    read = sys.stdin.readline
+    try:
+        config = json.loads(await loop.run_in_executor(None, read))
+        account = load_account(config["account_jwt"], config["account_seed"].encode("ascii"))
+        api = ApiSource(**config["api"]).connect()
+        service = CredentialService(config["nats_url"])
+        server = CredentialServer(service, config["host"], int(config["port"]))
+        await server.start()
+    except Exception as exc:  # everything the parent sent or we could not do: say why
+        _answer({"error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    _answer({"ready": server.address})
+    try:
+        while line := await loop.run_in_executor(None, read):
+            try:
+                request = json.loads(line)
+                key = (request["namespace"], request["job"])
+                if request["op"] == "add":
+                    job = job_account(account, *key, request["token_sha256"])
+                    # an API call each: in the service's threads, not its loop
+                    service.add_job(job, pod_expected(api, *key), expects_blocks=True)
+                elif request["op"] == "remove":
+                    service.remove_job(*key)
+                else:
+                    raise ValueError(f"unknown op {request['op']!r}")
+            except (ValueError, KeyError, TypeError, K8sError) as exc:
+                _answer({"error": f"{type(exc).__name__}: {exc}"})
+                continue
+            _answer({"ok": True})
+    finally:
+        await server.stop()
+        api.close()
+    return 0
+
+
+def _answer(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    """`python -m aegis.k8s.credential_process` (started by CredentialProcess)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    return asyncio.run(_serve_child())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

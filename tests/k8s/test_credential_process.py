@@ -1,0 +1,113 @@
+"""The Aegis Controller's credential service in its own process: jobs registered and revoked
+over its pipe, pods checked against the (emulated) API, a dead child started again with every
+job, no child left behind, the account's seed never on its command line."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from aegis.k8s.credential_process import ApiSource, CredentialProcess
+from aegis.k8s.errors import K8sError
+from aegis.k8s.keys import token_sha256
+from aegis.runtime.errors import CredentialsRejected
+from aegis.runtime.transport.auth import Operator
+from aegis.runtime.transport.grpc_credentials import request_credentials
+
+from ..support import wait_for
+from .cluster import NAMESPACE, Cluster
+from .harness import TOKEN, worker_pod
+
+NATS_URL = "nats://127.0.0.1:4222"  # handed to agents; nothing here connects to it
+
+
+@pytest.fixture
+def creds(cluster: Cluster) -> Iterator[CredentialProcess]:
+    account = Operator().create_job_account("aegis-system", "shared").account
+    process = CredentialProcess(account, NATS_URL, ApiSource(url=cluster.url), "127.0.0.1", 0)
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+async def _ask(creds: CredentialProcess, cluster: Cluster, job: str, pod: str) -> str:
+    """A credential for `pod` of `job` (its uid from the API); the NATS URL it names."""
+    issued = await request_credentials(
+        creds.address, namespace=NAMESPACE, job=job, pod_name=pod, bootstrap_token=TOKEN,
+        incarnation=worker_pod(cluster, pod, job), attempts=1,
+    )  # fmt: skip
+    return issued.nats_url
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+async def test_a_registered_jobs_pods_get_credentials_until_it_is_revoked(
+    creds: CredentialProcess, cluster: Cluster
+) -> None:
+    with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
+        await _ask(creds, cluster, "train", "train-worker-0")  # not registered yet
+    creds.register(NAMESPACE, "train", token_sha256(TOKEN))
+    assert await _ask(creds, cluster, "train", "train-worker-0") == NATS_URL
+    with pytest.raises(CredentialsRejected, match="not one this job expects"):
+        await request_credentials(
+            creds.address, namespace=NAMESPACE, job="train", pod_name="train-worker-1",
+            bootstrap_token=TOKEN, incarnation="not-its-uid", attempts=1,
+        )  # fmt: skip
+    creds.revoke(NAMESPACE, "train")
+    with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
+        await _ask(creds, cluster, "train", "train-worker-1")
+
+
+async def test_a_dead_child_is_started_again_with_every_job(
+    creds: CredentialProcess, cluster: Cluster
+) -> None:
+    creds.register(NAMESPACE, "train", token_sha256(TOKEN))
+    first = creds.pid
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    creds.register(NAMESPACE, "other", token_sha256(TOKEN))  # finds it dead: starts another
+    assert creds.starts == 2 and creds.pid != first
+    assert await _ask(creds, cluster, "train", "train-worker-0") == NATS_URL  # registered again
+    assert await _ask(creds, cluster, "other", "other-worker-0") == NATS_URL
+    second = creds.pid
+    assert second is not None
+    os.kill(second, signal.SIGKILL)
+    wait_for(lambda: not creds.running, 10, "the child to die")
+    creds.ensure_running()  # the controller's resync
+    assert creds.starts == 3
+    assert await _ask(creds, cluster, "other", "other-worker-1") == NATS_URL
+
+
+def test_stop_leaves_no_child_and_the_seed_is_not_on_its_command_line(cluster: Cluster) -> None:
+    account = Operator().create_job_account("aegis-system", "shared").account
+    process = CredentialProcess(account, NATS_URL, ApiSource(url=cluster.url), "127.0.0.1", 0)
+    process.start()
+    pid = process.pid
+    assert pid is not None
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    environ = Path(f"/proc/{pid}/environ").read_bytes()
+    seed = bytes(account.keypair.seed)
+    assert seed not in cmdline and seed not in environ
+    assert process.stop() == 0  # it ended by itself, its stdin closed
+    assert not _alive(pid) and process.pid is None and process.stop() is None
+
+
+def test_a_child_that_cannot_start_says_why(tmp_path: Path) -> None:
+    account = Operator().create_job_account("aegis-system", "shared").account
+    source = ApiSource(kubeconfig=str(tmp_path / "missing-kubeconfig"))
+    process = CredentialProcess(account, NATS_URL, source, "127.0.0.1", 0)
+    with pytest.raises(K8sError, match="no usable Kubernetes configuration"):
+        process.start()
+    assert process.pid is None
