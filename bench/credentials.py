@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import resource
 import sys
 import time
 import uuid
@@ -113,7 +114,27 @@ def _ask_all(address: str, token: str, uids: dict[str, str], conn: Connection) -
     conn.send(asyncio.run(ask()))
 
 
-def measure(agents: int, latency_s: float, way: str) -> dict[str, Any]:
+def _receive(conn: Connection, proc: Any, timeout_s: float, what: str) -> Any:
+    """What the child `proc` sends on `conn`; RuntimeError if it ends first or takes longer
+    than `timeout_s` (a bench that waits for a dead child would never end)."""
+    deadline = time.monotonic() + timeout_s
+    while not conn.poll(0.2):
+        if not proc.is_alive():
+            raise RuntimeError(f"{what}: its process ended first (exit {proc.exitcode})")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}: nothing within {timeout_s:g} s")
+    return conn.recv()
+
+
+def raise_nofile() -> None:
+    """Soft RLIMIT_NOFILE up to the hard limit (inherited by the agents' process: N agents
+    hold N connections at once; 1,024 by default)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -> dict[str, Any]:
     """One way: a fresh service and API, `agents` requests at once. The agents and the API
     run in processes of their own: this one holds only what the Aegis Controller holds."""
     ctx = multiprocessing.get_context("spawn")
@@ -123,7 +144,7 @@ def measure(agents: int, latency_s: float, way: str) -> dict[str, Any]:
     api_proc = ctx.Process(target=_serve_pods, args=(uids, latency_s, api_child), daemon=True)
     api_proc.start()
     try:
-        url = api_end.recv()
+        url = _receive(api_end, api_proc, 60, "the fake API's URL")
         api = KubeApi.for_url(url)
         server = _server(way, account, api, url)
         cpu = time.process_time()
@@ -132,14 +153,18 @@ def measure(agents: int, latency_s: float, way: str) -> dict[str, Any]:
             args = (server.address, account.bootstrap_token, uids, child)
             agents_proc = ctx.Process(target=_ask_all, args=args, daemon=True)
             agents_proc.start()
-            seconds = end.recv()
-            agents_proc.join(30)
+            try:
+                seconds = _receive(end, agents_proc, timeout_s, "every credential")
+            finally:
+                agents_proc.join(5)
+                if agents_proc.is_alive():
+                    agents_proc.kill()
         finally:
             cpu = time.process_time() - cpu
             server.stop()
             api.close()
         api_end.send("stop")
-        gets = api_end.recv()
+        gets = _receive(api_end, api_proc, 30, "the fake API's count")
     finally:
         api_proc.join(30)
         if api_proc.is_alive():
@@ -186,12 +211,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", type=int, default=2000)
     p.add_argument("--latency-ms", type=float, nargs="+", default=[0.0, 5.0, 20.0])
     p.add_argument("--json", action="store_true", help="print only the JSON object")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds one way may take")
     args = p.parse_args(argv)
-    if args.agents < 1 or any(ms < 0 for ms in args.latency_ms):
-        p.error("--agents must be >= 1 and --latency-ms >= 0")
+    if args.agents < 1 or any(ms < 0 for ms in args.latency_ms) or args.timeout <= 0:
+        p.error("--agents must be >= 1, --latency-ms >= 0 and --timeout > 0")
+    raise_nofile()
     out: dict[str, Any] = {"agents": args.agents, "by_latency_ms": {}}
     for ms in args.latency_ms:
-        ways = {way: measure(args.agents, ms / 1000, way) for way in WAYS}
+        ways = {way: measure(args.agents, ms / 1000, way, args.timeout) for way in WAYS}
         loop = ways["loop"]["s"]
         for way in WAYS[1:]:
             ways[f"{way}_over_loop"] = round(ways[way]["s"] / loop, 3)

@@ -7,6 +7,7 @@ import base64
 import json
 import logging
 import os
+import resource
 import socket
 import threading
 from collections.abc import AsyncIterator
@@ -40,6 +41,7 @@ class RecordingService(CredentialService):
         super().__init__(NATS_URL, [job], Throttle(refused_burst=10_000))
         self.requests: list[pb.IssueRequest] = []
         self.unavailable_first = 0
+        self.transient_code = grpc.StatusCode.UNAVAILABLE
         self.explode = False
 
     def issue(self, request: pb.IssueRequest, expected: bool | None = None) -> pb.IssueReply:
@@ -54,7 +56,7 @@ class RecordingService(CredentialService):
         if self.unavailable_first > 0:
             self.unavailable_first -= 1
             self.requests.append(request)
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "warming up")
+            await context.abort(self.transient_code, "warming up")
         return await super().Issue(request, context)
 
 
@@ -74,7 +76,7 @@ def service(server: CredentialServer) -> RecordingService:
     svc = server.service
     assert isinstance(svc, RecordingService)
     svc.requests.clear()
-    svc.unavailable_first, svc.explode = 0, False
+    svc.unavailable_first, svc.transient_code, svc.explode = 0, grpc.StatusCode.UNAVAILABLE, False
     return svc
 
 
@@ -186,12 +188,43 @@ async def test_internal_errors_are_reported_and_the_server_keeps_serving(
     assert (await ask(server, job.bootstrap_token)) is not None
 
 
+@pytest.mark.parametrize("code", [grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED])
 async def test_transient_unavailability_is_retried(
-    server: CredentialServer, service: RecordingService, job: JobAccount
+    server: CredentialServer, service: RecordingService, job: JobAccount, code: grpc.StatusCode
 ) -> None:
-    service.unavailable_first = 2
+    """Also CANCELLED: what a server shedding load answers calls its handler never saw."""
+    service.unavailable_first, service.transient_code = 2, code
     assert (await ask(server, job.bootstrap_token)) is not None
     assert len(service.requests) == 3
+
+
+async def test_a_burst_of_agents_asking_at_once_all_get_their_credentials() -> None:
+    """A job's agents all ask as it starts: grpc's server cancelled calls past 1,000 pending
+    (2,000 at once: ~9% of them, never handled); one attempt each must do."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 5_000:
+        pytest.skip(f"2,000 connections need more file descriptors than {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 5_000), hard))
+    try:
+        job = Operator().create_job_account("team", "train-x")
+        service = CredentialService(NATS_URL, throttle=Throttle(rate=1e9, burst=1e9))
+        service.add_job(job)
+        async with CredentialServer(service) as srv:
+            results = await asyncio.gather(
+                *(
+                    request_credentials(
+                        srv.address, namespace="team", job="train-x", pod_name=f"train-x-w{i}",
+                        bootstrap_token=job.bootstrap_token, incarnation="i1", attempts=1,
+                        timeout=120.0,
+                    )
+                    for i in range(2_000)
+                ),
+                return_exceptions=True,
+            )  # fmt: skip
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    failed = [r for r in results if isinstance(r, BaseException)]
+    assert failed == [], f"{len(failed)} of 2,000 failed, e.g. {failed[0]!r}"
 
 
 async def test_unreachable_server_gives_up_after_the_attempts() -> None:

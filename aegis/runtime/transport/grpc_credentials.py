@@ -39,7 +39,16 @@ _RETRYABLE = frozenset(
         grpc.StatusCode.DEADLINE_EXCEEDED,
         grpc.StatusCode.RESOURCE_EXHAUSTED,
         grpc.StatusCode.ABORTED,
+        # a server shedding load cancels calls its handler never saw (grpc's pending limits)
+        grpc.StatusCode.CANCELLED,
     }
+)
+# grpc's server cancels calls waiting to be handled past 1,000 pending (its default
+# max_pending_requests): a job's agents all ask when the job starts, and 2,000 at once lost
+# ~9% of their calls here. The per-caller throttle and the service's own pace bound the queue.
+SERVER_OPTIONS = (
+    ("grpc.server.max_pending_requests", 100_000),
+    ("grpc.server.max_pending_requests_hard_limit", 100_000),
 )
 _DENIED = "unknown job or bad bootstrap token"
 
@@ -296,7 +305,7 @@ class CredentialServer:
 
     async def start(self) -> None:
         """Bind (port 0: any free port) and start serving."""
-        server = grpc.aio.server()
+        server = grpc.aio.server(options=SERVER_OPTIONS)
         pb_grpc.add_CredentialsServicer_to_server(self.service, server)
         where = f"{self._host}:{self._port}"
         if self._creds is None:
