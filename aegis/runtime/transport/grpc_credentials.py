@@ -44,11 +44,13 @@ _RETRYABLE = frozenset(
     }
 )
 # grpc's server cancels calls waiting to be handled past 1,000 pending (its default
-# max_pending_requests): a job's agents all ask when the job starts, and 2,000 at once lost
-# ~9% of their calls here. The per-caller throttle and the service's own pace bound the queue.
+# max_pending_requests), or waiting longer than 30 s: a job's agents all ask when the job
+# starts, and 2,000 at once lost ~9% of their calls here. The per-caller throttle and the
+# service's own pace bound the queue; each call's own deadline bounds its wait.
 SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests", 100_000),
     ("grpc.server.max_pending_requests_hard_limit", 100_000),
+    ("grpc.server_max_unrequested_time_in_server", 600),
 )
 _DENIED = "unknown job or bad bootstrap token"
 
