@@ -470,11 +470,11 @@ class AegisController:
         next_resync = 0.0
         try:
             while not stop.is_set():
+                try:  # checked every turn (0.2 s): agents starting meanwhile retry ~25 s
+                    self.credentials.ensure_running()
+                except AegisError as exc:
+                    log.warning("credential service: %s", exc)
                 if time.monotonic() >= next_resync:
-                    try:
-                        self.credentials.ensure_running()
-                    except AegisError as exc:
-                        log.warning("credential service: %s", exc)
                     try:
                         self.resync()
                     except ApiError as exc:

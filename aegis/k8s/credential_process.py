@@ -16,8 +16,9 @@ dies with the parent (`dies_with_parent`), and speaks JSON lines on its stdin/st
 
 (the account's seed goes on stdin, never in argv or the environment). End of stdin ends the
 child. A child that died (or does not answer within CALL_TIMEOUT_S) is started again with
-every job the parent registered, before the call that found it is made again; the bindings
-of incarnations to keys start afresh then, as after a restart of the whole controller.
+every job the parent registered, by the next call or the controller's next turn
+(`ensure_running`, every 0.2 s); the bindings of incarnations to keys start afresh then, as
+after a restart of the whole controller.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class CredentialProcess:
         self._jobs: dict[tuple[str, str], str] = {}  # registered: (namespace, job) -> token hash
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
+        self._serving = False  # the child answered ready and has every job
         self.address = ""
         self.starts = 0  # how many children were started (restarts: starts - 1)
 
@@ -112,7 +114,7 @@ class CredentialProcess:
         """End the child: its stdin closes, it stops serving and exits (killed if it does not
         within `timeout`). Its exit status (0: it stopped by itself; None: none was running)."""
         with self._lock:
-            proc, self._proc = self._proc, None
+            proc, self._proc, self._serving = self._proc, None, False
         if proc is None:
             return None
         with contextlib.suppress(OSError):
@@ -126,8 +128,8 @@ class CredentialProcess:
 
     @property
     def running(self) -> bool:
-        """Whether the child is there (it may still be starting)."""
-        return self._proc is not None and self._proc.poll() is None
+        """Whether the child serves (started, every job registered, not dead since)."""
+        return self._serving and self._proc is not None and self._proc.poll() is None
 
     @property
     def pid(self) -> int | None:
@@ -137,6 +139,7 @@ class CredentialProcess:
     # ---------------- internals (under the lock) ----------------
 
     def _start(self) -> None:
+        self._serving = False
         argv = dies_with_parent([sys.executable, "-m", "aegis.k8s.credential_process"])
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
@@ -154,6 +157,7 @@ class CredentialProcess:
         for (namespace, job), token_hash in self._jobs.items():
             self._checked({"op": "add", "namespace": namespace, "job": job,
                            "token_sha256": token_hash})  # fmt: skip
+        self._serving = True
 
     def _call(self, request: dict[str, Any]) -> None:
         try:
@@ -200,6 +204,7 @@ class CredentialProcess:
         return answer
 
     def _kill(self) -> None:
+        self._serving = False
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             proc.kill()

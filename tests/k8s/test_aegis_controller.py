@@ -9,6 +9,8 @@ server are survived.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -271,3 +273,22 @@ def test_the_cli_says_where_the_account_comes_from(tmp_path: Path) -> None:
     assert (args.grpc_port, args.nats_url) == (50051, DEFAULT_NATS_URL)
     with pytest.raises(AccountError, match="aegis k8s keys"):
         args.func(args)
+
+
+async def test_a_dead_credential_process_is_started_again_with_the_job(
+    cluster: Cluster, nats: Nats
+) -> None:
+    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
+    with running(cluster.url, nats) as ctl:
+        await wait_for_async(lambda: (NAMESPACE, "train") in ctl.controller.runners, 10, "runner")
+        first = ctl.credentials.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        # the controller's loop finds it dead and starts another, the job registered again
+        wait_for(
+            lambda: ctl.credentials.running and ctl.credentials.pid != first,
+            30,
+            "a new credential process",
+        )
+        bus = await worker_bus(ctl.credentials.address, cluster, PODS[1])
+        await bus.close()
