@@ -31,6 +31,7 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 60.0  # imports (grpc, kubernetes) and the bind, on a busy node
 CALL_TIMEOUT_S = 10.0
+RETRY_MIN_S, RETRY_MAX_S = 1.0, 30.0  # between failed starts (ensure_running)
 
 
 @dataclass(frozen=True)
@@ -78,18 +80,23 @@ class CredentialProcess:
             "port": port,
             "api": {"url": source.url, "kubeconfig": source.kubeconfig, "context": source.context},
         }
-        self._host = host
         self._jobs: dict[tuple[str, str], str] = {}  # registered: (namespace, job) -> token hash
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
         self._serving = False  # the child answered ready and has every job
         self.address = ""
         self.starts = 0  # how many children were started (restarts: starts - 1)
+        self._retry_at = 0.0  # ensure_running: after a failed start, not before this
+        self._retry_s = RETRY_MIN_S
 
     def start(self) -> None:
         """Start the child and wait until it serves (K8sError if it cannot)."""
         with self._lock:
-            self._start()
+            try:
+                self._start()
+            except OSError as exc:
+                self._kill()
+                raise K8sError(f"the credential process cannot be started: {exc}") from None
 
     def register(self, namespace: str, job: str, token_sha256: str) -> None:
         """Issue credentials for `job` from now on (before its runner starts)."""
@@ -105,10 +112,19 @@ class CredentialProcess:
             self._call({"op": "remove", "namespace": namespace, "job": job})
 
     def ensure_running(self) -> None:
-        """Start the child again (with every registered job) if it died."""
+        """Start the child again (with every registered job) if it died; after a start that
+        failed, not again before RETRY_MIN_S, doubling up to RETRY_MAX_S (each start costs
+        a second of CPU)."""
         with self._lock:
-            if not self.running:
+            if self.running or time.monotonic() < self._retry_at:
+                return
+            try:
                 self._restart("is not running")
+            except K8sError:
+                self._retry_at = time.monotonic() + self._retry_s
+                self._retry_s = min(2 * self._retry_s, RETRY_MAX_S)
+                raise
+            self._retry_s = RETRY_MIN_S
 
     def stop(self, timeout: float = 5.0) -> int | None:
         """End the child: its stdin closes, it stops serving and exits (killed if it does not

@@ -111,3 +111,8 @@ def test_a_child_that_cannot_start_says_why(tmp_path: Path) -> None:
     with pytest.raises(K8sError, match="no usable Kubernetes configuration"):
         process.start()
     assert process.pid is None
+    # the controller's loop tries again, but not at every turn (each start costs a second)
+    with pytest.raises(K8sError, match="no usable Kubernetes configuration"):
+        process.ensure_running()
+    process.ensure_running()  # within the pause after a failed start: no try
+    assert process.starts == 2 and process.pid is None
