@@ -187,7 +187,8 @@ class JobConfig:
         to a tenth of a second (an order's size does not depend on the job's)."""
         if self.heartbeat_rate <= 0:
             return 0.0
-        return min(MAX_BEAT_S, math.ceil(10 * len(self.pods) / self.heartbeat_rate) / 10)
+        spread = len(self.pods) / self.heartbeat_rate  # inf for a rate of 1e-320: no ceil
+        return MAX_BEAT_S if spread >= MAX_BEAT_S else math.ceil(10 * spread) / 10
 
     @functools.cached_property
     def silence_timeout(self) -> float:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest_asyncio
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
@@ -34,6 +34,13 @@ def _job(pods: int, rate: float, timeout: float = 10.0) -> JobConfig:
     return JobConfig("hb", "default", names, 2, heartbeat_timeout=timeout, heartbeat_rate=rate)
 
 
+def _sized(pods: int, rate: float, timeout: float) -> JobConfig:
+    """A job of `pods` pods for the budget's arithmetic alone (one name repeated: cheap)."""
+    pods_ = ("hb-worker-0",) * pods
+    return JobConfig("hb", "default", pods_, 2, heartbeat_timeout=timeout, heartbeat_rate=rate)
+
+
+@example(pods=1039, rate=5e-324, own=6.1, timeout=116.4)  # found: 10 * pods / rate overflowed
 @given(
     pods=st.integers(1, 200_000),
     rate=st.floats(0, 1e5, allow_nan=False),
@@ -43,7 +50,7 @@ def _job(pods: int, rate: float, timeout: float = 10.0) -> JobConfig:
 def test_agents_that_follow_the_orders_stay_within_the_budget(
     pods: int, rate: float, own: float, timeout: float
 ) -> None:
-    job = _job(pods, rate, timeout)
+    job = _sized(pods, rate, timeout)
     period = max(own, job.beat_s)  # what an agent beats at (AgentCore.heartbeat_period)
     if rate > 0 and pods / rate <= MAX_BEAT_S:
         assert pods / period <= rate * (1 + 1e-9)  # the whole job's beats a second
