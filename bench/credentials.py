@@ -145,8 +145,7 @@ def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -
     api_proc.start()
     try:
         url = _receive(api_end, api_proc, 60, "the fake API's URL")
-        api = KubeApi.for_url(url)
-        server = _server(way, account, api, url)
+        server = _server(way, account, url)
         cpu = time.process_time()
         try:
             end, child = ctx.Pipe()
@@ -162,7 +161,6 @@ def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -
         finally:
             cpu = time.process_time() - cpu
             server.stop()
-            api.close()
         api_end.send("stop")
         gets = _receive(api_end, api_proc, 30, "the fake API's count")
     finally:
@@ -181,7 +179,10 @@ class _ThreadServer:
     """The service on a thread and event loop of its own in this process (as the Aegis
     Controller ran it before it had a process of its own)."""
 
-    def __init__(self, service: CredentialService) -> None:
+    def __init__(self, account: JobAccount, url: str, blocks: bool) -> None:
+        self.api = KubeApi.for_url(url)
+        service = CredentialService(NATS_URL, throttle=Throttle(rate=1e9, burst=1e9))
+        service.add_job(account, pod_expected(self.api, NAMESPACE, JOB), expects_blocks=blocks)
         self.grpc = CredentialServer(service, "127.0.0.1", 0)
         self.thread = ServerThread("grpc-credentials", self.grpc.start, self.grpc.stop)
         self.thread.start()
@@ -189,21 +190,19 @@ class _ThreadServer:
 
     def stop(self) -> None:
         self.thread.stop()
+        self.api.close()
 
 
-def _server(way: str, account: JobAccount, api: KubeApi, url: str) -> Any:
-    """The credential server of `way`, serving `account`'s job (its pods checked on `api`)."""
+def _server(way: str, account: JobAccount, url: str) -> Any:
+    """The credential server of `way`, serving `account`'s job (its pods checked on the API
+    at `url`)."""
     if way == "process":
         process = CredentialProcess(account.account, NATS_URL, ApiSource(url=url), "127.0.0.1", 0)
         process.start()
         # the bench's job account holds the token; the process is told its hash, as the CR says
         process.register(NAMESPACE, JOB, token_sha256(account.bootstrap_token))
         return process
-    throttle = Throttle(rate=1e9, burst=1e9)
-    service = CredentialService(NATS_URL, throttle=throttle)
-    blocks = way == "threads"
-    service.add_job(account, pod_expected(api, NAMESPACE, JOB), expects_blocks=blocks)
-    return _ThreadServer(service)
+    return _ThreadServer(account, url, blocks=way == "threads")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,7 +37,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from aegis.checks.faultlog import FaultLogWriter
 from aegis.errors import AegisError
@@ -62,21 +62,6 @@ from aegis.runtime.transport.bus import Bus
 log = logging.getLogger(__name__)
 
 JobKey = tuple[str, str]  # (namespace, Aegis CR name == job name)
-
-
-class Credentials(Protocol):
-    """Where the jobs' agents get their credentials (`CredentialProcess`)."""
-
-    def register(self, namespace: str, job: str, token_sha256: str) -> None:
-        """Issue credentials for the job's pods from now on."""
-
-    def revoke(self, namespace: str, job: str) -> None:
-        """Issue no more for the job."""
-
-    def ensure_running(self) -> None:
-        """Start the service again if it died."""
-
-
 DEFAULT_NATS_URL = "nats://aegis-nats.aegis-system.svc:4222"
 DEFAULT_ACCOUNT_DIR = "/etc/aegis/nats"
 DEFAULT_GRPC_PORT = 50051
@@ -353,7 +338,7 @@ class AegisController:
         self,
         api: KubeApi,
         account: Account,
-        credentials: Credentials,
+        credentials: CredentialProcess,
         config: AegisControllerConfig,
         metrics: ObserverMetrics | None = None,
     ) -> None:

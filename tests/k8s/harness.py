@@ -57,9 +57,13 @@ def aegis_cr(name: str = "train", workers: int = 2, token_hash: str = "") -> dic
 @dataclass
 class Running:
     controller: AegisController
-    grpc: str
     metrics_url: str
     credentials: CredentialProcess
+
+    @property
+    def grpc(self) -> str:
+        """Where agents ask for credentials (the current credential process's address)."""
+        return self.credentials.address
 
 
 @contextmanager
@@ -78,7 +82,7 @@ def running(url: str, nats: Nats) -> Iterator[Running]:
     thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
     thread.start()
     try:
-        yield Running(controller, credentials.address, metrics.url, credentials)
+        yield Running(controller, metrics.url, credentials)
     finally:
         stop.set()
         thread.join(15)

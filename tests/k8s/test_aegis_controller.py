@@ -30,6 +30,7 @@ from aegis.k8s.aegis_controller import (
     JobRunner,
 )
 from aegis.k8s.api import KubeApi
+from aegis.k8s.credential_process import ApiSource, CredentialProcess
 from aegis.k8s.resources import AEGIS
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.errors import BusError, CredentialsRejected
@@ -39,19 +40,6 @@ from aegis.runtime.transport.bus import Bus
 from ..support import first_request, wait_for, wait_for_async
 from .cluster import NAMESPACE, Cluster
 from .harness import PODS, SUBJECTS, Nats, Running, aegis_cr, running, worker_bus, worker_pod
-
-
-class _NoCredentials:
-    """No credential service: this test never gets as far as a job."""
-
-    def register(self, namespace: str, job: str, token_sha256: str) -> None:
-        raise AssertionError("no job should be registered")
-
-    def revoke(self, namespace: str, job: str) -> None:
-        raise AssertionError("no job should be revoked")
-
-    def ensure_running(self) -> None:
-        return None
 
 
 def status(cluster: Cluster, name: str = "train") -> dict[str, Any]:
@@ -247,15 +235,22 @@ def test_an_unreachable_api_server_is_retried_not_fatal(tmp_path: Path) -> None:
         return real_list(*args, **kwargs)  # the real call: refused every time
 
     api.list = counting_list  # type: ignore[method-assign]
-    controller = AegisController(api, account, _NoCredentials(), config)
-    stop = threading.Event()
-    thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
-    thread.start()
-    wait_for(lambda: lists >= 3, 10, "several failed lists, retried", poll_s=0.01)
-    assert thread.is_alive() and controller.runners == {}
-    stop.set()
-    thread.join(5)
-    assert not thread.is_alive()
+    credentials = CredentialProcess(
+        account, "nats://127.0.0.1:9", ApiSource(url=api.host), "127.0.0.1", 0
+    )
+    credentials.start()
+    try:
+        controller = AegisController(api, account, credentials, config)
+        stop = threading.Event()
+        thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
+        thread.start()
+        wait_for(lambda: lists >= 3, 10, "several failed lists, retried", poll_s=0.01)
+        assert thread.is_alive() and controller.runners == {}
+        stop.set()
+        thread.join(5)
+        assert not thread.is_alive()
+    finally:
+        credentials.stop()
 
 
 def test_backoff_is_bounded() -> None:
@@ -290,5 +285,5 @@ async def test_a_dead_credential_process_is_started_again_with_the_job(
             30,
             "a new credential process",
         )
-        bus = await worker_bus(ctl.credentials.address, cluster, PODS[1])
+        bus = await worker_bus(ctl.grpc, cluster, PODS[1])
         await bus.close()

@@ -15,38 +15,25 @@ from aegis.protocol.environment import AgentConfig
 from aegis.runtime import agent as agent_module
 from aegis.runtime.agent import AgentService
 from aegis.runtime.errors import TransportError
-from aegis.runtime.transport.auth import JobAccount, Operator, UserCredentials, new_user_keypair
+from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
+
+from ..support.agent import connected_agent, job_nats
 
 POD = "join-worker-0"
 
 
-class _Diag:
-    """No diagnosis worker: the join does not need one."""
-
-    async def start(self) -> None:
-        return None
-
-
 @pytest_asyncio.fixture
 async def setup() -> AsyncIterator[tuple[NatsServer, JobAccount]]:
-    operator = Operator()
-    job = operator.create_job_account("team", "join")
-    async with NatsServer(operator, [job]) as server:
-        yield server, job
+    async with job_nats("team", "join") as pair:
+        yield pair
 
 
 async def _agent(server: NatsServer, job: JobAccount, connect_timeout: float) -> AgentService:
     """An agent connected as its pod (its own credential), not yet joined."""
     cfg = AgentConfig("join", "team", POD, 0, 1, ("true",), connect_timeout=connect_timeout)
-    agent = AgentService(cfg, diag=_Diag())  # type: ignore[arg-type]
-    kp = new_user_keypair()
-    creds = UserCredentials(job.worker_jwt(kp.public_key.decode(), POD), bytes(kp.seed))
-    agent.bus = await Bus.connect(
-        server.url, creds, name=POD, inbox_prefix=job.subjects.inbox_prefix(POD)
-    )
-    return agent
+    return await connected_agent(server, job, cfg)
 
 
 async def test_a_controller_that_is_behind_is_waited_for_past_the_connect_timeout(

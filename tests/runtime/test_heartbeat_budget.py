@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.environment import AgentConfig
 from aegis.protocol.payloads import MAX_BEAT_S, Order, Sender
-from aegis.runtime.agent import AgentService
 from aegis.runtime.agent_core import AgentCore, Work
 from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.store import FileStatusStore
-from aegis.runtime.transport.auth import JobAccount, Operator, UserCredentials, new_user_keypair
-from aegis.runtime.transport.bus import Bus
+from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.nats_server import NatsServer
 
+from ..support import wait_for_async
+from ..support.agent import connected_agent, job_nats
 from ..support.controller import running_controller
 
 
@@ -119,15 +119,8 @@ def test_the_agent_beats_at_the_longer_of_its_own_period_and_the_orders(tmp_path
 
 @pytest_asyncio.fixture
 async def nats() -> AsyncIterator[tuple[NatsServer, JobAccount]]:
-    operator = Operator()
-    job = operator.create_job_account("team", "budget")
-    async with NatsServer(operator, [job]) as server:
-        yield server, job
-
-
-class _Diag:
-    async def start(self) -> None:
-        return None
+    async with job_nats("team", "budget") as pair:
+        yield pair
 
 
 async def test_an_agent_beats_as_slowly_as_its_controllers_budget_asks(
@@ -141,12 +134,7 @@ async def test_an_agent_beats_as_slowly_as_its_controllers_budget_asks(
         server.url, job, tmp_path / "status.json", [pod], heartbeat_rate=1.0
     ) as ctl:
         cfg = AgentConfig("budget", "team", pod, 0, 1, ("true",), incarnation="i1", heartbeat_s=0.1)
-        agent = AgentService(cfg, diag=_Diag())  # type: ignore[arg-type]
-        kp = new_user_keypair()
-        creds = UserCredentials(job.worker_jwt(kp.public_key.decode(), pod), bytes(kp.seed))
-        agent.bus = await Bus.connect(
-            server.url, creds, name=pod, inbox_prefix=job.subjects.inbox_prefix(pod)
-        )
+        agent = await connected_agent(server, job, cfg)
         beats: list[float] = []
         loop = asyncio.get_running_loop()
 
@@ -161,12 +149,7 @@ async def test_an_agent_beats_as_slowly_as_its_controllers_budget_asks(
             decision = agent.core.on_order(agent.orders.get_nowait(), working=False)
             assert isinstance(decision, Work)  # the ACK's reply: the bootcheck order
             beat = asyncio.create_task(agent._heartbeat())
-
-            async def three() -> None:
-                while len(beats) < 3:
-                    await asyncio.sleep(0.05)
-
-            await asyncio.wait_for(three(), 30)
+            await wait_for_async(lambda: len(beats) >= 3, 30, "three heartbeats")
             gaps = [b - a for a, b in itertools.pairwise(beats)]
             assert min(gaps) > 0.8, gaps
             assert ctl.core.silent_pods() == []
@@ -175,4 +158,5 @@ async def test_an_agent_beats_as_slowly_as_its_controllers_budget_asks(
                 beat.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await beat
+            assert agent.bus is not None
             await agent.bus.close()

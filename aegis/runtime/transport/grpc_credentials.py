@@ -240,19 +240,19 @@ class CredentialService(pb_grpc.CredentialsServicer):
     async def _expected_off_loop(self, request: pb.IssueRequest) -> bool | None:
         """The job's `expects` answer, asked in a thread when it blocks (None otherwise: it
         is asked on the loop), for a request that passed every other check (no API call for
-        a bad token or a malformed name)."""
+        a bad token or a malformed name). `issue` checks the request again after it: the job
+        may have been removed meanwhile."""
+        job = self._jobs.get((request.namespace, request.job))
+        if job is None or job.expects is None or not job.blocks:
+            return None  # nothing to ask off the loop (local mode: no second validation)
         try:
-            entry, _ = self._admissible(request)
+            self._admissible(request)
         except _Refusal:
             return None  # `issue` refuses it, saying why
-        if entry.expects is None or not entry.blocks:
-            return None
         if self._checks is None:
             self._checks = ThreadPoolExecutor(CHECK_THREADS, thread_name_prefix="aegis-creds")
-        loop = asyncio.get_running_loop()
-        check = entry.expects
-        return await loop.run_in_executor(
-            self._checks, check, request.pod_name, request.incarnation
+        return await asyncio.get_running_loop().run_in_executor(
+            self._checks, job.expects, request.pod_name, request.incarnation
         )
 
     async def Issue(self, request: pb.IssueRequest, context: Any) -> pb.IssueReply:
