@@ -187,13 +187,13 @@ class EncodingStore:
     """A status store in memory that encodes each status as the file store writes it."""
 
     def __init__(self) -> None:
-        self.saved: str | None = None
+        self.saved: bytes | None = None
 
     def load(self) -> Status | None:
-        return None if self.saved is None else Status.from_json(self.saved)
+        return None if self.saved is None else Status.from_json(self.saved.decode("utf-8"))
 
     def save(self, status: Status) -> None:
-        self.saved = status.to_json()
+        self.saved = status.encode()
 
 
 class MemoryWal(WriteAheadLog):
@@ -236,7 +236,7 @@ def _controller_job(n: int, crash: bool, t: Timings) -> None:
     def sizes(reply: Message | None) -> None:
         if reply is not None:
             t.order_bytes = max(t.order_bytes, len(reply.encode()))
-        t.status_bytes = max(t.status_bytes, len(store.saved or ""))
+        t.status_bytes = max(t.status_bytes, len(store.saved or b""))
         t.wal_record_bytes = wal.largest
 
     def event(kind: str, call: Callable[[], Any]) -> None:

@@ -14,6 +14,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from aegis.protocol import json_bytes
 from aegis.protocol.errors import InvalidNameError, MalformedMessage
 from aegis.protocol.subjects import BROADCAST_POD, validate_label, validate_pod_name
 
@@ -110,12 +111,9 @@ class Message:
     def encode(self) -> bytes:
         """Compact UTF-8 JSON; MalformedMessage if Data is not JSON or it exceeds 1 MiB."""
         try:
-            text = json.dumps(
-                self.to_wire(), separators=(",", ":"), ensure_ascii=False, allow_nan=False
-            )
+            payload = json_bytes.dumps(self.to_wire())
         except (TypeError, ValueError, RecursionError) as exc:
             raise MalformedMessage(f"Data is not encodable as JSON: {exc}") from None
-        payload = text.encode("utf-8")
         if len(payload) > MAX_MESSAGE_BYTES:
             raise MalformedMessage(f"encoded size {len(payload)} exceeds {MAX_MESSAGE_BYTES} bytes")
         return payload

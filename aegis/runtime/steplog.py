@@ -26,6 +26,7 @@ from typing import Any
 
 from aegis.errors import AegisError
 from aegis.generated.aegis_phase import CONSTANT_NAMES, VARIABLES, Constants, State
+from aegis.protocol import json_bytes
 from aegis.protocol.state_codec import (
     CodecError,
     decode,
@@ -197,10 +198,10 @@ class StepLog:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._f = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._f = open(self.path, "ab")  # noqa: SIM115 - closed in close()
         self._last: State | None = None
         if self._f.tell() > 0 and not _ends_with_newline(self.path):
-            self._f.write("\n")  # a line torn by a crash stays a line of its own
+            self._f.write(b"\n")  # a line torn by a crash stays a line of its own
 
     def write(self, step: StepResult) -> None:
         """Append one step, stamped with the wall-clock time it was logged ("t", seconds)."""
@@ -214,7 +215,7 @@ class StepLog:
             lines.append(_line(step_record(step, last)))
             if step.applied:
                 last = step.state
-        self._f.write("".join(lines))
+        self._f.write(b"".join(lines))
         self._f.flush()
         self._last = last
 
@@ -257,10 +258,10 @@ class StepLog:
             self._f.close()
 
 
-def _line(rec: dict[str, Any]) -> str:
+def _line(rec: dict[str, Any]) -> bytes:
     """One record's line, stamped with the wall-clock time ("t", seconds)."""
     rec["t"] = round(time.time(), 6)
-    return json.dumps(rec, separators=(",", ":")) + "\n"
+    return json_bytes.dumps(rec) + b"\n"
 
 
 def _ends_with_newline(path: Path) -> bool:
@@ -279,7 +280,7 @@ def read_steplog(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
     is the last line and not `strict` (a log still being written); any other malformed line
     raises StepLogError naming it."""
     torn: tuple[int, str] | None = None
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:  # a line is decoded in the try: a crash may cut a character
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from aegis.protocol import json_bytes
 from aegis.runtime.errors import CorruptStatusError
 
 SCHEMA_VERSION = 1
@@ -100,9 +101,14 @@ class Status:
         return dataclasses.replace(self, history=tuple(history[-limit:]))
 
     def to_json(self) -> str:
-        """Deterministic JSON text of the status (compact: the C encoder, 5x the speed of an
-        indented one on a 12,500-pod status; `jq .` shows it indented)."""
-        return json.dumps(self.to_obj(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+        """Deterministic JSON text of the status (`encode()` as text)."""
+        return self.encode().decode("utf-8")
+
+    def encode(self) -> bytes:
+        """Deterministic compact JSON of the status in UTF-8 (sorted keys; `jq .` shows it
+        indented). orjson's: a 12,500-pod status (7 MB) in ~4x less time than `json.dumps`,
+        which took ~0.2 s of the controller's loop at every snapshot."""
+        return json_bytes.dumps(self.to_obj(), sort_keys=True)
 
     def to_obj(self) -> dict[str, Any]:
         """The JSON object of `to_json` (equal to `json.loads` of it: only dicts with string
@@ -251,7 +257,7 @@ class FileStatusStore:
         """Write atomically; refuses to replace a corrupt file it has never read."""
         if not self._checked:
             self.load()  # raises CorruptStatusError instead of overwriting silently
-        data = status.to_json().encode("utf-8")
+        data = status.encode()
         directory = self.path.parent
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{self.path.name}.", suffix=".tmp")
         try:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis.protocol import json_bytes
 from aegis.runtime.errors import CorruptStatusError
 from aegis.runtime.store import fsync_dir
 
@@ -36,8 +37,7 @@ class WalRecord:
 
 def encode_line(number: int, body: Mapping[str, Any]) -> bytes:
     """The bytes of one record line (the body gets "n" = `number`)."""
-    text = json.dumps({"n": number, **body}, separators=(",", ":"), allow_nan=False)
-    data = text.encode("utf-8")
+    data = json_bytes.dumps({"n": number, **body})
     return b"%08x %s\n" % (zlib.crc32(data), data)
 
 

@@ -138,13 +138,13 @@ def load(source: str | os.PathLike[str]) -> Timeline:
 
 def _read_json_lines(path: Path) -> list[dict[str, Any]]:
     out = []
-    with path.open(encoding="utf-8") as f:
+    with path.open("rb") as f:
         for line in f:
             if line.strip():
                 try:
                     obj = json.loads(line)
                 except ValueError:
-                    continue  # a line cut by a crash
+                    continue  # a line cut by a crash (maybe inside a UTF-8 character)
                 if isinstance(obj, dict):
                     out.append(obj)
     return out

@@ -25,6 +25,7 @@ from aegis.runtime.steplog import (
     open_steplog,
     read_steplog,
 )
+from aegis.timeline.model import _read_json_lines as timeline_lines
 from aegis.runtime.trace_check import TraceMismatch, check_steplog
 from aegis.tracevalidate import validate_log
 from aegis.tracevalidate.actions import bind_action, translation
@@ -109,6 +110,19 @@ def test_a_malformed_line_is_named(tmp_path: Path) -> None:
         [*AEGIS, "spec", "validate-log", str(torn)], capture_output=True, text=True, timeout=120
     )
     assert r.returncode == 2 and f"torn.jsonl:{len(lines) + 1}: truncated" in r.stderr
+
+
+def test_a_line_cut_inside_a_utf8_character_is_a_torn_line(tmp_path: Path) -> None:
+    # the log is UTF-8 with non-ASCII characters as they are (aegis.protocol.json_bytes): a
+    # crash can cut one in half; the readers took that for a broken file (UnicodeDecodeError)
+    job = healthy(tmp_path, 2)
+    data = job.steplog.read_bytes()
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(data + '{"seq_no":99,"rejected":"é'.encode()[:-1])
+    assert len(records(torn)) == len(data.splitlines())
+    with pytest.raises(StepLogError, match="truncated"):
+        validate_log(torn)
+    assert len(timeline_lines(torn)) == len(data.splitlines())
 
 
 def test_a_log_of_the_old_format_is_refused_clearly(tmp_path: Path) -> None:
