@@ -127,6 +127,18 @@ def test_a_step_log_alone_gives_markers_from_its_steps(
     assert ("local-worker-1", "error") in [(m.pod, m.kind) for m in tl.markers]
 
 
+def test_a_fault_line_cut_inside_a_utf8_character_is_skipped(
+    level3_run: AegisRun, tmp_path: Path
+) -> None:
+    # a crash while the fault log was written (its reasons are UTF-8 as they are)
+    state = tmp_path / "state"
+    shutil.copytree(level3_run.state, state)
+    faults = read_fault_log(state / "faults.jsonl")
+    with open(state / "faults.jsonl", "ab") as f:
+        f.write('{"pod":"local-worker-0","kind":"error","reason":"é'.encode()[:-1])
+    assert len(load(state).markers) == len(faults)
+
+
 @needs_chromium
 @pytest.mark.parametrize("which", ["level3_run", "evict_run"])
 def test_the_html_renders_in_chromium_with_rows_and_markers(

@@ -25,7 +25,6 @@ from aegis.runtime.steplog import (
     open_steplog,
     read_steplog,
 )
-from aegis.timeline.model import _read_json_lines as timeline_lines
 from aegis.runtime.trace_check import TraceMismatch, check_steplog
 from aegis.tracevalidate import validate_log
 from aegis.tracevalidate.actions import bind_action, translation
@@ -122,7 +121,6 @@ def test_a_line_cut_inside_a_utf8_character_is_a_torn_line(tmp_path: Path) -> No
     assert len(records(torn)) == len(data.splitlines())
     with pytest.raises(StepLogError, match="truncated"):
         validate_log(torn)
-    assert len(timeline_lines(torn)) == len(data.splitlines())
 
 
 def test_a_log_of_the_old_format_is_refused_clearly(tmp_path: Path) -> None:
