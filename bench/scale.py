@@ -45,7 +45,7 @@ from aegis.runtime.transport.grpc_credentials import (
     Throttle,
 )
 from aegis.runtime.transport.nats_server import NatsServer
-from bench.fleet import Fleet, FleetConfig, FleetStats, ProcFleet
+from bench.fleet import FLEET_GC_THRESHOLDS, Fleet, FleetConfig, FleetStats, ProcFleet
 
 # once the controller exited, the agents still there get this long to leave before the
 # bench stops them (aegis run's launcher SIGTERMs them, then SIGKILLs after 10 s)
@@ -204,6 +204,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 crashes=crashes,
                 start_rate=args.start_rate,
                 drop_orders=args.drop_orders,
+                gc_thresholds=args.fleet_gc,
             )
             procs = args.fleet_procs if not crashes else 1  # the crash job: the hook is here
             fleet = Fleet(cfg, expected, lost) if procs == 1 else ProcFleet(cfg, expected, procs)
@@ -385,6 +386,13 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         "heartbeat_s": args.heartbeat_s,
         "heartbeat_rate": args.heartbeat_rate,
         "fleet_procs": healthy.fleet_procs,
+        # the fleet's cyclic collections and their time (its processes' sum; not the
+        # controller's): a bench artefact, see bench/fleet.py FLEET_GC_THRESHOLDS
+        "fleet_gc": {
+            "thresholds": list(args.fleet_gc),
+            "runs": s.gc_collections,
+            "s": round(s.gc_s, 2),
+        },
     }
     out |= idle_figures(healthy)
     if faulty is not None:
@@ -452,6 +460,18 @@ def in_process(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def gc_thresholds(text: str) -> tuple[int, int, int]:
+    """Three collector thresholds "G0,G1,G2" (G0 >= 1; argparse's type for --fleet-gc)."""
+    parts = text.split(",")
+    try:
+        values = tuple(int(v) for v in parts)
+    except ValueError:
+        values = ()
+    if len(values) != 3 or values[0] < 1 or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"expected G0,G1,G2 (integers, G0 >= 1); got {text!r}")
+    return values[0], values[1], values[2]
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--agents", type=int, required=True, help="simulated agents (pods)")
@@ -484,6 +504,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1,
         help="processes the healthy job's simulated agents run in (the crash job's run in "
         "this one: the launcher's hook is here); one Python process is one core's work",
+    )
+    p.add_argument(
+        "--fleet-gc",
+        type=gc_thresholds,
+        default=FLEET_GC_THRESHOLDS,
+        metavar="G0,G1,G2",
+        help="the cyclic collector's thresholds in the fleet's processes (default "
+        f"{','.join(map(str, FLEET_GC_THRESHOLDS))}; CPython's own: 700,10,10)",
     )
     args = p.parse_args(argv)
     if args.fleet_procs < 1 or args.fleet_procs > max(1, args.agents):

@@ -159,8 +159,11 @@ def test_the_cpu_share_ends_at_the_last_sample_when_the_process_left_first() -> 
 
 @pytest.mark.timeout(300)
 def test_the_fleet_runs_in_child_processes_and_its_figures_add_up() -> None:
-    out = _scale("--agents", "9", "--fleet-procs", "2", "--timeout", "120")
+    # collector thresholds this low make the children collect often: they reach them
+    out = _scale("--agents", "9", "--fleet-procs", "2", "--timeout", "120", "--fleet-gc", "50,5,5")
     assert out["fleet_procs"] == 2 and out["succeeded"] is True, out
+    gc = out["fleet_gc"]
+    assert isinstance(gc, dict) and gc["thresholds"] == [50, 5, 5] and gc["runs"] > 10, gc
     # every agent of both processes: its credential, its ACK, its two reports
     assert (out["credentials"], out["joined"], out["reports"]) == (9, 9, 18), out
     assert out["receipts"] == {"applied": 18} and out["refused"] == 0, out
@@ -197,6 +200,17 @@ def test_fleet_processes_outside_1_to_agents_are_refused() -> None:
     for bad in ("0", "3"):
         with pytest.raises(SystemExit):
             parse_args(["--agents", "2", "--fleet-procs", bad])
+
+
+def test_fleet_gc_thresholds_are_three_integers() -> None:
+    from bench.fleet import FLEET_GC_THRESHOLDS
+    from bench.scale import parse_args
+
+    assert parse_args(["--agents", "2"]).fleet_gc == FLEET_GC_THRESHOLDS
+    assert parse_args(["--agents", "2", "--fleet-gc", "700,10,10"]).fleet_gc == (700, 10, 10)
+    for bad in ("700,10", "700,10,10,1", "a,b,c", "0,10,10", "700,-1,10", ""):
+        with pytest.raises(SystemExit):
+            parse_args(["--agents", "2", "--fleet-gc", bad])
 
 
 @pytest.mark.timeout(120)
