@@ -11,6 +11,8 @@ we write, and costs only the slower encoding): the result is then exactly the st
 library's, ValueError for NaN included. Dataclasses and datetimes, which orjson would
 write and the standard library refuses, are passed through, so they are refused too.
 
+orjson's own bytes object is copied into one of its exact size (~0.2 µs; see `dumps`).
+
 Both encoders write the same JSON values; their texts differ only in a float's exponent
 ("1e16" or "1e+16"), never in what a reader gets.
 """
@@ -36,7 +38,10 @@ def dumps(obj: Any, *, sort_keys: bool = False) -> bytes:
     except orjson.JSONEncodeError:
         out = b"null"  # refused: the standard library decides below
     if b"null" not in out:
-        return out
+        # a copy of exactly its size: the bytes orjson returns keep the buffer it wrote them
+        # in (32 KB for an 881-byte message), and the controller keeps its last 32,768
+        # replies: its peak RSS at 12,500 pods went from 183 to 267 MB before this copy
+        return memoryview(out).tobytes()
     text = json.dumps(
         obj, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )

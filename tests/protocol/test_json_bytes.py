@@ -6,6 +6,7 @@ import dataclasses
 import datetime
 import json
 import math
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -93,3 +94,18 @@ def test_what_the_standard_library_refuses_is_refused() -> None:
             dumps(obj)
     with pytest.raises(ValueError):
         dumps({"s": "\ud800"})  # a lone surrogate is not UTF-8
+
+
+def test_the_bytes_returned_hold_no_more_memory_than_their_size() -> None:
+    # orjson's own bytes keep the buffer they were written in (32 KB for 881 bytes); the
+    # controller keeps 32,768 replies, so that cost 84 MB of RSS at 12,500 pods
+    obj = {f"k{i}": i for i in range(100)}
+    dumps(obj)  # anything made once (imports, caches) before measuring
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        out = dumps(obj)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(out) == 881 and held < 2 * len(out), held
