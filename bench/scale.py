@@ -88,6 +88,8 @@ class JobRun:
     fault_to_order: list[tuple[float, float]] = field(default_factory=list)
     # its aegis_report_copies_total: report copies it did not handle again, by outcome
     report_copies: dict[str, float] = field(default_factory=dict)
+    # its collector: runs, seconds and the longest pause (ms), from its aegis_gc_* metrics
+    controller_gc: dict[str, float] = field(default_factory=dict)
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -239,6 +241,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
     run = JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled, procs)
     run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
     run.report_copies = _counts(state_dir / "metrics.prom", "aegis_report_copies", "outcome")
+    run.controller_gc = controller_gc(state_dir / "metrics.prom")
     return run
 
 
@@ -278,6 +281,16 @@ def _samples(prom: Path, sample: str) -> list[Any]:
         return []
     families = text_string_to_metric_families(prom.read_text())
     return [s for family in families for s in family.samples if s.name == sample]
+
+
+def controller_gc(prom: Path) -> dict[str, float]:
+    """The controller's garbage collections (aegis_gc_*): runs, seconds, longest pause ms."""
+    longest = _samples(prom, "aegis_gc_longest_pause_seconds")
+    return {
+        "runs": sum(s.value for s in _samples(prom, "aegis_gc_collections_total")),
+        "s": round(sum(s.value for s in _samples(prom, "aegis_gc_pause_seconds_total")), 3),
+        "longest_ms": round(1000 * longest[0].value, 1) if longest else 0.0,
+    }
 
 
 def _buckets(prom: Path, name: str) -> list[tuple[float, float]]:
@@ -388,6 +401,7 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         "fleet_procs": healthy.fleet_procs,
         # the fleet's cyclic collections and their time (its processes' sum; not the
         # controller's): a bench artefact, see bench/fleet.py FLEET_GC_THRESHOLDS
+        "controller_gc": healthy.controller_gc,
         "fleet_gc": {
             "thresholds": list(args.fleet_gc),
             "runs": s.gc_collections,
@@ -420,6 +434,7 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         out["fault_job_work_superseded"] = f.superseded
         out["fault_job_s"] = round(faulty.ended - f.started, 3)
         out["fault_job_controller_rss_mb"] = round(faulty.rss_peak_mb, 1)
+        out["fault_job_controller_gc"] = faulty.controller_gc
     return out
 
 

@@ -30,16 +30,18 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import Counter, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from aegis.checks.faultlog import FaultRecord
 from aegis.checks.metrics import CheckMetrics
 from aegis.checks.result import CheckResult
 from aegis.protocol.envelope import Message, MessagePhase
+from aegis.runtime.gc_tuning import COLLECTOR_CLOCK, CollectorClock
 from aegis.timeline.events import FaultClassifier
 
 log = logging.getLogger(__name__)
@@ -94,9 +96,42 @@ class ObserverMetrics:
             registry=self.registry,
         )
 
+        self.registry.register(CollectorMetrics(COLLECTOR_CLOCK))
+
     def exposition(self) -> bytes:
         """Every metric in the Prometheus text format."""
         return self.checks.exposition()
+
+
+class CollectorMetrics:
+    """The process's garbage collections (a CollectorClock), read when the metrics are: the
+    event loop stands still while one runs (aegis/runtime/gc_tuning.py)."""
+
+    def __init__(self, clock: CollectorClock) -> None:
+        self.clock = clock
+
+    def collect(self) -> Iterator[Metric]:
+        """The Prometheus collector protocol."""
+        runs = CounterMetricFamily(
+            "aegis_gc_collections",
+            "Collections of the process's cyclic garbage collector, by generation.",
+            labels=("generation",),
+        )
+        seconds = CounterMetricFamily(
+            "aegis_gc_pause_seconds",
+            "Time the process stood still in those collections, by generation.",
+            labels=("generation",),
+        )
+        for generation in range(3):
+            runs.add_metric((str(generation),), self.clock.runs[generation])
+            seconds.add_metric((str(generation),), self.clock.seconds[generation])
+        yield runs
+        yield seconds
+        yield GaugeMetricFamily(
+            "aegis_gc_longest_pause_seconds",
+            "The longest of those collections.",
+            value=self.clock.longest,
+        )
 
 
 class JobObserver:
