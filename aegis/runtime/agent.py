@@ -200,6 +200,7 @@ class AgentService:
         self.report_subject = self.subjects.report(cfg.pod)
         self.diag = diag or DiagnosisClient(env=diagnosis_env(cfg), simulate=cfg.simulate)
         self.orders: asyncio.Queue[Message] = asyncio.Queue()
+        self.beat_sooner = asyncio.Event()  # set when an order may have shortened the period
         self.stopped = asyncio.Event()
         self.exit_code = 0
         self.bus: Bus | None = None
@@ -336,7 +337,10 @@ class AgentService:
 
     async def _take(self, msg: Message) -> None:
         working = self.work is not None and not self.work.done()
+        period = self.core.heartbeat_period(self.cfg.heartbeat_s)
         decision = self.core.on_order(msg, working=working)
+        if self.core.heartbeat_period(self.cfg.heartbeat_s) < period:
+            self.beat_sooner.set()
         if isinstance(decision, Ignore):
             log.debug("agent %s: order %d ignored: %s", self.cfg.pod, msg.seq, decision.why)
         elif isinstance(decision, Leave):
@@ -597,8 +601,20 @@ class AgentService:
         return [r.to_dict() for r in results]
 
     async def _heartbeat(self) -> None:
+        """Beat every `heartbeat_period` from the last beat. An order that shortens the period
+        (a controller restarted with a larger heartbeat budget: its silence timeout is
+        shorter too) wakes the wait: sleeping out a period of up to 60 s asked for by the
+        controller before would have the pod declared lost."""
+        loop = asyncio.get_running_loop()
+        last = loop.time()
         while True:
-            await asyncio.sleep(self.core.heartbeat_period(self.cfg.heartbeat_s))
+            wait = last + self.core.heartbeat_period(self.cfg.heartbeat_s) - loop.time()
+            if wait > 0:
+                self.beat_sooner.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.beat_sooner.wait(), wait)
+                continue  # the period again: it may be shorter now
+            last = loop.time()
             if self.bus is not None and self.bus.connected:
                 with contextlib.suppress(TransportError):
                     await self.bus.publish(

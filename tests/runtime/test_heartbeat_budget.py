@@ -160,3 +160,58 @@ async def test_an_agent_beats_as_slowly_as_its_controllers_budget_asks(
                     await beat
             assert agent.bus is not None
             await agent.bus.close()
+
+
+async def test_an_order_that_shortens_the_period_wakes_a_sleeping_heartbeat(
+    nats: tuple[NatsServer, JobAccount], tmp_path: Path
+) -> None:
+    """A controller restarted with a larger budget asks for a shorter period (and judges
+    silence by it): the agent must not sleep out the 10 s beat the first controller asked for
+    (1 pod at 0.1 beats a second). Its own period is 0.1 s, so once the order without a
+    budget comes it beats at once."""
+    server, job = nats
+    pod = "budget-worker-0"
+    async with running_controller(
+        server.url, job, tmp_path / "status.json", [pod], heartbeat_rate=0.1
+    ) as ctl:
+        cfg = AgentConfig("budget", "team", pod, 0, 1, ("true",), incarnation="i1", heartbeat_s=0.1)
+        agent = await connected_agent(server, job, cfg)
+        beats: list[float] = []
+        loop = asyncio.get_running_loop()
+
+        async def heard(msg: object) -> None:
+            beats.append(loop.time())
+
+        await ctl.bus._nc.subscribe(job.subjects.heartbeat(pod), cb=heard)
+        await ctl.bus.flush()
+        beat = None
+        try:
+            await asyncio.wait_for(agent._join(loop.time() + 10), 20)
+            first = agent.orders.get_nowait()
+            assert first.data["beatS"] == 10.0
+            await agent._take(first)  # the agent's own path: it works on the bootcheck
+            beat = asyncio.create_task(agent._heartbeat())
+            await asyncio.sleep(0)  # the loop is waiting out the 10 s period
+            assert beats == []
+            no_budget = Message(
+                first.aegis_name,
+                first.aegis_namespace,
+                first.pod_name,
+                first.type,
+                first.phase,
+                {**first.data, "beatS": 0.0},
+                first.timestamp,
+                first.seq,
+            )
+            sent = loop.time()
+            await agent._take(no_budget)  # the same order from a controller with no budget
+            await wait_for_async(lambda: len(beats) >= 2, 5, "beats at the shorter period")
+            assert beats[0] - sent < 5, beats  # not the 10 s the first order asked for
+        finally:
+            if beat is not None:
+                beat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await beat
+            await agent._stop_work()
+            assert agent.bus is not None
+            await agent.bus.close()
