@@ -17,7 +17,6 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
-import gc
 import json
 import logging
 import random
@@ -40,7 +39,7 @@ from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.agent import join_waits, report_waits
 from aegis.runtime.agent_core import AgentCore, Ignore, Leave, Work
-from aegis.runtime.gc_tuning import thresholds
+from aegis.runtime.gc_tuning import CollectorClock, thresholds
 from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import new_user_keypair
 from aegis.runtime.transport.grpc_credentials import build_request
@@ -289,7 +288,6 @@ class Fleet:
         self.tasks: set[asyncio.Task[None]] = set()
         self.done = asyncio.Event()
         self.pods: tuple[str, ...] = ()
-        self._gc_started = 0.0
 
     async def run(self, pods: tuple[str, ...], incarnations: dict[str, str] | None = None) -> None:
         """Start one agent per pod (with the incarnation `incarnations` gives it, if any: the
@@ -298,7 +296,8 @@ class Fleet:
         self.pods = pods
         self.stats.started = time.monotonic()
         self.channel = grpc.aio.insecure_channel(self.cfg.grpc_target)
-        gc.callbacks.append(self._timed_collection)
+        clock = CollectorClock()
+        clock.start()
         try:
             with thresholds(self.cfg.gc_thresholds):
                 for i, pod in enumerate(pods):
@@ -307,7 +306,8 @@ class Fleet:
                         await asyncio.sleep(50 / self.cfg.start_rate)
                 await self.done.wait()
         finally:
-            gc.callbacks.remove(self._timed_collection)
+            clock.stop()
+            self.stats.gc_collections, self.stats.gc_s = sum(clock.runs), sum(clock.seconds)
             for agent in self.agents.values():
                 agent.stop()
             # a report task whose receipt came as its agent left records it in a loop turn or
@@ -315,13 +315,6 @@ class Fleet:
             if self.tasks:
                 await asyncio.wait(set(self.tasks), timeout=5.0)
             await self.channel.close()
-
-    def _timed_collection(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self._gc_started = time.perf_counter()
-        else:
-            self.stats.gc_collections += 1
-            self.stats.gc_s += time.perf_counter() - self._gc_started
 
     def spawn(self, pod: str, incarnation: str | None = None) -> None:
         """Start a new incarnation of `pod` (the credential service expects it)."""

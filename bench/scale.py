@@ -399,9 +399,9 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         "heartbeat_s": args.heartbeat_s,
         "heartbeat_rate": args.heartbeat_rate,
         "fleet_procs": healthy.fleet_procs,
+        "controller_gc": healthy.controller_gc,
         # the fleet's cyclic collections and their time (its processes' sum; not the
         # controller's): a bench artefact, see bench/fleet.py FLEET_GC_THRESHOLDS
-        "controller_gc": healthy.controller_gc,
         "fleet_gc": {
             "thresholds": list(args.fleet_gc),
             "runs": s.gc_collections,

@@ -6,10 +6,11 @@ here. orjson encodes them 6-12x faster than `json.dumps` (a report 6.0 -> 0.5 µ
 it writes NaN and the infinities as null where the standard library refuses them, and it
 refuses what the standard library writes (integer keys, integers past 64 bits, nesting past
 254 levels). `dumps` therefore hands the standard library every object orjson refuses and
-every object whose output holds `null` (NaN may have become one; a real null is rare in what
-we write, and costs only the slower encoding): the result is then exactly the standard
-library's, ValueError for NaN included. Dataclasses and datetimes, which orjson would
-write and the standard library refuses, are passed through, so they are refused too.
+every object whose output holds `null` (NaN may have become one; of what we write, only
+orders hold a real null, `"final":null`, and they cost what they did before): the result is
+then exactly the standard library's, ValueError for NaN included. Dataclasses and datetimes,
+which orjson would write and the standard library refuses, are passed through, so they are
+refused too.
 
 orjson's own bytes object is copied into one of its exact size (~0.2 µs; see `dumps`).
 

@@ -10,11 +10,11 @@ its tasks) allocates more than that core: with (50,000, 20, 20) it still made 55
 collections and 2-3 middle ones in a 12,500-agent `bench/scale.py` job, 2.2-2.5 CPU s of its
 ~23, and 13 in a 1,000-pod job with 10 faults, pauses up to 55 ms beside a fault's 100 ms
 budget; none of those collections found any garbage (every cycle the controller makes is
-freed with the job). With CONTROLLER_THRESHOLDS: 4 collections and 0.33 CPU s at 12,500
-agents, none at 1,000 pods, the same peak RSS ("Ninth pass"). The price: fewer but longer
-pauses, the longest 223-253 ms (wall time on two busy cores) at 12,500 agents, when the
-young generation holds the containers of a phase change. Cyclic garbage (rare here) waits
-longer to be freed.
+freed with the job). With CONTROLLER_THRESHOLDS: 4-5 collections and 0.33 CPU s at 12,500
+agents (0.39-0.88 s of wall time in later runs), none at 1,000 pods, the same peak RSS
+("Ninth pass"). The price: fewer but longer pauses, the longest 184-502 ms (wall time on
+two busy cores) at 12,500 agents, when the young generation holds the containers of a phase
+change. Cyclic garbage (rare here) waits longer to be freed.
 
 `CollectorClock` times every collection of the process once `tune_controller_process` started
 it; the controller's metrics show it (aegis_gc_*, docs/operations.md).
