@@ -13,8 +13,7 @@ budget; none of those collections found any garbage (every cycle the controller 
 freed with the job). With CONTROLLER_THRESHOLDS: 4-5 collections and 0.33 CPU s at 12,500
 agents (0.39-0.88 s of wall time in later runs), none at 1,000 pods, the same peak RSS
 ("Ninth pass"). The price: fewer but longer pauses, the longest 184-502 ms (wall time on
-two busy cores) at 12,500 agents, when the young generation holds the containers of a phase
-change. Cyclic garbage (rare here) waits longer to be freed.
+two busy cores) at 12,500 agents. Cyclic garbage (rare here) waits longer to be freed.
 
 `CollectorClock` times every collection of the process once `tune_controller_process` started
 it; the controller's metrics show it (aegis_gc_*, docs/operations.md).
