@@ -49,13 +49,13 @@ def status(cluster: Cluster, name: str = "train") -> dict[str, Any]:
 class Agents:
     """One bus per pod, each with that pod's own credential, as real agents have."""
 
-    def __init__(self, grpc: str, cluster: Cluster) -> None:
-        self.grpc, self.cluster = grpc, cluster
+    def __init__(self, ctl: Running, cluster: Cluster) -> None:
+        self.ctl, self.cluster = ctl, cluster
         self.buses: dict[str, Bus] = {}
 
     async def bus(self, pod: str) -> Bus:
-        if pod not in self.buses:
-            self.buses[pod] = await worker_bus(self.grpc, self.cluster, pod)
+        if pod not in self.buses:  # from the credential process serving now
+            self.buses[pod] = await worker_bus(self.ctl.grpc, self.cluster, pod)
         return self.buses[pod]
 
     async def close(self) -> None:
@@ -70,7 +70,7 @@ async def serving(cluster: Cluster, nats: Nats) -> AsyncIterator[tuple[Running, 
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
     with running(cluster.url, nats) as ctl:
         await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
-        agents = Agents(ctl.grpc, cluster)
+        agents = Agents(ctl, cluster)
         try:
             yield ctl, ctl.controller.runners[(NAMESPACE, "train")], agents
         finally:
@@ -112,7 +112,7 @@ async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
         assert all(info["innerPhase"] == "Pending" for info in st.values())
         with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
             await worker_bus(ctl.grpc, cluster, token="guess")
-        bus = Agents(ctl.grpc, cluster)
+        bus = Agents(ctl, cluster)
         try:
             reply = await first_ack(bus, PODS[0])
             assert reply.type is MessageType.ORDER and reply.pod_name == PODS[0]
@@ -136,7 +136,7 @@ async def test_a_restarted_controller_resumes_every_job_from_its_cr(
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
     with running(cluster.url, nats) as ctl:
         await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
-        bus = Agents(ctl.grpc, cluster)
+        bus = Agents(ctl, cluster)
         try:
             await first_ack(bus, PODS[0])
             await send(bus, PODS[1], MessageType.ACK)
@@ -155,7 +155,7 @@ async def test_a_restarted_controller_resumes_every_job_from_its_cr(
     with running(cluster.url, nats) as ctl:  # a new controller process
         # the job's credentials are registered before its runner starts
         await wait_for_async(lambda: (NAMESPACE, "train") in ctl.controller.runners, 10, "runner")
-        bus = Agents(ctl.grpc, cluster)
+        bus = Agents(ctl, cluster)
         try:
             order = await first_ack(bus, PODS[1])  # same incarnation: a re-ACK
         finally:
@@ -206,9 +206,7 @@ async def test_deleting_the_cr_stops_its_controller_and_revokes_credentials(
 async def test_credentials_only_for_a_pod_of_the_job_with_its_uid(
     cluster: Cluster, nats: Nats
 ) -> None:
-    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
-    with running(cluster.url, nats) as ctl:
-        await wait_for_async(lambda: (NAMESPACE, "train") in ctl.controller.runners, 10, "runner")
+    async with serving(cluster, nats) as (ctl, _, _):
         uid = worker_pod(cluster, PODS[0])
         refused = [
             (PODS[0], "not-its-uid"),  # a token holder posing as the pod
@@ -273,17 +271,14 @@ def test_the_cli_says_where_the_account_comes_from(tmp_path: Path) -> None:
 async def test_a_dead_credential_process_is_started_again_with_the_job(
     cluster: Cluster, nats: Nats
 ) -> None:
-    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
-    with running(cluster.url, nats) as ctl:
-        await wait_for_async(lambda: (NAMESPACE, "train") in ctl.controller.runners, 10, "runner")
+    async with serving(cluster, nats) as (ctl, _, agents):
         first = ctl.credentials.pid
         assert first is not None
         os.kill(first, signal.SIGKILL)
         # the controller's loop finds it dead and starts another, the job registered again
-        wait_for(
+        await wait_for_async(
             lambda: ctl.credentials.running and ctl.credentials.pid != first,
             30,
             "a new credential process",
         )
-        bus = await worker_bus(ctl.grpc, cluster, PODS[1])
-        await bus.close()
+        await agents.bus(PODS[1])

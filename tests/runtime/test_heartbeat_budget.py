@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest_asyncio
@@ -18,8 +19,10 @@ from hypothesis import strategies as st
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.environment import AgentConfig
 from aegis.protocol.payloads import MAX_BEAT_S, Order, Sender
+from aegis.runtime.agent import AgentService
 from aegis.runtime.agent_core import AgentCore, Work
 from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller_service import ControllerService
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.nats_server import NatsServer
@@ -123,15 +126,33 @@ async def nats() -> AsyncIterator[tuple[NatsServer, JobAccount]]:
         yield pair
 
 
-async def test_an_agent_beats_as_slowly_as_its_controllers_budget_asks(
-    nats: tuple[NatsServer, JobAccount], tmp_path: Path
-) -> None:
-    """Real controller and agent: 1 pod at 1 beat a second asks for 1 s beats; the agent's
-    own 0.1 s period would send ~10 a second."""
+@dataclass
+class Beating:
+    """A real controller and a real agent of its one pod, joined (the ACK's reply, not yet
+    taken, is `first`); `beats`: the loop times of the pod's heartbeats on the bus."""
+
+    ctl: ControllerService
+    agent: AgentService
+    first: Message
+    beats: list[float]
+    beating: asyncio.Task[None]  # the agent's heartbeat loop
+
+    def waiting_s(self) -> float:
+        """How long the heartbeat loop's current wait is (0 while it is not waiting)."""
+        frame = self.beating.get_coro().cr_frame  # type: ignore[union-attr]
+        return float(frame.f_locals.get("wait", 0.0)) if frame is not None else 0.0
+
+
+@contextlib.asynccontextmanager
+async def joined_agent(
+    nats: tuple[NatsServer, JobAccount], tmp_path: Path, rate: float
+) -> AsyncIterator[Beating]:
+    """The agent's own period is 0.1 s; the controller's budget is `rate` beats a second. The
+    agent's heartbeat loop runs from the block's start; it and the agent end with it."""
     server, job = nats
     pod = "budget-worker-0"
     async with running_controller(
-        server.url, job, tmp_path / "status.json", [pod], heartbeat_rate=1.0
+        server.url, job, tmp_path / "status.json", [pod], heartbeat_rate=rate
     ) as ctl:
         cfg = AgentConfig("budget", "team", pod, 0, 1, ("true",), incarnation="i1", heartbeat_s=0.1)
         agent = await connected_agent(server, job, cfg)
@@ -146,20 +167,30 @@ async def test_an_agent_beats_as_slowly_as_its_controllers_budget_asks(
         beat = None
         try:
             await asyncio.wait_for(agent._join(loop.time() + 10), 20)
-            decision = agent.core.on_order(agent.orders.get_nowait(), working=False)
-            assert isinstance(decision, Work)  # the ACK's reply: the bootcheck order
+            first = agent.orders.get_nowait()  # the ACK's reply: the bootcheck order
             beat = asyncio.create_task(agent._heartbeat())
-            await wait_for_async(lambda: len(beats) >= 3, 30, "three heartbeats")
-            gaps = [b - a for a, b in itertools.pairwise(beats)]
-            assert min(gaps) > 0.8, gaps
-            assert ctl.core.silent_pods() == []
+            yield Beating(ctl, agent, first, beats, beat)
         finally:
             if beat is not None:
                 beat.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await beat
+            await agent._stop_work()
             assert agent.bus is not None
             await agent.bus.close()
+
+
+async def test_an_agent_beats_as_slowly_as_its_controllers_budget_asks(
+    nats: tuple[NatsServer, JobAccount], tmp_path: Path
+) -> None:
+    """Real controller and agent: 1 pod at 1 beat a second asks for 1 s beats; the agent's
+    own 0.1 s period would send ~10 a second."""
+    async with joined_agent(nats, tmp_path, rate=1.0) as run:
+        assert isinstance(run.agent.core.on_order(run.first, working=False), Work)
+        await wait_for_async(lambda: len(run.beats) >= 3, 30, "three heartbeats")
+        gaps = [b - a for a, b in itertools.pairwise(run.beats)]
+        assert min(gaps) > 0.8, gaps
+        assert run.ctl.core.silent_pods() == []
 
 
 async def test_an_order_that_shortens_the_period_wakes_a_sleeping_heartbeat(
@@ -169,49 +200,22 @@ async def test_an_order_that_shortens_the_period_wakes_a_sleeping_heartbeat(
     silence by it): the agent must not sleep out the 10 s beat the first controller asked for
     (1 pod at 0.1 beats a second). Its own period is 0.1 s, so once the order without a
     budget comes it beats at once."""
-    server, job = nats
-    pod = "budget-worker-0"
-    async with running_controller(
-        server.url, job, tmp_path / "status.json", [pod], heartbeat_rate=0.1
-    ) as ctl:
-        cfg = AgentConfig("budget", "team", pod, 0, 1, ("true",), incarnation="i1", heartbeat_s=0.1)
-        agent = await connected_agent(server, job, cfg)
-        beats: list[float] = []
-        loop = asyncio.get_running_loop()
-
-        async def heard(msg: object) -> None:
-            beats.append(loop.time())
-
-        await ctl.bus._nc.subscribe(job.subjects.heartbeat(pod), cb=heard)
-        await ctl.bus.flush()
-        beat = None
-        try:
-            await asyncio.wait_for(agent._join(loop.time() + 10), 20)
-            first = agent.orders.get_nowait()
-            assert first.data["beatS"] == 10.0
-            await agent._take(first)  # the agent's own path: it works on the bootcheck
-            beat = asyncio.create_task(agent._heartbeat())
-            await asyncio.sleep(0)  # the loop is waiting out the 10 s period
-            assert beats == []
-            no_budget = Message(
-                first.aegis_name,
-                first.aegis_namespace,
-                first.pod_name,
-                first.type,
-                first.phase,
-                {**first.data, "beatS": 0.0},
-                first.timestamp,
-                first.seq,
-            )
-            sent = loop.time()
-            await agent._take(no_budget)  # the same order from a controller with no budget
-            await wait_for_async(lambda: len(beats) >= 2, 5, "beats at the shorter period")
-            assert beats[0] - sent < 5, beats  # not the 10 s the first order asked for
-        finally:
-            if beat is not None:
-                beat.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await beat
-            await agent._stop_work()
-            assert agent.bus is not None
-            await agent.bus.close()
+    async with joined_agent(nats, tmp_path, rate=0.1) as run:
+        first = run.first
+        assert first.data["beatS"] == 10.0
+        await run.agent._take(first)  # the agent's own path: it works on the bootcheck
+        await wait_for_async(lambda: run.waiting_s() > 5, 5, "the 10 s wait to begin")
+        no_budget = Message(
+            first.aegis_name,
+            first.aegis_namespace,
+            first.pod_name,
+            first.type,
+            first.phase,
+            {**first.data, "beatS": 0.0},
+            first.timestamp,
+            first.seq,
+        )
+        sent = asyncio.get_running_loop().time()
+        await run.agent._take(no_budget)  # the same order from a controller with no budget
+        await wait_for_async(lambda: len(run.beats) >= 2, 5, "beats at the shorter period")
+        assert run.beats[0] - sent < 5, run.beats  # not the 10 s the first order asked for
