@@ -27,13 +27,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import select
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 from aegis.k8s.api import KubeApi
 from aegis.k8s.errors import K8sError
@@ -83,6 +84,7 @@ class CredentialProcess:
         self._jobs: dict[tuple[str, str], str] = {}  # registered: (namespace, job) -> token hash
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[str] | None = None
+        self._unread = b""  # the child's output read past its last whole line
         self._serving = False  # the child answered ready and has every job
         self.address = ""
         self.starts = 0  # how many children were started (restarts: starts - 1)
@@ -160,7 +162,7 @@ class CredentialProcess:
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
         )
-        self._proc = proc
+        self._proc, self._unread = proc, b""
         self.starts += 1
         try:
             answer = self._exchange(self._config, START_TIMEOUT_S)
@@ -206,11 +208,9 @@ class CredentialProcess:
             proc.stdin.flush()
         except OSError as exc:
             raise _ChildGone(f"is gone ({exc})") from None
-        line = _read_line(proc.stdout, timeout)
+        line = self._read_line(proc, timeout)
         if line is None:
             raise _ChildGone(f"did not answer within {timeout:g} s")
-        if not line:
-            raise _ChildGone(f"closed its output (exit {proc.poll()})")
         try:
             answer = json.loads(line)
         except ValueError:
@@ -218,6 +218,24 @@ class CredentialProcess:
         if not isinstance(answer, dict):
             raise _ChildGone(f"answered {line[:200]!r}")
         return answer
+
+    def _read_line(self, proc: subprocess.Popen[str], timeout: float) -> str | None:
+        """The child's next line, or None when no whole line came within `timeout` seconds
+        (a child that wrote half a line and stalled does not hold the caller up);
+        _ChildGone at the end of its output. Reads the pipe's descriptor, never its buffered
+        reader, so that `select` sees everything not yet read."""
+        assert proc.stdout is not None
+        fd, deadline = proc.stdout.fileno(), time.monotonic() + timeout
+        while b"\n" not in self._unread:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise _ChildGone(f"closed its output (exit {proc.poll()})")
+            self._unread += chunk
+        line, _, self._unread = self._unread.partition(b"\n")
+        return line.decode("utf-8", "replace")
 
     def _kill(self) -> None:
         self._serving = False
@@ -229,12 +247,6 @@ class CredentialProcess:
 
 class _ChildGone(Exception):
     """The child died, closed its stdout, or did not answer in time."""
-
-
-def _read_line(stream: IO[str], timeout: float) -> str | None:
-    """One line from the child's stdout ("" at its end), or None after `timeout` seconds."""
-    ready, _, _ = select.select([stream], [], [], timeout)
-    return stream.readline() if ready else None
 
 
 # ---------------- the child ----------------

@@ -4,8 +4,12 @@ job, no child left behind, the account's seed never on its command line."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,3 +120,37 @@ def test_a_child_that_cannot_start_says_why(tmp_path: Path) -> None:
         process.ensure_running()
     process.ensure_running()  # within the pause after a failed start: no try
     assert process.starts == 2 and process.pid is None
+
+
+def test_a_child_that_stalls_mid_line_does_not_hold_the_controller() -> None:
+    # half an answer, then nothing: the read ends at its timeout (a buffered readline after
+    # `select` waited for the rest of the line as long as the child lived)
+    process = _unstarted()
+    with _child("print('{\"ok\"', end=''); sys.stdout.flush(); time.sleep(60)") as child:
+        started = time.monotonic()
+        assert process._read_line(child, 0.5) is None
+        assert time.monotonic() - started < 10
+
+
+def test_lines_that_come_together_are_read_one_by_one() -> None:
+    process = _unstarted()
+    with _child('print(\'{"a": 1}\\n{"b": 2}\'); sys.stdout.flush(); time.sleep(60)') as child:
+        assert process._read_line(child, 30) == '{"a": 1}'
+        assert process._read_line(child, 30) == '{"b": 2}'  # already read, not in the pipe
+
+
+def _unstarted() -> CredentialProcess:
+    account = Operator().create_job_account("aegis-system", "shared").account
+    return CredentialProcess(account, NATS_URL, ApiSource(url="http://127.0.0.1:9"), "h", 0)
+
+
+@contextlib.contextmanager
+def _child(code: str) -> Iterator[subprocess.Popen[str]]:
+    """A process running `code` (after importing sys and time), killed at the end."""
+    argv = [sys.executable, "-c", f"import sys, time; {code}"]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        yield child
+    finally:
+        child.kill()
+        child.wait()
