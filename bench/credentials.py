@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import resource
 import sys
 import time
 import uuid
@@ -56,6 +55,7 @@ from aegis.runtime.transport.grpc_credentials import (  # noqa: E402
     Throttle,
     request_credentials,
 )
+from bench.scale import raise_nofile  # noqa: E402
 
 NAMESPACE, JOB = "team", "creds"
 NATS_URL = "nats://127.0.0.1:4222"  # named in each credential; nothing connects to it
@@ -124,14 +124,6 @@ def _receive(conn: Connection, proc: Any, timeout_s: float, what: str) -> Any:
         if time.monotonic() > deadline:
             raise RuntimeError(f"{what}: nothing within {timeout_s:g} s")
     return conn.recv()
-
-
-def raise_nofile() -> None:
-    """Soft RLIMIT_NOFILE up to the hard limit (inherited by the agents' process: N agents
-    hold N connections at once; 1,024 by default)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -> dict[str, Any]:
@@ -214,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.agents < 1 or any(ms < 0 for ms in args.latency_ms) or args.timeout <= 0:
         p.error("--agents must be >= 1, --latency-ms >= 0 and --timeout > 0")
-    raise_nofile()
+    raise_nofile()  # inherited by the agents' process: N agents hold N connections at once
     out: dict[str, Any] = {"agents": args.agents, "by_latency_ms": {}}
     for ms in args.latency_ms:
         ways = {way: measure(args.agents, ms / 1000, way, args.timeout) for way in WAYS}
