@@ -465,12 +465,11 @@ def idle_figures(job: JobRun) -> dict[str, Any]:
 
 
 def in_process(args: argparse.Namespace) -> dict[str, Any]:
-    """The controller core alone: bench/scale_core.py's figures if it is there, else a
-    minimal loop of ACKs and reports through ControllerCore and AgentCore, no network."""
-    try:  # another engineer's core bench, when it has a `measure` of the same figures
-        from bench.scale_core import measure  # type: ignore[attr-defined]
-    except ImportError:
-        from bench.fleet_core import measure
+    """The controller core alone (bench/fleet_core.py): ACKs and reports through ControllerCore
+    and AgentCore, no network; bench/scale_core.py measures the engine and the core by event
+    kind."""
+    from bench.fleet_core import measure
+
     result: dict[str, Any] = measure(args.agents)
     return result
 

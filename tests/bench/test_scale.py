@@ -74,6 +74,31 @@ def test_the_in_process_mode_measures_the_core_alone() -> None:
     assert isinstance(out["reports_per_s"], float) and out["reports_per_s"] > 0
 
 
+def test_the_in_process_core_persists_as_the_controller_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its controller commits WAL records of grouped events and saves the whole status only
+    at snapshots (it once saved the whole status after every event: O(pods) each, and a
+    12,500-pod run did not end)."""
+    from aegis.runtime.store import FileStatusStore
+    from bench.fleet_core import measure
+
+    saves: list[int] = []
+    save = FileStatusStore.save
+
+    def counted(self: FileStatusStore, status: object) -> None:
+        saves.append(1)
+        save(self, status)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FileStatusStore, "save", counted)
+    out = measure(24, batch=5)
+    events = 24 + out["reports"]
+    assert out["succeeded"] is True and out["reports"] == 48
+    # a record per 5 events, and one before each of the job's orders (a partial batch)
+    assert events / 5 <= out["commits"] <= events / 5 + out["publishes"] + 1
+    assert 1 <= len(saves) <= out["publishes"] + 2, saves  # the first, then snapshots
+
+
 @pytest.mark.timeout(60)
 async def test_the_lean_client_authenticates_for_real_and_is_held_to_its_pod() -> None:
     from aegis.runtime.transport.auth import Operator, new_user_keypair
