@@ -193,6 +193,11 @@ def domain(f: Value) -> frozenset[Value]:
 
 def apply(f: Value, arg: Value) -> Value:
     """f[arg] for a function, record or sequence."""
+    if type(f) is Fn:  # the common case first, one lookup (the generated code applies often)
+        try:
+            return f._m[arg]
+        except KeyError:
+            pass  # Fn.__getitem__ names the domain
     if isinstance(f, tuple):
         if type(arg) is int and 1 <= arg <= len(f):
             return f[arg - 1]

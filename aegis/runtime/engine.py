@@ -145,6 +145,21 @@ def matches(succ: Successor, wanted: Mapping[str, Value]) -> bool:
     return all(k in made and made[k] == v for k, v in wanted.items())
 
 
+# each label's process ids in order, for the constants they were last computed under:
+# settle() asks every decision's after each event, and a job's constants never change
+_ORDERED_IDS: dict[str, tuple[Constants, tuple[Value, ...]]] = {}
+
+
+def ordered_process_ids(c: Constants, label: str) -> tuple[Value, ...]:
+    """The ids of `label`'s processes under c, in the order the engine tries them."""
+    kept = _ORDERED_IDS.get(label)
+    if kept is not None and kept[0] is c:
+        return kept[1]
+    ids = tuple(sorted(ACTIONS[label].process_ids(c), key=repr))
+    _ORDERED_IDS[label] = (c, ids)
+    return ids
+
+
 def candidates(
     c: Constants, s: State, label: str, wanted: Mapping[str, Value]
 ) -> list[tuple[Value, Successor]]:
@@ -154,7 +169,7 @@ def candidates(
     choices are built); duplicates are removed only when there are several."""
     info = ACTIONS[label]
     out: list[tuple[Value, Successor]] = []
-    for pid in sorted(info.process_ids(c), key=repr):
+    for pid in ordered_process_ids(c, label):
         found = [succ for succ in info.steps(c, s, pid, wanted) if matches(succ, wanted)]
         out.extend((pid, succ) for succ in (found if len(found) < 2 else dict.fromkeys(found)))
     return out
@@ -164,7 +179,7 @@ def first_successor(c: Constants, s: State, label: str) -> tuple[Value, Successo
     """The first (process id, successor) of `label` from s in the generated order (the
     smallest process id, then the smallest choice), without building the others."""
     info = ACTIONS[label]
-    for pid in sorted(info.process_ids(c), key=repr):
+    for pid in ordered_process_ids(c, label):
         succ = next(info.steps(c, s, pid, {}), None)
         if succ is not None:
             return pid, succ

@@ -1,4 +1,5 @@
-"""Generated code is lint-clean, typed, and imports nothing but aegis.values and statemachine."""
+"""Generated code is lint-clean, typed, and imports nothing but aegis.values, statemachine
+and the standard library modules in ALLOWED."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ ALLOWED = {
     "enum",
     "functools",
     "itertools",
+    "operator",
     "typing",
     "statemachine",
 }

@@ -85,6 +85,21 @@ def test_commit_carries_entries_over_and_cuts_the_past() -> None:
     assert calls == [W[2]]
 
 
+def test_commit_carries_an_untouched_entry_and_recomputes_one_whose_global_changed() -> None:
+    site = _tla.Site("t", ("finished",), ("phase",))
+    calls: list[Value] = []
+    s0 = initial_states(C)[0]
+    _tla.select(site, C, s0, C.Workers, counting(calls))
+    calls.clear()
+    other = _tla.child(s0, dataclasses.replace(s0, masterSeq=s0.masterSeq + 1))
+    commit(other)  # the site reads neither masterSeq nor anything else that changed
+    assert calls == [] and other._memo[site] is s0._memo[site]
+    done = _tla.child(other, dataclasses.replace(other, phase="Done"))
+    commit(done)  # phase is read whole: the entry is not carried
+    assert _tla.select(site, C, done, C.Workers, counting(calls)) == C.Workers
+    assert len(calls) == N
+
+
 def test_a_cached_entry_is_no_part_of_the_state_value() -> None:
     s0 = initial_states(C)[0]
     asked = initial_states(C)[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn, TypeVar
 
@@ -331,18 +332,31 @@ class Site:
     body uses x nowhere but in `v[x]`, so P(x) is a function of the `keyed` values at x: a
     computation from scratch tests each distinct combination of them once."""
 
-    __slots__ = ("anchor", "by_value", "keyed", "reads")
+    __slots__ = ("anchor", "by_value", "keyed", "keyed_of", "reads", "reads_of", "variables")
 
     def __init__(
         self, anchor: str, keyed: tuple[str, ...], reads: tuple[str, ...], by_value: bool = False
     ) -> None:
         self.anchor, self.keyed, self.reads, self.by_value = anchor, keyed, reads, by_value
+        self.variables = frozenset(keyed + reads)  # every variable its body reads
+        self.keyed_of, self.reads_of = _values_of(keyed), _values_of(reads)
 
     def __repr__(self) -> str:
         return f"Site({self.anchor}, keyed={self.keyed}, reads={self.reads})"
 
 
 Test = Callable[[Any, Any, Value], Value]
+
+
+def _values_of(names: tuple[str, ...]) -> Callable[[Any], tuple[Value, ...]]:
+    """A function from a state to the tuple of its values of the variables `names`."""
+    if not names:
+        return lambda s: ()
+    if len(names) == 1:
+        one = operator.attrgetter(names[0])
+        return lambda s: (one(s),)
+    many: Callable[[Any], tuple[Value, ...]] = operator.attrgetter(*names)
+    return many
 
 
 class _Entry:
@@ -393,8 +407,8 @@ def _entry(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> _En
 
 
 def _full(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> _Entry:
-    fns = tuple([getattr(s, v) for v in site.keyed])
-    vals = tuple([getattr(s, v) for v in site.reads])
+    fns = site.keyed_of(s)
+    vals = site.reads_of(s)
     found = _by_value(c, s, dom, test, fns) if site.by_value else None
     if found is None:
         found = (x for x in dom if test(c, s, x))
@@ -441,11 +455,11 @@ def _update(site: Site, old: _Entry, s: Any, test: Test) -> _Entry | None:
     """The entry for s from an ancestor's entry, or None if it must be computed afresh."""
     vals = old.vals
     if site.reads:
-        vals = tuple([getattr(s, v) for v in site.reads])
+        vals = site.reads_of(s)
         for a, b in zip(vals, old.vals, strict=True):  # a function: only the same object
             if a is not b and (isinstance(a, Fn) or type(a) is not type(b) or a != b):
                 return None
-    fns = tuple([getattr(s, v) for v in site.keyed])
+    fns = site.keyed_of(s)
     changed: set[Value] | None = None
     for new_f, old_f in zip(fns, old.fns, strict=True):
         if new_f is not old_f:
@@ -502,11 +516,16 @@ def commit(s: Any, variables: tuple[str, ...]) -> None:
     parent = getattr(s, "_parent", None)
     if parent is not None:
         memo = _memo(s)
+        changed = {v for v in variables if getattr(s, v) is not getattr(parent, v)}
         for site, old in getattr(parent, "_memo", {}).items():
-            if site not in memo:
-                e = _update(site, old, s, old.test)
-                if e is not None:
-                    memo[site] = e
+            if site in memo:
+                continue
+            if site.variables.isdisjoint(changed):
+                memo[site] = old  # nothing it reads is another object: the very same entry
+                continue
+            e = _update(site, old, s, old.test)
+            if e is not None:
+                memo[site] = e
     object.__setattr__(s, "_parent", None)
     object.__setattr__(s, "_depth", 0)
     for name in variables:
