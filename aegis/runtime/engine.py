@@ -283,7 +283,7 @@ class Engine:
             if bad:
                 raise InvariantViolation(label, bad)
         delta = (self.state, changed)
-        commit(succ.state)  # its derived sets kept; older states become garbage
+        commit(succ.state, changed)  # its derived sets kept; older states become garbage
         before = (self.seq_no, self.state)
         self.seq_no += 1
         self.state = succ.state

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, NoReturn, TypeVar
 
 from aegis.values import (
@@ -509,14 +509,20 @@ def select(site: Site, c: Any, s: Any, dom: frozenset[Value], test: Test) -> fro
     return e.frozen
 
 
-def commit(s: Any, variables: tuple[str, ...]) -> None:
+def commit(s: Any, variables: tuple[str, ...], changed: Collection[str] | None = None) -> None:
     """s is the runtime's current state: carry every site entry of the state it came from
     over to s (cheap: only changed keys are re-tested), then cut the links to older states
-    and the EXCEPT provenance of its functions, so that memory does not grow with steps."""
+    and the EXCEPT provenance of its functions, so that memory does not grow with steps.
+
+    `changed`: the variables whose value in s is another object than in the state it came
+    from, that state being committed before (the caller's delta); None: found here."""
     parent = getattr(s, "_parent", None)
+    # a value s shares with a committed parent lost its provenance at the parent's commit
+    every = parent is None or getattr(parent, "_parent", None) is not None
     if parent is not None:
         memo = _memo(s)
-        changed = {v for v in variables if getattr(s, v) is not getattr(parent, v)}
+        if changed is None:
+            changed = [v for v in variables if getattr(s, v) is not getattr(parent, v)]
         for site, old in getattr(parent, "_memo", {}).items():
             if site in memo:
                 continue
@@ -528,7 +534,7 @@ def commit(s: Any, variables: tuple[str, ...]) -> None:
                 memo[site] = e
     object.__setattr__(s, "_parent", None)
     object.__setattr__(s, "_depth", 0)
-    for name in variables:
+    for name in variables if every or changed is None else changed:
         v = getattr(s, name)
         if isinstance(v, Fn):
             v.forget_base()

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 
 from aegis.values import Fn, Value, apply, fn
 
@@ -2932,10 +2932,11 @@ PROCESSES: dict[str | None, tuple[Label, ...]] = {
 }
 
 
-def commit(s: State) -> None:
+def commit(s: State, changed: Collection[str] | None = None) -> None:
     """s is now the runtime's current state: keep its derived sets (carried over from the
-    state it came from) and forget the older states (see _tla.commit)."""
-    _tla.commit(s, VARIABLES)
+    state it came from) and forget the older states (see _tla.commit; `changed`: the
+    variables whose value is another object than in that state, when the caller knows)."""
+    _tla.commit(s, VARIABLES, changed)
 
 
 def next_states(c: Constants, s: State) -> Iterator[tuple[Label, Value, Successor]]:
