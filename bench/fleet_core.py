@@ -5,9 +5,10 @@ step log) and one real AgentCore per pod, wired by direct calls as the services 
 ACK and report goes through the core's handler, every order it publishes (per-pod orders
 first, then the broadcast) to the agents it is for. Commits are grouped as the service groups
 them (aegis/runtime/group_commit.py): one WAL record for up to `batch` events, and always
-before an order goes out (persist before publish); the snapshot is taken after the order, when
-one is due. An event's time is its handler's, plus the commit it closes (so the mean is the
-amortized cost); snapshots are timed apart (`snapshot_s`). The job runs under the controller
+before a broadcast order goes out (persist before publish; an ACK's reply is handed to its
+agent at once: nothing crashes here); the snapshot is taken after the order, when one is due.
+An event's time is its handler's, plus the commit it closes (so the mean is the amortized
+cost); snapshots are timed apart (`snapshot_s`). The job runs under the controller
 process's collector thresholds (aegis/runtime/gc_tuning.py), its collections timed (`gc`).
 """
 
