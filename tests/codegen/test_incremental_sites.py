@@ -35,6 +35,15 @@ def finish(s: State, w: ModelValue) -> State:
     return _tla.child(s, new)
 
 
+def asked_initial(site: _tla.Site, calls: list[Value]) -> State:
+    """The initial state, `site`'s entry computed in it by a test counting into `calls` (a
+    carried entry re-tests with the test it was made with); those first tests not kept."""
+    s0 = initial_states(C)[0]
+    _tla.select(site, C, s0, C.Workers, counting(calls))
+    calls.clear()
+    return s0
+
+
 def test_a_successor_retests_only_the_changed_key() -> None:
     site = _tla.Site("t", ("finished",), ("phase",))
     calls: list[Value] = []
@@ -56,9 +65,7 @@ def test_a_successor_retests_only_the_changed_key() -> None:
 def test_a_changed_global_or_unknown_provenance_recomputes_in_full() -> None:
     site = _tla.Site("t", ("finished",), ("phase",))
     calls: list[Value] = []
-    s0 = initial_states(C)[0]
-    _tla.select(site, C, s0, C.Workers, counting(calls))
-    calls.clear()
+    s0 = asked_initial(site, calls)
     done = _tla.child(s0, dataclasses.replace(s0, phase="Done"))
     assert _tla.forall(site, C, done, C.Workers, counting(calls))
     assert len(calls) == N
@@ -71,9 +78,7 @@ def test_a_changed_global_or_unknown_provenance_recomputes_in_full() -> None:
 def test_commit_carries_entries_over_and_cuts_the_past() -> None:
     site = _tla.Site("t", ("finished",), ("phase",))
     calls: list[Value] = []
-    s0 = initial_states(C)[0]
-    _tla.select(site, C, s0, C.Workers, counting(calls))
-    calls.clear()
+    s0 = asked_initial(site, calls)
     s1 = finish(s0, W[1])
     commit(s1)  # nobody asked s1 yet: its entry is carried over now, from s0's
     assert calls == [W[1]]
@@ -88,9 +93,7 @@ def test_commit_carries_entries_over_and_cuts_the_past() -> None:
 def test_commit_carries_an_untouched_entry_and_recomputes_one_whose_global_changed() -> None:
     site = _tla.Site("t", ("finished",), ("phase",))
     calls: list[Value] = []
-    s0 = initial_states(C)[0]
-    _tla.select(site, C, s0, C.Workers, counting(calls))
-    calls.clear()
+    s0 = asked_initial(site, calls)
     other = _tla.child(s0, dataclasses.replace(s0, masterSeq=s0.masterSeq + 1))
     commit(other)  # the site reads neither masterSeq nor anything else that changed
     assert calls == [] and other._memo[site] is s0._memo[site]

@@ -515,14 +515,15 @@ def commit(s: Any, variables: tuple[str, ...], changed: Collection[str] | None =
     and the EXCEPT provenance of its functions, so that memory does not grow with steps.
 
     `changed`: the variables whose value in s is another object than in the state it came
-    from, that state being committed before (the caller's delta); None: found here."""
+    from (the caller's delta); None: found here."""
     parent = getattr(s, "_parent", None)
-    # a value s shares with a committed parent lost its provenance at the parent's commit
-    every = parent is None or getattr(parent, "_parent", None) is not None
+    forget: Collection[str] = variables  # the variables whose provenance is cut
     if parent is not None:
         memo = _memo(s)
         if changed is None:
             changed = [v for v in variables if getattr(s, v) is not getattr(parent, v)]
+        if getattr(parent, "_parent", None) is None:
+            forget = changed  # a value shared with a committed parent lost it at its commit
         for site, old in getattr(parent, "_memo", {}).items():
             if site in memo:
                 continue
@@ -534,7 +535,7 @@ def commit(s: Any, variables: tuple[str, ...], changed: Collection[str] | None =
                 memo[site] = e
     object.__setattr__(s, "_parent", None)
     object.__setattr__(s, "_depth", 0)
-    for name in variables if every or changed is None else changed:
+    for name in forget:
         v = getattr(s, name)
         if isinstance(v, Fn):
             v.forget_base()
