@@ -68,7 +68,7 @@ from aegis.runtime.engine import (
 )
 from aegis.runtime.errors import CorruptStatusError
 from aegis.runtime.order_versions import OrderVersions, order_grace
-from aegis.runtime.phases import message_phase, terminal
+from aegis.runtime.phases import message_phase, order_phases, terminal
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
 from aegis.runtime.undo import TrackedCounter, TrackedDict, UndoLog
@@ -463,6 +463,10 @@ class ControllerCore:
             # before or after its replacement joined: it must leave, not take the pod back
             return Outcome(self.eviction(pod, inc))
         if known is not None and known != inc:
+            # its replacement joined before the launcher said the old incarnation was lost
+            # (a launcher event read late, a Kubernetes watch behind): a fault all the same,
+            # in the fault log as the launcher's would be (which then counts as lost_unknown)
+            self._fault(pod, "agent replaced: a new incarnation joined before its loss came")
             self._lost(pod, replaced=True)
             self.engine.settle()
         self.extras.incarnations[pod] = inc
@@ -858,6 +862,13 @@ class ControllerCore:
             or self._published_marks != self._slow_marks()
             or self.terminal is not None
         )
+
+    @property
+    def order_due(self) -> bool:
+        """Whether an order not yet published would go out now: `needs_publish` in a phase
+        with orders (not Pending or Restarting), or the job ended."""
+        in_order_phase = str(self.state.phase) in order_phases(self.constants)
+        return (in_order_phase or self.terminal is not None) and self.needs_publish
 
     def _slow_marks(self) -> tuple[object, ...]:
         """The slow-node path's state: a change is re-published within the same order."""

@@ -9,7 +9,13 @@ A periodic task (every min(timeout / 4, 1) s, O(workers)) declares agents whose 
 stopped lost (`ControllerCore.on_heartbeat_lost`), only while the bus is seen to work (the
 controller's own probe comes back, or some agent is heard) and its own client dropped no
 message since the last scan: a frozen nats-server, or a controller too far behind to read
-every heartbeat, is not a pod loss."""
+every heartbeat, is not a pod loss.
+
+Every event is handled under one lock (aegis.runtime.priority_lock). A pod's join (its ACK:
+a crashed pod's replacement), a launcher's event and an operator's request take it before
+the reports and heartbeats waiting for it: a fault's restart waits for the replacement to
+join, and it must not queue behind a burst of reports. An event that leads to a new order
+commits and publishes it at once (`ControllerCore.order_due`), not after its batch."""
 
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ from aegis.runtime.group_commit import GroupCommit
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.observability import JobObserver, MetricsServer, write_textfile
 from aegis.runtime.phases import order_phases
+from aegis.runtime.priority_lock import PriorityLock, UrgentHold
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import UserCredentials
@@ -75,7 +82,7 @@ class ControllerService:
         self.subjects = JobSubjects(core.job.namespace, core.job.name)
         self.observer = observer
         self.control = ControllerControl(core, self._apply, core.job.namespace, core.job.name)
-        self.lock = asyncio.Lock()
+        self.lock = PriorityLock()
         self.done = asyncio.Event()
         self.exit_code: int | None = None
         # events commit in groups: durable, then the order is published, then the replies
@@ -147,13 +154,21 @@ class ControllerService:
             if beat.resend is not None:  # a missed order: to the pod's own inbox
                 self._send_when_durable(self.subjects.order_inbox(msg.pod_name), beat.resend)
             return None
-        async with self.lock:  # handled in memory; committed with the others of its batch
-            if msg.type is MessageType.ACK:
-                out = self._handle(lambda: self.core.on_ack(msg))
-            elif msg.type in REPORT_TYPES:
-                out = self._handle(lambda: self.core.on_report(msg))
-            else:
-                self.core.extras.counters["unexpected_type"] += 1
+        hold: PriorityLock | UrgentHold
+        if msg.type is MessageType.ACK:  # a join goes before the reports waiting
+            hold, on = self.lock.urgent(), self.core.on_ack
+        elif msg.type in REPORT_TYPES:
+            hold, on = self.lock, self.core.on_report
+        else:
+            self.core.extras.counters["unexpected_type"] += 1
+            return None
+        async with hold:  # handled in memory; committed with the others of its batch ...
+            out = self._handle(lambda: on(msg))
+            try:  # ... unless it leads to an order: that goes out now
+                if self.core.order_due:
+                    await self.commits.commit_locked()
+            except PersistenceError as exc:
+                log.error("%s", exc)  # rolled back: the agent retries it
                 return None
         try:
             await self.commits.durable()
@@ -186,7 +201,7 @@ class ControllerService:
         task.add_done_callback(self._sends.discard)
 
     async def _on_control(self, msg: Message) -> Message:
-        async with self.lock:
+        async with self.lock.urgent():
             reply = await self.control.handle(msg)
             try:
                 await self.commits.commit_locked()  # a taint is durable before it is answered
@@ -320,7 +335,7 @@ class ControllerService:
             except ValueError:
                 log.warning("bad launcher event %r", line[:100])
                 continue
-            async with self.lock:
+            async with self.lock.urgent():
                 if ev.get("event") == "lost":
                     await self._apply(
                         lambda ev=ev: self.core.on_pod_lost(

@@ -6,15 +6,18 @@ An event handler runs under the service's lock and changes only memory; it then 
 the same batch. The flush takes the lock, commits everything handled so far, publishes
 (nothing can change the state in between), and wakes the batch. A caller that already holds
 the lock (an operator's request, a launcher event, the heartbeat scan) commits at once with
-`commit_locked()`. The commit's write and fsync run in a worker thread of its own while the
-lock is held: nothing changes memory meanwhile, but the loop goes on reading the bus
-(nats-server drops a client that stops reading) and decoding the next events. A snapshot due after
-a commit is taken later, under the lock, once the order is out and the batch's replies have
-had their turn, and once the commits have paused for `quiet_s`, but no later than
-`max_delay_s` after it fell due: an O(pods) snapshot then does not hold up the events right
-behind a fault. It is not needed for durability (the WAL holds every commit). A failed
-commit rolls back every event of the batch (ControllerCore.commit) and each waiter gets the
-PersistenceError: none of them is answered, nothing is published.
+`commit_locked()`, and so does an event whose handling leads to a new order
+(ControllerCore.order_due): the flush takes the lock only after every event queued for it,
+and a restart order would wait behind a burst of reports (docs/scale.md, eleventh pass).
+The commit's write and fsync run in a worker thread of its own while the lock is held:
+nothing changes memory meanwhile, but the loop goes on reading the bus (nats-server drops a
+client that stops reading) and decoding the next events. A snapshot due after a commit is
+taken later, under the lock, once the order is out and the batch's replies have had their
+turn, and once the commits have paused for `quiet_s`, but no later than `max_delay_s` after
+it fell due: an O(pods) snapshot then does not hold up the events right behind a fault. It
+is not needed for durability (the WAL holds every commit). A failed commit rolls back every
+event of the batch (ControllerCore.commit) and each waiter gets the PersistenceError: none
+of them is answered, nothing is published.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
+
+from aegis.runtime.priority_lock import PriorityLock
 
 log = logging.getLogger(__name__)
 WAKE_HOPS = 3  # loop iterations a snapshot waits so the batch's replies go first
@@ -70,7 +75,7 @@ class GroupCommit:
     def __init__(
         self,
         core: Committable,
-        lock: asyncio.Lock,
+        lock: asyncio.Lock | PriorityLock,
         publish: Callable[[], Awaitable[None]],
         *,
         quiet_s: float = SNAPSHOT_QUIET_S,

@@ -12,6 +12,7 @@ these messages (aegis.runtime.controller: `_fault` callers); this module only re
 | `agent exited 1` | reschedule | 3 (node blacklisted), unless the pod was just evicted |
 | `agent exited 1` after `slow node evicted ...` | evicted_exit | - (counted as the eviction) |
 | `agent exited N` (other N) | pod_lost | - (a pod restart, not a diagnosed recovery) |
+| `agent replaced: ...` (rejoined before its exit came) | pod_lost (evicted_exit if evicted) | - |
 | `slow node evicted at a checkpoint: ...` | evicted | evict |
 | `hang: ...` | hang | - (marked, nothing killed) |
 | `hangWithQuit: ...` | hang_quit | - |
@@ -25,6 +26,9 @@ from dataclasses import dataclass
 
 # the controller's prefix of an eviction's reason (aegis.runtime.controller.SLOW_EVICTED)
 SLOW_EVICTED_PREFIX = "slow node evicted"
+# the controller's record of a pod whose new incarnation joined before its loss was reported
+# (ControllerCore.on_ack): the exit code is not known; the launcher's event then adds none
+REPLACED_PREFIX = "agent replaced"
 LEVELS = ("1", "2", "3", "evict")
 KINDS = (
     "error",
@@ -74,6 +78,11 @@ class FaultClassifier:
             self._evicted.discard(pod)
             if code == RESTART_CONTAINER_EXIT:
                 return FaultKind("container_restart", "2")
+            return FaultKind("pod_lost")
+        if message.startswith(REPLACED_PREFIX):
+            if pod in self._evicted:
+                self._evicted.discard(pod)
+                return FaultKind("evicted_exit")
             return FaultKind("pod_lost")
         if message.startswith(SLOW_EVICTED_PREFIX):
             self._evicted.add(pod)
