@@ -432,7 +432,7 @@ class SimAgent:
         while reply is None:  # as the real agent: one ACK, sent again until answered
             with contextlib.suppress(TimeoutError):
                 ack = self.core.ack()
-                reply = await self.request(self.subjects.report(self.pod), ack, join_waits())
+                reply = await self.request(self.subjects.join(self.pod), ack, join_waits())
         stats.joined.append(time.monotonic())
         self.beat = asyncio.create_task(self._heartbeat())
         self._order(reply, len(reply.encode()))

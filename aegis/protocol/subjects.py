@@ -52,9 +52,9 @@ def validate_pod_name(value: object) -> str:
 
 @dataclass(frozen=True)
 class JobSubjects:
-    """The subjects of one job: orders (master→workers), each pod's reports and heartbeats
-    (pod→master), the operator's control requests (`aegis ctl` → controller or one agent),
-    and the reply inboxes of each pod and of ctl."""
+    """The subjects of one job: orders (master→workers), each pod's joins (ACKs), reports and
+    heartbeats (pod→master), the operator's control requests (`aegis ctl` → controller or one
+    agent), and the reply inboxes of each pod and of ctl."""
 
     namespace: str
     job: str
@@ -79,12 +79,28 @@ class JobSubjects:
         return f"{self.prefix}.>"
 
     @property
+    def join_prefix(self) -> str:
+        """`aegis.<ns>.<job>.join.`: a worker's ACKs (its joins) go to this + its pod name."""
+        return f"{self.prefix}.join."
+
+    def join(self, pod: str) -> str:
+        """ACKs of `pod` (only that pod's credential may publish here). Apart from its reports:
+        the controller reads a join (a crashed pod's replacement) without reading first every
+        report queued before it."""
+        return self.join_prefix + validate_pod_name(pod)
+
+    @property
+    def joins(self) -> str:
+        """Every pod's join subject (the controller's subscription)."""
+        return f"{self.prefix}.join.>"
+
+    @property
     def report_prefix(self) -> str:
-        """`aegis.<ns>.<job>.report.`: a worker's ACKs and reports go to this + its pod name."""
+        """`aegis.<ns>.<job>.report.`: a worker's reports go to this + its pod name."""
         return f"{self.prefix}.report."
 
     def report(self, pod: str) -> str:
-        """ACKs and reports of `pod` (only that pod's credential may publish here)."""
+        """Reports of `pod` (only that pod's credential may publish here)."""
         return self.report_prefix + validate_pod_name(pod)
 
     @property
@@ -107,14 +123,29 @@ class JobSubjects:
         return f"{self.prefix}.heartbeat.>"
 
     def sender(self, subject: str) -> str | None:
-        """The pod a report or heartbeat subject belongs to (None for any other subject).
+        """The pod a join, report or heartbeat subject belongs to (None for any other subject).
 
         The controller takes a message's sender from here, never from its payload: the
         server lets only that pod's credential publish on it."""
-        for prefix in (self.report_prefix, self.heartbeat_prefix):
+        found = self._pod_subject(subject)
+        return None if found is None else found[1]
+
+    def carries(self, subject: str) -> str | None:
+        """Which of a pod's subjects `subject` is: "join", "report" or "heartbeat" (None for
+        any other subject): each carries its own message types (the controller drops others)."""
+        found = self._pod_subject(subject)
+        return None if found is None else found[0]
+
+    def _pod_subject(self, subject: str) -> tuple[str, str] | None:
+        """(kind, pod) of one pod's join, report or heartbeat subject, else None."""
+        for kind, prefix in (
+            ("join", self.join_prefix),
+            ("report", self.report_prefix),
+            ("heartbeat", self.heartbeat_prefix),
+        ):
             if subject.startswith(prefix):
                 try:
-                    return validate_pod_name(subject[len(prefix) :])
+                    return kind, validate_pod_name(subject[len(prefix) :])
                 except InvalidNameError:
                     return None
         return None

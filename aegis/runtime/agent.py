@@ -198,6 +198,7 @@ class AgentService:
         self.core = AgentCore(cfg.job, cfg.namespace, cfg.pod, sender)
         self.subjects = JobSubjects(cfg.namespace, cfg.job)
         self.report_subject = self.subjects.report(cfg.pod)
+        self.join_subject = self.subjects.join(cfg.pod)
         self.diag = diag or DiagnosisClient(env=diagnosis_env(cfg), simulate=cfg.simulate)
         self.orders: asyncio.Queue[Message] = asyncio.Queue()
         self.beat_sooner = asyncio.Event()  # set when an order may have shortened the period
@@ -307,7 +308,7 @@ class AgentService:
         while True:
             try:
                 reply = await self.bus.request_patiently(
-                    self.report_subject, self.core.ack(), join_waits()
+                    self.join_subject, self.core.ack(), join_waits()
                 )
                 break
             except NoReply as exc:  # no reply to any copy, none refused: it is there, behind

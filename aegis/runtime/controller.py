@@ -605,6 +605,15 @@ class ControllerCore:
             )
         return False
 
+    def misrouted(self, msg: Message) -> Message | None:
+        """A message on a subject that does not carry its type (an ACK on the report subject):
+        counted (`unexpected_type`) and dropped; a request is told so in a receipt (a
+        heartbeat has no reply)."""
+        self.extras.counters["unexpected_type"] += 1
+        if msg.type is MessageType.HEARTBEAT:
+            return None
+        return self._receipt(msg, ReceiptResult.UNEXPECTED_TYPE)
+
     def refusal(self, msg: Message) -> Message:
         """The receipt of a message dropped as forged (its sender is not who it claims)."""
         return self._receipt(msg, ReceiptResult.FORGED)

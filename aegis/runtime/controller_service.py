@@ -14,7 +14,8 @@ every heartbeat, is not a pod loss.
 Every event is handled under one lock (aegis.runtime.priority_lock). A pod's join (its ACK:
 a crashed pod's replacement), a launcher's event and an operator's request take it before
 the reports and heartbeats waiting for it: a fault's restart waits for the replacement to
-join, and it must not queue behind a burst of reports. An event that leads to a new order
+join, and it must not queue behind a burst of reports. For the same reason joins come on a
+subject of their own (`JobSubjects.join`), read apart from the reports. An event that leads to a new order
 commits and publishes it at once (`ControllerCore.order_due`), not after its batch."""
 
 from __future__ import annotations
@@ -50,7 +51,12 @@ from aegis.runtime.priority_lock import PriorityLock, UrgentHold
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import UserCredentials
-from aegis.runtime.transport.bus import RECONNECT_WAIT_S, Bus, Subscription
+from aegis.runtime.transport.bus import (
+    MAX_RUNNING_HANDLERS,
+    RECONNECT_WAIT_S,
+    Bus,
+    Subscription,
+)
 from aegis.runtime.transport.request_copies import RequestCopies
 from aegis.runtime.wal import WriteAheadLog
 
@@ -71,6 +77,12 @@ REPORT_TYPES = frozenset(
         MessageType.EVICTED,
     }
 )
+# the message types each of a pod's subjects carries (JobSubjects.carries)
+SUBJECT_TYPES = {
+    "join": frozenset({MessageType.ACK}),
+    "report": REPORT_TYPES,
+    "heartbeat": frozenset({MessageType.HEARTBEAT}),
+}
 
 
 class ControllerService:
@@ -83,6 +95,9 @@ class ControllerService:
         self.observer = observer
         self.control = ControllerControl(core, self._apply, core.job.namespace, core.job.name)
         self.lock = PriorityLock()
+        # handlers of one subscription (joins, reports) running at once, at most; past that
+        # the messages wait in the bus client's queue for that subscription
+        self.max_running = MAX_RUNNING_HANDLERS
         self.done = asyncio.Event()
         self.exit_code: int | None = None
         # events commit in groups: durable, then the order is published, then the replies
@@ -98,9 +113,16 @@ class ControllerService:
         # a report's copies (an agent waiting for its receipt sends it again) are handled once
         counted = None if self.observer is None else self.observer.on_report_copy
         copies = RequestCopies(on_copy=counted)
-        await self.bus.subscribe_each(
-            self.subjects.reports, self._on_message, concurrent=True, copies=copies
-        )
+        # joins apart from reports: a replacement's ACK is read at once, not after every
+        # report queued before it (the bus starts at most max_running handlers a subscription)
+        for subject in (self.subjects.joins, self.subjects.reports):
+            await self.bus.subscribe_each(
+                subject,
+                self._on_message,
+                concurrent=True,
+                max_running=self.max_running,
+                copies=copies,
+            )
         self._beats = await self.bus.subscribe_each(self.subjects.heartbeats, self._on_message)
         # a full heartbeat timeout from now, when agents can reach us: a restart that took
         # long (load, a slow bus) must not count the agents as lost
@@ -146,6 +168,9 @@ class ControllerService:
         # there), never the payload's PodName: a message that claims another pod is dropped
         if not self.core.sender_matches(self.subjects.sender(subject), msg):
             return None if msg.type is MessageType.HEARTBEAT else self.core.refusal(msg)
+        carries = SUBJECT_TYPES.get(self.subjects.carries(subject) or "", frozenset())
+        if msg.type not in carries:  # e.g. an ACK among the reports: an agent of another kind
+            return self.core.misrouted(msg)
         if msg.type is MessageType.HEARTBEAT:
             async with self.lock:
                 beat = self.core.on_heartbeat(msg)
@@ -157,11 +182,8 @@ class ControllerService:
         hold: PriorityLock | UrgentHold
         if msg.type is MessageType.ACK:  # a join goes before the reports waiting
             hold, on = self.lock.urgent(), self.core.on_ack
-        elif msg.type in REPORT_TYPES:
-            hold, on = self.lock, self.core.on_report
         else:
-            self.core.extras.counters["unexpected_type"] += 1
-            return None
+            hold, on = self.lock, self.core.on_report
         async with hold:  # handled in memory; committed with the others of its batch ...
             out = self._handle(lambda: on(msg))
             try:  # ... unless it leads to an order: that goes out now

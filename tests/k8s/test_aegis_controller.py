@@ -86,14 +86,15 @@ def report(pod: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
 async def send(agents: Agents, pod: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
     """An agent's ACK or report, answered by the job's controller."""
     bus = await agents.bus(pod)
-    return await bus.request(SUBJECTS.report(pod), report(pod, kind, seq, **data), timeout=5.0)
+    subject = SUBJECTS.join(pod) if kind is MessageType.ACK else SUBJECTS.report(pod)
+    return await bus.request(subject, report(pod, kind, seq, **data), timeout=5.0)
 
 
 async def first_ack(agents: Agents, pod: str) -> Message:
     """The first ACK to a job's controller that may still be subscribing (its runner, and the
     job's credentials, exist before it subscribes): answered once it serves the job."""
     bus = await agents.bus(pod)
-    return await first_request(bus, SUBJECTS.report(pod), report(pod, MessageType.ACK))
+    return await first_request(bus, SUBJECTS.join(pod), report(pod, MessageType.ACK))
 
 
 async def test_a_new_cr_gets_a_controller_that_serves_its_agents(

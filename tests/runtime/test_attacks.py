@@ -57,7 +57,7 @@ class Honest:
 
     async def start(self) -> None:
         await self.bus.subscribe(S.master, self._order)
-        reply = await self.bus.request(S.report(self.pod), self.core.ack(), 5)
+        reply = await self.bus.request(S.join(self.pod), self.core.ack(), 5)
         await self.orders.put(reply)
 
     async def _order(self, msg: Message) -> None:
@@ -193,8 +193,12 @@ async def test_a_worker_can_speak_only_for_itself(
 
         async def ack_posing_as_victim() -> bool:
             msg = forged(MessageType.ACK, VICTIM, "new-incarnation", 0)
-            reply = await attacker.request(S.report(a.pod), msg, 5)
+            reply = await attacker.request(S.join(a.pod), msg, 5)
             return Receipt.from_data(reply.data).result is ReceiptResult.FORGED
+
+        async def ack_for_victim_on_its_subject() -> bool:
+            msg = forged(MessageType.ACK, VICTIM, "new-incarnation", 0)
+            return await denied(attacker, S.join(VICTIM), msg)
 
         async def final_order() -> bool:
             order = core.order_for()
@@ -232,6 +236,9 @@ async def test_a_worker_can_speak_only_for_itself(
         async def read_all_reports() -> bool:
             return await denied(attacker, S.reports, core.order_for(), "subscription")
 
+        async def read_all_joins() -> bool:
+            return await denied(attacker, S.joins, core.order_for(), "subscription")
+
         async def replay_from_older_incarnation() -> bool:
             before = core.extras.counters["old_incarnation"]
             msg = forged(MessageType.ERROR, a.pod, "an-older-incarnation", int(seq))
@@ -262,6 +269,7 @@ async def test_a_worker_can_speak_only_for_itself(
             "Finish for another pod on its subject": finish_for_victim_on_its_subject,
             "Finish for another pod on my subject": finish_for_victim_on_own_subject,
             "ACK posing as another pod": ack_posing_as_victim,
+            "ACK for another pod on its subject": ack_for_victim_on_its_subject,
             "final order on the order subject": final_order,
             "eviction order for another pod": eviction_of_victim,
             "heartbeat for another pod": heartbeat_for_victim,
@@ -270,6 +278,7 @@ async def test_a_worker_can_speak_only_for_itself(
             "inbox spoof against aegis ctl": spoof_a_ctl_reply,
             "reading another pod's inbox": read_victims_inbox,
             "reading every pod's reports": read_all_reports,
+            "reading every pod's joins": read_all_joins,
             "report from an older incarnation": replay_from_older_incarnation,
             "credential for another pod (token stolen)": credential_for_victim,
             "second credential for a live incarnation": second_credential_for_victims_incarnation,

@@ -22,13 +22,15 @@ def claims(jwt: str) -> dict[str, Any]:
 
 def test_subjects_are_spelled_in_one_place() -> None:
     s = JobSubjects("team", "train-a")
-    assert (s.master, s.report("p-0"), s.heartbeat("p-0"), s.wildcard) == (
+    assert (s.master, s.join("p-0"), s.report("p-0"), s.heartbeat("p-0"), s.wildcard) == (
         "aegis.team.train-a.master",
+        "aegis.team.train-a.join.p-0",
         "aegis.team.train-a.report.p-0",
         "aegis.team.train-a.heartbeat.p-0",
         "aegis.team.train-a.>",
     )
-    assert (s.reports, s.heartbeats) == (
+    assert (s.joins, s.reports, s.heartbeats) == (
+        "aegis.team.train-a.join.>",
         "aegis.team.train-a.report.>",
         "aegis.team.train-a.heartbeat.>",
     )
@@ -37,10 +39,17 @@ def test_subjects_are_spelled_in_one_place() -> None:
 @pytest.mark.parametrize("pod", ["p-0", "train-a-worker-0.node-1", "a.b.c"])
 def test_the_sender_is_read_back_from_its_own_subjects_only(pod: str) -> None:
     s = JobSubjects("team", "train-a")
+    assert s.sender(s.join(pod)) == pod
     assert s.sender(s.report(pod)) == pod and s.sender(s.heartbeat(pod)) == pod
+    assert [s.carries(f(pod)) for f in (s.join, s.report, s.heartbeat)] == [
+        "join",
+        "report",
+        "heartbeat",
+    ]
     other = JobSubjects("team", "train-b")
-    for subject in (s.master, s.ctl_agent(pod), other.report(pod), s.reports, s.report_prefix):
-        assert s.sender(subject) is None
+    for subject in (s.master, s.ctl_agent(pod), other.report(pod), other.join(pod), s.reports):
+        assert s.sender(subject) is None and s.carries(subject) is None
+    assert s.sender(s.report_prefix) is None
 
 
 def test_inboxes_are_one_per_pod_and_never_a_pods_for_ctl() -> None:
@@ -91,10 +100,12 @@ def test_jwt_chain_and_permissions() -> None:
         job.account.public_key,
         "train-a-worker-0",
     )
-    # a worker publishes only its own reports and heartbeats (never orders or ctl requests),
-    # reads orders, ctl requests to itself and its own inbox, and may answer what it received
+    # a worker publishes only its own joins, reports and heartbeats (never orders or ctl
+    # requests), reads orders, ctl requests to itself and its own inbox, and may answer what
+    # it received
     assert worker["nats"]["pub"] == {
         "allow": [
+            "aegis.team.train-a.join.train-a-worker-0",
             "aegis.team.train-a.report.train-a-worker-0",
             "aegis.team.train-a.heartbeat.train-a-worker-0",
         ]

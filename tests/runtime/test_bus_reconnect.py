@@ -69,7 +69,7 @@ async def test_an_agent_back_later_than_the_controller_is_not_lost(tmp_path: Pat
         ]
         try:
             for w, p in zip((w0, w1), PODS, strict=True):
-                await w.request(job.subjects.report(p), message(p, MessageType.ACK, 0), 5)
+                await w.request(job.subjects.join(p), message(p, MessageType.ACK, 0), 5)
             assert core.state.phase == "BootChecking"
             # the outage: worker 1's connection goes with it and comes back LATE_S after the
             # controller's (worker 0 reconnects by itself, like the controller)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.protocol.payloads import Heartbeat, Order, Sender
+from aegis.protocol.payloads import Heartbeat, Order, Receipt, ReceiptResult, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.controller import ControllerCore, Outcome
 from aegis.runtime.transport.auth import JobAccount
@@ -17,7 +18,7 @@ from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 from aegis.values import ModelValue
 
-from ..support import RunningController, first_request, wait_for_async
+from ..support import RunningController, first_request, running_controller, wait_for_async
 from .conftest import NAMESPACE, PODS_A
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -44,9 +45,9 @@ async def test_forged_and_old_incarnation(
     s = job_a.subjects
     w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
     try:
-        await first_request(w0, s.report(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
+        await first_request(w0, s.join(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
         for w, p in ((w0, PODS[0]), (w1, PODS[1])):  # join both: BootChecking (order 1)
-            reply = await w.request(s.report(p), msg("train-a", p, MessageType.ACK, "i1"), 5)
+            reply = await w.request(s.join(p), msg("train-a", p, MessageType.ACK, "i1"), 5)
             assert reply.type is MessageType.ORDER
         assert core.state.phase == "BootChecking"
         # a message claiming another job: counted as forged, ignored
@@ -60,7 +61,7 @@ async def test_forged_and_old_incarnation(
             assert reply.data["result"] == "forged" and core.state == before
         assert core.extras.counters["impersonation"] == 2
         # pod 1 restarts (new incarnation); a report of its old incarnation is dropped
-        await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i2"), 5)
+        await w1.request(s.join(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i2"), 5)
         before = core.state
         await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.FINISH, "i1", 1), 5)
         assert core.extras.counters["old_incarnation"] == 1 and core.state == before
@@ -93,8 +94,8 @@ async def beat_handled(core: ControllerCore, w: Bus, subjects: JobSubjects, pod:
 async def join_both(core: ControllerCore, subjects: JobSubjects, w0: Bus, w1: Bus) -> None:
     """Both pods join (incarnation i1); return once the BootChecking order is out."""
     ack = msg("train-a", PODS[0], MessageType.ACK, "i1")
-    await first_request(w0, subjects.report(PODS[0]), ack)
-    await w1.request(subjects.report(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
+    await first_request(w0, subjects.join(PODS[0]), ack)
+    await w1.request(subjects.join(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
     await wait_for_async(lambda: not core.needs_publish, 5, "the BootChecking order out")
 
 
@@ -171,6 +172,60 @@ async def test_a_heartbeat_waiting_for_a_commit_holds_up_no_other_heartbeat(
 REPORTS_WAITING = 20
 
 
+async def in_run(core: ControllerCore, subjects: JobSubjects, w0: Bus, w1: Bus) -> None:
+    """Both pods join and pass the check; return once the RunCommand order is out."""
+    await join_both(core, subjects, w0, w1)
+    for w, p in ((w0, PODS[0]), (w1, PODS[1])):
+        done = msg("train-a", p, MessageType.FINISH, "i1", core.state.masterSeq)
+        await w.request(subjects.report(p), done, 5)
+    await wait_for_async(lambda: not core.needs_publish, 5, "the RunCommand order out")
+    assert core.state.phase == "RunCommand"
+
+
+def handled_in_order(core: ControllerCore) -> list[str]:
+    """What the core handles from now on, in order: "ack", "report", "order" (published)."""
+    handled: list[str] = []
+    on_ack, on_report, published = core.on_ack, core.on_report, core.mark_published
+
+    def ack(m: Message) -> Outcome:
+        handled.append("ack")
+        return on_ack(m)
+
+    def report(m: Message) -> Outcome:
+        handled.append("report")
+        return on_report(m)
+
+    def mark() -> None:
+        handled.append("order")
+        published()
+
+    core.on_ack, core.on_report = ack, report  # type: ignore[method-assign]
+    core.mark_published = mark  # type: ignore[method-assign]
+    return handled
+
+
+async def rejoin_behind_reports(
+    controller: RunningController, subjects: JobSubjects, w0: Bus, w1: Bus, waiting: int
+) -> Message:
+    """While the controller is busy: pod 0 sends REPORTS_WAITING reports, then pod 1's
+    replacement (incarnation i2) its ACK; once `waiting` report handlers and the ACK's wait
+    for the lock, the controller goes on. The ACK's reply."""
+    lock = controller.service.lock
+    async with lock:
+        for seq in range(REPORTS_WAITING):
+            finish = msg("train-a", PODS[0], MessageType.FINISH, "i1", seq)
+            await w0.publish(subjects.report(PODS[0]), finish)
+        await w0.flush()  # the server has them all: the ACK comes after them
+        rejoin = msg("train-a", PODS[1], MessageType.ACK, "i2")
+        reply = asyncio.create_task(w1.request(subjects.join(PODS[1]), rejoin, 5))
+        await wait_for_async(
+            lambda: lock.waiting[0] == 1 and lock.waiting[1] >= waiting,
+            5,
+            "the reports and the ACK waiting for the lock",
+        )
+    return await reply
+
+
 async def test_a_join_goes_before_the_reports_waiting_and_its_order_out_at_once(
     nats_server: NatsServer, job_a: JobAccount, controller: RunningController
 ) -> None:
@@ -178,51 +233,70 @@ async def test_a_join_goes_before_the_reports_waiting_and_its_order_out_at_once(
     handled before them, and the order it leads to is published before they are handled.
     With a FIFO lock, and the order left to its batch's flush, both came after every report
     (at 1,000 pods a restart order waited ~170 ms behind a burst of reports)."""
-    core, service = controller.core, controller.service
+    core = controller.core
     s = job_a.subjects
     w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
     try:
-        await join_both(core, s, w0, w1)
-        for w, p in ((w0, PODS[0]), (w1, PODS[1])):  # both pass the check: RunCommand
-            done = msg("train-a", p, MessageType.FINISH, "i1", core.state.masterSeq)
-            await w.request(s.report(p), done, 5)
-        await wait_for_async(lambda: not core.needs_publish, 5, "the RunCommand order out")
-        assert core.state.phase == "RunCommand"
-        handled: list[str] = []
-        on_ack, on_report, published = core.on_ack, core.on_report, core.mark_published
-
-        def ack(m: Message) -> Outcome:
-            handled.append("ack")
-            return on_ack(m)
-
-        def report(m: Message) -> Outcome:
-            handled.append("report")
-            return on_report(m)
-
-        def mark() -> None:
-            handled.append("order")
-            published()
-
-        core.on_ack, core.on_report = ack, report  # type: ignore[method-assign]
-        core.mark_published = mark  # type: ignore[method-assign]
-        async with service.lock:  # the controller is busy: what comes now waits for it
-            for seq in range(REPORTS_WAITING):
-                finish = msg("train-a", PODS[0], MessageType.FINISH, "i1", seq)
-                await w0.publish(s.report(PODS[0]), finish)
-            rejoin = msg("train-a", PODS[1], MessageType.ACK, "i2")  # pod 1's replacement
-            reply = asyncio.create_task(w1.request(s.report(PODS[1]), rejoin, 5))
-            await wait_for_async(
-                lambda: service.lock.waiting[0] == 1 and service.lock.waiting[1] >= REPORTS_WAITING,
-                5,
-                "the reports and the ACK waiting for the lock",
-            )
-        assert (await reply).type is MessageType.ORDER
+        await in_run(core, s, w0, w1)
+        handled = handled_in_order(core)
+        reply = await rejoin_behind_reports(controller, s, w0, w1, REPORTS_WAITING)
+        assert reply.type is MessageType.ORDER
         await wait_for_async(
             lambda: handled.count("report") == REPORTS_WAITING, 5, "every report handled"
         )
         assert handled[:2] == ["ack", "order"], handled
         assert core.extras.counters["inferred_restart"] == 1
         assert core.state.phase == "Troubleshooting"  # the restart's order
+    finally:
+        await w0.close()
+        await w1.close()
+
+
+async def test_a_join_is_read_past_the_reports_the_bus_holds_back(
+    nats_server: NatsServer, job_a: JobAccount, tmp_path: Path
+) -> None:
+    """Past `max_running` report handlers the reports wait unread in the bus client's queue
+    (at 12,500 pods ~11,000 of them); a join has a subject and subscription of its own, so it
+    is not read after them (it was: 7 s from the replacement's ACK to its join)."""
+    s = job_a.subjects
+    async with running_controller(
+        nats_server.url, job_a, tmp_path / "status.json", PODS, max_running=4
+    ) as controller:
+        core = controller.core
+        w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
+        try:
+            await in_run(core, s, w0, w1)
+            handled = handled_in_order(core)
+            await rejoin_behind_reports(controller, s, w0, w1, 4)  # 16 reports unread
+            await wait_for_async(
+                lambda: handled.count("report") == REPORTS_WAITING, 5, "every report handled"
+            )
+            assert handled[:2] == ["ack", "order"], handled
+        finally:
+            await w0.close()
+            await w1.close()
+
+
+async def test_a_message_on_a_subject_that_does_not_carry_its_type_is_dropped(
+    nats_server: NatsServer, job_a: JobAccount, controller: RunningController
+) -> None:
+    """An ACK among the reports, a report among the joins: counted, answered as unexpected,
+    and nothing changes (each subject carries its own types: joins are read apart)."""
+    core = controller.core
+    s = job_a.subjects
+    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
+    try:
+        await join_both(core, s, w0, w1)
+        before = core.state
+        misrouted = (
+            (s.report(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i2")),
+            (s.join(PODS[0]), msg("train-a", PODS[0], MessageType.FINISH, "i1", 1)),
+        )
+        for subject, m in misrouted:
+            receipt = await w0.request(subject, m, 5)
+            assert Receipt.from_data(receipt.data).result is ReceiptResult.UNEXPECTED_TYPE
+        assert core.extras.counters["unexpected_type"] == 2 and core.state == before
+        assert core.extras.counters["inferred_restart"] == 0
     finally:
         await w0.close()
         await w1.close()
@@ -242,7 +316,7 @@ async def test_joins_before_the_first_order_share_one_commit(
         async with service.lock:
             replies = [
                 asyncio.create_task(
-                    w.request(s.report(p), msg("train-a", p, MessageType.ACK, "i1"), 5)
+                    w.request(s.join(p), msg("train-a", p, MessageType.ACK, "i1"), 5)
                 )
                 for w, p in ((w0, PODS[0]), (w1, PODS[1]))
             ]

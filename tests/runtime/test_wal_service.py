@@ -69,7 +69,8 @@ async def test_every_reply_and_order_follows_its_state_to_disk(
     async def send(i: int, kind: MessageType) -> None:
         pod = PODS_A[i]
         seq = int(core.state.masterSeq)
-        reply = await first_request(agents[i], s.report(pod), msg(pod, kind, seq))
+        subject = s.join(pod) if kind is MessageType.ACK else s.report(pod)
+        reply = await first_request(agents[i], subject, msg(pod, kind, seq))
         assert reply is not None
         resumed = on_disk(state, tmp_path / f"r{pod}{kind.value}")
         assert resumed.extras.incarnations.get(pod) == "i1"  # its own event is durable

@@ -50,10 +50,12 @@ async def running_controller(
     wal: Path | None = None,
     heartbeat_timeout: float | None = None,
     heartbeat_rate: float | None = None,
+    max_running: int | None = None,
 ) -> AsyncIterator[RunningController]:
     """Serve `job` (its status saved at `status`, with a write-ahead log at `wal` as `aegis
-    controller` has; the job's default heartbeat timeout and budget unless given) until the
-    block ends, then stop and close."""
+    controller` has; the job's default heartbeat timeout and budget unless given; with
+    `max_running`, that many handlers of a subscription at once) until the block ends, then
+    stop and close."""
     config = JobConfig(job.subjects.job, job.subjects.namespace, tuple(pods), max_retry)
     if heartbeat_timeout is not None:
         config = dataclasses.replace(config, heartbeat_timeout=heartbeat_timeout)
@@ -66,6 +68,8 @@ async def running_controller(
     )
     bus = await Bus.connect(nats_url, job.controller_credentials())
     service = ControllerService(core, bus)
+    if max_running is not None:
+        service.max_running = max_running
     task = asyncio.create_task(service.run())
     try:
         yield RunningController(core, service, task, bus)

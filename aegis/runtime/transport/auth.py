@@ -128,12 +128,12 @@ class JobAccount:
         return (self.subjects.namespace, self.subjects.job)
 
     def worker_permissions(self, pod: str) -> Permissions:
-        """What `pod`'s credential allows: publish only its own reports and heartbeats;
+        """What `pod`'s credential allows: publish only its own joins, reports and heartbeats;
         receive orders, ctl requests to itself and the replies to its own requests; answer
         a request it received (`resp`), e.g. an operator's ctl request, and nothing else."""
         s = self.subjects
         return Permissions(
-            pub=(s.report(pod), s.heartbeat(pod)),
+            pub=(s.join(pod), s.report(pod), s.heartbeat(pod)),
             sub=(s.master, s.ctl_agent(pod), f"{s.inbox_prefix(pod)}.>"),
             respond=True,
         )
