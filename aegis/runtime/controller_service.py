@@ -15,8 +15,9 @@ Every event is handled under one lock (aegis.runtime.priority_lock). A pod's joi
 a crashed pod's replacement), a launcher's event and an operator's request take it before
 the reports and heartbeats waiting for it: a fault's restart waits for the replacement to
 join, and it must not queue behind a burst of reports. For the same reason joins come on a
-subject of their own (`JobSubjects.join`), read apart from the reports. An event that leads to a new order
-commits and publishes it at once (`ControllerCore.order_due`), not after its batch."""
+subject of their own (`JobSubjects.join`), read apart from the reports. An event that leads
+to a new order commits and publishes it at once (`ControllerCore.order_due`), not after its
+batch."""
 
 from __future__ import annotations
 
