@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.payloads import Heartbeat, Order, Receipt, ReceiptResult, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.controller import ControllerCore, Outcome
+from aegis.runtime.errors import BusError
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
@@ -328,3 +330,45 @@ async def test_joins_before_the_first_order_share_one_commit(
     finally:
         await w0.close()
         await w1.close()
+
+
+async def test_a_failed_commit_of_a_join_that_leads_to_an_order_answers_and_publishes_nothing(
+    nats_server: NatsServer, job_a: JobAccount, tmp_path: Path
+) -> None:
+    """The join that completes the job's start commits at once (its order is due); when that
+    commit fails (the WAL's disk, after its retries) the join is rolled back: no reply, no
+    order, the job still Pending; the ACK sent again once the disk is back is applied."""
+    s = job_a.subjects
+    async with running_controller(
+        nats_server.url, job_a, tmp_path / "status.json", PODS, wal=tmp_path / "wal.jsonl"
+    ) as controller:
+        core = controller.core
+        wal = core.wal
+        assert wal is not None
+        w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
+        broadcast: list[Message] = []
+
+        async def heard(m: Message) -> None:
+            broadcast.append(m)
+
+        try:
+            await w0.subscribe(s.master, heard)
+            await first_request(w0, s.join(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
+            append = wal.append
+
+            def broken(number: int, body: Any) -> None:
+                raise OSError(5, "Input/output error")
+
+            wal.append = broken  # type: ignore[method-assign]
+            ack = msg("train-a", PODS[1], MessageType.ACK, "i1")
+            with pytest.raises(BusError):  # never answered: rolled back
+                await w1.request(s.join(PODS[1]), ack, 3)
+            assert core.state.phase == "Pending" and PODS[1] not in core.extras.incarnations
+            wal.append = append  # type: ignore[method-assign]
+            reply = await w1.request(s.join(PODS[1]), ack, 5)
+            assert Order.from_data(reply.data).spec_phase == "BootChecking"
+            await wait_for_async(lambda: broadcast, 5, "the BootChecking order")
+            assert [Order.from_data(m.data).spec_phase for m in broadcast] == ["BootChecking"]
+        finally:
+            await w0.close()
+            await w1.close()
