@@ -316,6 +316,11 @@ class Fleet:
                 await asyncio.wait(set(self.tasks), timeout=5.0)
             await self.channel.close()
 
+    @property
+    def processes(self) -> int:
+        """The processes the fleet's agents ran in: this one."""
+        return 1
+
     def spawn(self, pod: str, incarnation: str | None = None) -> None:
         """Start a new incarnation of `pod` (the credential service expects it)."""
         inc = incarnation or secrets.token_hex(8)
@@ -601,7 +606,8 @@ class ProcFleet:
     One Python process simulating 12,500 agents is one core's work for the whole job (their
     NKeys, credential calls, connections, orders and heartbeats): the bench measured itself
     however many cores the machine had. Healthy jobs only: a crash's replacement is started
-    by the launcher's hook, which lives in the bench's process."""
+    by the launcher's hook, which lives in the bench's process (a SplitFleet runs a crash
+    job's other pods in a ProcFleet)."""
 
     def __init__(self, cfg: FleetConfig, expected: dict[str, str], procs: int) -> None:
         if procs < 2:
@@ -660,6 +666,11 @@ class ProcFleet:
                 raise RuntimeError(f"a fleet process exited with {child.returncode}")
         self._merge(talks)
 
+    @property
+    def processes(self) -> int:
+        """The child processes started (as many as `procs`, or pods if fewer)."""
+        return len(self.children)
+
     def _merge(self, talks: list[asyncio.Task[tuple[bytes, bytes]]]) -> None:
         """The stats and CPU time of every child that reported (each ends with one line)."""
         parts = []
@@ -680,6 +691,65 @@ class ProcFleet:
         for child in self.children:
             if child.returncode is None:
                 child.send_signal(signal.SIGTERM)
+
+
+class SplitFleet:
+    """A crash job's fleet over processes: the pods that crash (and their replacements) run in
+    this process, beside the launcher's hook that tells the controller and starts each
+    replacement; every other pod runs in `procs` child processes (a ProcFleet).
+
+    With every agent of the crash job in one process, a replacement asked for its credential
+    and joined behind that process's share of the RunCommand order: 12,500 agents taking it
+    and sending their reports (docs/scale.md, eleventh pass). The hook and the crash queue
+    (one crash per RunCommand order) need only the crashing pods, which see every order."""
+
+    def __init__(
+        self,
+        cfg: FleetConfig,
+        expected: dict[str, str],
+        on_lost: Callable[[str, str, int], None],
+        procs: int,
+    ) -> None:
+        if not cfg.crashes:
+            raise ValueError("a SplitFleet runs a job with crashes (use a ProcFleet)")
+        self.crashing = frozenset(cfg.crashes)
+        self.local = Fleet(cfg, expected, on_lost)
+        self.rest = ProcFleet(dataclasses.replace(cfg, crashes=()), expected, procs)
+        self._merged: FleetStats | None = None
+
+    @property
+    def stats(self) -> FleetStats:
+        """While the job runs, the crashing pods' (they see every order); once it ended, the
+        whole fleet's."""
+        return self._merged if self._merged is not None else self.local.stats
+
+    @property
+    def cpu_s(self) -> float:
+        """The child processes' CPU seconds (this process's are the bench's)."""
+        return self.rest.cpu_s
+
+    @property
+    def processes(self) -> int:
+        """This process and the children started."""
+        return 1 + self.rest.processes
+
+    async def run(self, pods: tuple[str, ...]) -> None:
+        """Run both parts until every agent has left; the stats merged whatever the end."""
+        mine = tuple(p for p in pods if p in self.crashing)
+        others = tuple(p for p in pods if p not in self.crashing)
+        parts = [self.local.run(mine)] + ([self.rest.run(others)] if others else [])
+        try:
+            async with asyncio.TaskGroup() as group:
+                for part in parts:
+                    group.create_task(part)
+        finally:
+            shares = [self.local.stats] + ([self.rest.stats] if others else [])
+            self._merged = FleetStats.merged(shares)
+
+    def end(self) -> None:
+        """The controller exited: both parts stop the agents they still have."""
+        self.local.end()
+        self.rest.end()
 
 
 def _no_launcher(pod: str, incarnation: str, code: int) -> None:

@@ -45,7 +45,14 @@ from aegis.runtime.transport.grpc_credentials import (
     Throttle,
 )
 from aegis.runtime.transport.nats_server import NatsServer
-from bench.fleet import FLEET_GC_THRESHOLDS, Fleet, FleetConfig, FleetStats, ProcFleet
+from bench.fleet import (
+    FLEET_GC_THRESHOLDS,
+    Fleet,
+    FleetConfig,
+    FleetStats,
+    ProcFleet,
+    SplitFleet,
+)
 
 # once the controller exited, the agents still there get this long to leave before the
 # bench stops them (aegis run's launcher SIGTERMs them, then SIGKILLs after 10 s)
@@ -83,7 +90,7 @@ class JobRun:
     faults: list[tuple[float, int]] = field(default_factory=list)  # (lost at, seq seen then)
     cpu_s: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds in the job
     sampled: list[ProcSample] = field(default_factory=list)  # the controller, nats-server
-    fleet_procs: int = 1  # the processes the simulated agents ran in
+    fleet_procs: int = 1  # the processes the simulated agents ran in (Fleet.processes)
     # the controller's own aegis_fault_to_order_seconds: [(bucket bound s, cumulative count)]
     fault_to_order: list[tuple[float, float]] = field(default_factory=list)
     # its aegis_report_copies_total: report copies it did not handle again, by outcome
@@ -186,7 +193,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             fleet_cpu = time.process_time()  # the fleet and the credential service
             controller_cpu = cpu_seconds(controller.pid) or 0.0  # its start-up is not counted
             faults: list[tuple[float, int]] = []
-            fleet: Fleet | ProcFleet
+            fleet: Fleet | ProcFleet | SplitFleet
 
             def lost(pod: str, incarnation: str, code: int) -> None:
                 seen = max(fleet.stats.first_seen, default=0)
@@ -208,8 +215,13 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 drop_orders=args.drop_orders,
                 gc_thresholds=args.fleet_gc,
             )
-            procs = args.fleet_procs if not crashes else 1  # the crash job: the hook is here
-            fleet = Fleet(cfg, expected, lost) if procs == 1 else ProcFleet(cfg, expected, procs)
+            procs = args.fleet_procs
+            if procs == 1:
+                fleet = Fleet(cfg, expected, lost)
+            elif crashes:  # the crashing pods beside the launcher's hook, the rest in children
+                fleet = SplitFleet(cfg, expected, lost, procs)
+            else:
+                fleet = ProcFleet(cfg, expected, procs)
             try:
                 code: int | None = await _run_fleet(fleet, pods, controller, args.timeout)
             except TimeoutError:
@@ -218,7 +230,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             finally:
                 ended = time.monotonic()
                 # this process: the credential service, and the agents unless in children
-                children_fleet = fleet.cpu_s if isinstance(fleet, ProcFleet) else 0.0
+                children_fleet = 0.0 if isinstance(fleet, Fleet) else fleet.cpu_s
                 cpu = {"fleet": round(time.process_time() - fleet_cpu + children_fleet, 2)}
                 stop_sampling.set()
                 await sampler
@@ -238,7 +250,9 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             status = state_dir / "status.json"
             size = status.stat().st_size if status.exists() else 0
     rss = max(sampled[0].rss_mb, default=0.0)
-    run = JobRun(fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled, procs)
+    run = JobRun(
+        fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled, fleet.processes
+    )
     run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
     run.report_copies = _counts(state_dir / "metrics.prom", "aegis_report_copies", "outcome")
     run.controller_gc = controller_gc(state_dir / "metrics.prom")
@@ -246,7 +260,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
 
 
 async def _run_fleet(
-    fleet: Fleet | ProcFleet,
+    fleet: Fleet | ProcFleet | SplitFleet,
     pods: tuple[str, ...],
     controller: asyncio.subprocess.Process,
     timeout: float,
@@ -418,6 +432,7 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
                 delays.append((min(later) - lost_at) * 1000)
         out["faults"] = args.faults
         out["fault_job_succeeded"] = faulty.controller_exit == 0 and len(f.left) == n
+        out["fault_job_fleet_procs"] = faulty.fleet_procs
         out["fault_to_order_ms"] = {
             "p50": _pct(delays, 0.5),
             "p99": _pct(delays, 0.99),
@@ -516,8 +531,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--fleet-procs",
         type=int,
         default=1,
-        help="processes the healthy job's simulated agents run in (the crash job's run in "
-        "this one: the launcher's hook is here); one Python process is one core's work",
+        help="processes the simulated agents run in (the crash job's crashing pods and their "
+        "replacements run in this one, beside the launcher's hook; the others in the "
+        "rest); one Python process is one core's work",
     )
     p.add_argument(
         "--fleet-gc",

@@ -196,6 +196,16 @@ def test_the_fleet_runs_in_child_processes_and_its_figures_add_up() -> None:
     assert isinstance(cpu, dict) and cpu["fleet"] > 0 and cpu["controller"] > 0, cpu
 
 
+@pytest.mark.timeout(300)
+def test_a_crash_job_runs_its_other_pods_in_child_processes() -> None:
+    # the crashing pods (and their replacements) beside the launcher's hook, the rest in two
+    # children: the job ends with every pod of both parts gone, each crash timed
+    out = _scale("--agents", "9", "--faults", "2", "--fleet-procs", "2", "--timeout", "120")
+    assert out["fault_job_fleet_procs"] == 3 and out["fault_job_succeeded"] is True, out
+    fault = out["fault_to_order_ms"]
+    assert isinstance(fault, dict) and fault["measured"] == 2, fault
+
+
 def test_fleet_stats_from_processes_merge_into_the_whole_fleets() -> None:
     from bench.fleet import FleetStats
 
