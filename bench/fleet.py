@@ -257,6 +257,10 @@ class FleetConfig:
     heartbeat_s: float = 5.0
     work_s: float = 0.0  # seconds each piece of work takes (0: answer at once)
     crashes: tuple[str, ...] = ()  # pods that crash once, in this order, one per RunCommand
+    # when a crashing pod dies, as a fraction of work_s after its order: 0.5 halfway (the
+    # others working, not reporting), 1.0 as the others report, up to 2.0 while the
+    # controller may still be taking their burst (its replacement joins behind it)
+    crash_at: float = 0.5
     start_rate: float = 0.0  # agents started per second (0: all at once)
     drop_orders: float = 0.0  # each agent loses each order on the order subject with this chance
     issue_concurrency: int = 256
@@ -482,9 +486,9 @@ class SimAgent:
             if phase == "RunCommand":
                 stats.run_orders.setdefault(self.pod, time.monotonic())
                 if self.fleet.crash_now(self.pod, decision.seq):
-                    # halfway through the command: the others are working, not reporting
+                    # `crash_at` through the command (halfway: the others are working)
                     loop = asyncio.get_running_loop()
-                    loop.call_later(self.fleet.cfg.work_s / 2, self.crash)
+                    loop.call_later(self.fleet.cfg.work_s * self.fleet.cfg.crash_at, self.crash)
                     return
             self.working = True
             loop = asyncio.get_running_loop()

@@ -210,6 +210,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 token=account.bootstrap_token,
                 heartbeat_s=args.heartbeat_s,
                 work_s=args.work_s,
+                crash_at=args.crash_at,
                 crashes=crashes,
                 start_rate=args.start_rate,
                 drop_orders=args.drop_orders,
@@ -517,6 +518,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--work-s", type=float, default=0.0, help="seconds each order's work takes")
     p.add_argument(
+        "--crash-at",
+        type=float,
+        default=0.5,
+        help="when a crashing pod dies, as a fraction of --work-s after its order (0.5: "
+        "halfway, the others working; 1: as the others report; up to 2: while the controller "
+        "may still be taking their burst of reports)",
+    )
+    p.add_argument(
         "--start-rate", type=float, default=0.0, help="agents started per second (0: all at once)"
     )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds one job may take")
@@ -546,6 +555,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.fleet_procs < 1 or args.fleet_procs > max(1, args.agents):
         p.error("--fleet-procs must be in 1..agents")
+    if not 0.0 <= args.crash_at <= 2.0:
+        p.error("--crash-at must be in 0..2")
     if args.agents < 1 or not 0 <= args.faults <= args.agents:
         p.error("--agents must be >= 1 and --faults in 0..agents")
     if not 0 <= args.drop_orders <= 1:

@@ -171,6 +171,15 @@ def test_a_drop_chance_outside_0_to_1_is_refused() -> None:
             parse_args(["--agents", "2", "--drop-orders", bad])
 
 
+def test_a_crash_point_outside_0_to_1_is_refused() -> None:
+    from bench.scale import parse_args
+
+    for bad in ("2.5", "-0.1"):
+        with pytest.raises(SystemExit):
+            parse_args(["--agents", "2", "--faults", "1", "--crash-at", bad])
+    assert parse_args(["--agents", "2", "--crash-at", "1"]).crash_at == 1.0
+
+
 def test_the_cpu_share_ends_at_the_last_sample_when_the_process_left_first() -> None:
     from bench.scale import ProcSample
 
@@ -200,7 +209,10 @@ def test_the_fleet_runs_in_child_processes_and_its_figures_add_up() -> None:
 def test_a_crash_job_runs_its_other_pods_in_child_processes() -> None:
     # the crashing pods (and their replacements) beside the launcher's hook, the rest in two
     # children: the job ends with every pod of both parts gone, each crash timed
-    out = _scale("--agents", "9", "--faults", "2", "--fleet-procs", "2", "--timeout", "120")
+    out = _scale(
+        "--agents", "9", "--faults", "2", "--fleet-procs", "2", "--timeout", "120",
+        "--work-s", "0.2", "--crash-at", "1",  # each crash as the others report
+    )  # fmt: skip
     assert out["fault_job_fleet_procs"] == 3 and out["fault_job_succeeded"] is True, out
     fault = out["fault_to_order_ms"]
     assert isinstance(fault, dict) and fault["measured"] == 2, fault
