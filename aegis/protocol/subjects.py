@@ -127,17 +127,12 @@ class JobSubjects:
 
         The controller takes a message's sender from here, never from its payload: the
         server lets only that pod's credential publish on it."""
-        found = self._pod_subject(subject)
+        found = self.pod_subject(subject)
         return None if found is None else found[1]
 
-    def carries(self, subject: str) -> str | None:
-        """Which of a pod's subjects `subject` is: "join", "report" or "heartbeat" (None for
-        any other subject): each carries its own message types (the controller drops others)."""
-        found = self._pod_subject(subject)
-        return None if found is None else found[0]
-
-    def _pod_subject(self, subject: str) -> tuple[str, str] | None:
-        """(kind, pod) of one pod's join, report or heartbeat subject, else None."""
+    def pod_subject(self, subject: str) -> tuple[str, str] | None:
+        """(kind, pod) of one pod's subject: kind "join", "report" or "heartbeat", each
+        carrying its own message types; None for any other subject."""
         for kind, prefix in (
             ("join", self.join_prefix),
             ("report", self.report_prefix),

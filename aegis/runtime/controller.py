@@ -393,6 +393,7 @@ class ControllerCore:
         self.snapshot_every = max(SNAPSHOT_MIN_RECORDS, len(job.pods))
         self.steplog = steplog
         self.constants = constants or runtime_constants(job.pods, job.max_retry)
+        self.order_phases = order_phases(self.constants)  # the phases an order goes out in
         self.on_fault = on_fault
         loaded = store.load()
         self.fresh = loaded is None  # False: this controller resumed a saved job
@@ -876,7 +877,7 @@ class ControllerCore:
     def order_due(self) -> bool:
         """Whether an order not yet published would go out now: `needs_publish` in a phase
         with orders (not Pending or Restarting), or the job ended."""
-        in_order_phase = str(self.state.phase) in order_phases(self.constants)
+        in_order_phase = str(self.state.phase) in self.order_phases
         return (in_order_phase or self.terminal is not None) and self.needs_publish
 
     def _slow_marks(self) -> tuple[object, ...]:

@@ -47,7 +47,6 @@ from aegis.runtime.engine import EngineError
 from aegis.runtime.group_commit import GroupCommit
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.observability import JobObserver, MetricsServer, write_textfile
-from aegis.runtime.phases import order_phases
 from aegis.runtime.priority_lock import PriorityLock, UrgentHold
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import FileStatusStore
@@ -78,7 +77,7 @@ REPORT_TYPES = frozenset(
         MessageType.EVICTED,
     }
 )
-# the message types each of a pod's subjects carries (JobSubjects.carries)
+# the message types each kind of a pod's subjects carries (JobSubjects.pod_subject)
 SUBJECT_TYPES = {
     "join": frozenset({MessageType.ACK}),
     "report": REPORT_TYPES,
@@ -167,11 +166,11 @@ class ControllerService:
     async def _on_message(self, subject: str, msg: Message) -> Message | None:
         # the sender is the pod whose subject it came in on (only its credential may publish
         # there), never the payload's PodName: a message that claims another pod is dropped
-        if not self.core.sender_matches(self.subjects.sender(subject), msg):
+        found = self.subjects.pod_subject(subject)  # (kind, pod), read once
+        if not self.core.sender_matches(None if found is None else found[1], msg):
             return None if msg.type is MessageType.HEARTBEAT else self.core.refusal(msg)
-        carries = SUBJECT_TYPES.get(self.subjects.carries(subject) or "", frozenset())
-        if msg.type not in carries:  # e.g. an ACK among the reports: an agent of another kind
-            return self.core.misrouted(msg)
+        if found is None or msg.type not in SUBJECT_TYPES[found[0]]:
+            return self.core.misrouted(msg)  # e.g. an ACK among the reports
         if msg.type is MessageType.HEARTBEAT:
             async with self.lock:
                 beat = self.core.on_heartbeat(msg)
@@ -260,7 +259,7 @@ class ControllerService:
 
     async def _publish(self) -> None:
         core = self.core
-        if str(core.state.phase) not in order_phases(core.constants) and core.terminal is None:
+        if str(core.state.phase) not in core.order_phases and core.terminal is None:
             return  # no order in this phase (Pending, Restarting)
         for pod_order in core.pod_orders():  # before the broadcast: each pod's own entries
             await self.bus.publish(self.subjects.master, pod_order)

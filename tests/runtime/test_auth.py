@@ -41,14 +41,14 @@ def test_the_sender_is_read_back_from_its_own_subjects_only(pod: str) -> None:
     s = JobSubjects("team", "train-a")
     assert s.sender(s.join(pod)) == pod
     assert s.sender(s.report(pod)) == pod and s.sender(s.heartbeat(pod)) == pod
-    assert [s.carries(f(pod)) for f in (s.join, s.report, s.heartbeat)] == [
-        "join",
-        "report",
-        "heartbeat",
+    assert [s.pod_subject(f(pod)) for f in (s.join, s.report, s.heartbeat)] == [
+        ("join", pod),
+        ("report", pod),
+        ("heartbeat", pod),
     ]
     other = JobSubjects("team", "train-b")
     for subject in (s.master, s.ctl_agent(pod), other.report(pod), other.join(pod), s.reports):
-        assert s.sender(subject) is None and s.carries(subject) is None
+        assert s.sender(subject) is None and s.pod_subject(subject) is None
     assert s.sender(s.report_prefix) is None
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +42,23 @@ async def connect_as(nats_server: NatsServer, job: JobAccount, pod: str) -> Bus:
     return await Bus.connect(nats_server.url, creds, inbox_prefix=job.subjects.inbox_prefix(pod))
 
 
+@asynccontextmanager
+async def workers(nats_server: NatsServer, job: JobAccount) -> AsyncIterator[tuple[Bus, Bus]]:
+    """Both pods' worker buses, each with its own credential; closed when the block ends."""
+    w0, w1 = [await connect_as(nats_server, job, p) for p in PODS]
+    try:
+        yield w0, w1
+    finally:
+        await w0.close()
+        await w1.close()
+
+
 async def test_forged_and_old_incarnation(
     nats_server: NatsServer, job_a: JobAccount, controller: RunningController
 ) -> None:
     core = controller.core
     s = job_a.subjects
-    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-    try:
+    async with workers(nats_server, job_a) as (w0, w1):
         await first_request(w0, s.join(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
         for w, p in ((w0, PODS[0]), (w1, PODS[1])):  # join both: BootChecking (order 1)
             reply = await w.request(s.join(p), msg("train-a", p, MessageType.ACK, "i1"), 5)
@@ -73,9 +85,6 @@ async def test_forged_and_old_incarnation(
         # the new incarnation's Finish is taken
         await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.FINISH, "i2", 1), 5)
         assert core.state.finished[PODS_MV[1]], (core.extras.counters, core.state)
-    finally:
-        await w0.close()
-        await w1.close()
 
 
 def heartbeat(pod: str, holds: int) -> Message:
@@ -118,8 +127,7 @@ async def test_a_pod_behind_is_sent_its_order_in_its_own_inbox(
     core = controller.core
     core.order_versions.grace_s = 0.0  # any order published is due at once
     s = job_a.subjects
-    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-    try:
+    async with workers(nats_server, job_a) as (w0, w1):
         resent = await order_inbox(w0, s, PODS[0])
         await order_inbox(w1, s, PODS[0])  # another pod cannot listen in on it
         assert "permissions violation" in (await w1.wait_permission_denied(5)).lower()
@@ -134,9 +142,6 @@ async def test_a_pod_behind_is_sent_its_order_in_its_own_inbox(
         got = Order.from_data(order.data)
         assert got.version == version and got.spec_phase == "BootChecking" and got.pod
         assert core.extras.counters["order_resent"] == 1
-    finally:
-        await w0.close()
-        await w1.close()
 
 
 async def test_a_heartbeat_waiting_for_a_commit_holds_up_no_other_heartbeat(
@@ -148,8 +153,7 @@ async def test_a_heartbeat_waiting_for_a_commit_holds_up_no_other_heartbeat(
     core, service = controller.core, controller.service
     core.order_versions.grace_s = 0.0
     s = job_a.subjects
-    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-    try:
+    async with workers(nats_server, job_a) as (w0, w1):
         resent = await order_inbox(w0, s, PODS[0])
         await join_both(core, s, w0, w1)
         disk = asyncio.Event()  # a commit that takes as long as the test says
@@ -166,9 +170,6 @@ async def test_a_heartbeat_waiting_for_a_commit_holds_up_no_other_heartbeat(
         disk.set()
         order = await asyncio.wait_for(resent.get(), 5)
         assert order.pod_name == PODS[0] and order.type is MessageType.ORDER
-    finally:
-        await w0.close()
-        await w1.close()
 
 
 REPORTS_WAITING = 20
@@ -237,8 +238,7 @@ async def test_a_join_goes_before_the_reports_waiting_and_its_order_out_at_once(
     (at 1,000 pods a restart order waited ~170 ms behind a burst of reports)."""
     core = controller.core
     s = job_a.subjects
-    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-    try:
+    async with workers(nats_server, job_a) as (w0, w1):
         await in_run(core, s, w0, w1)
         handled = handled_in_order(core)
         reply = await rejoin_behind_reports(controller, s, w0, w1, REPORTS_WAITING)
@@ -249,9 +249,6 @@ async def test_a_join_goes_before_the_reports_waiting_and_its_order_out_at_once(
         assert handled[:2] == ["ack", "order"], handled
         assert core.extras.counters["inferred_restart"] == 1
         assert core.state.phase == "Troubleshooting"  # the restart's order
-    finally:
-        await w0.close()
-        await w1.close()
 
 
 async def test_a_join_is_read_past_the_reports_the_bus_holds_back(
@@ -265,8 +262,7 @@ async def test_a_join_is_read_past_the_reports_the_bus_holds_back(
         nats_server.url, job_a, tmp_path / "status.json", PODS, max_running=4
     ) as controller:
         core = controller.core
-        w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-        try:
+        async with workers(nats_server, job_a) as (w0, w1):
             await in_run(core, s, w0, w1)
             handled = handled_in_order(core)
             await rejoin_behind_reports(controller, s, w0, w1, 4)  # 16 reports unread
@@ -274,9 +270,6 @@ async def test_a_join_is_read_past_the_reports_the_bus_holds_back(
                 lambda: handled.count("report") == REPORTS_WAITING, 5, "every report handled"
             )
             assert handled[:2] == ["ack", "order"], handled
-        finally:
-            await w0.close()
-            await w1.close()
 
 
 async def test_a_message_on_a_subject_that_does_not_carry_its_type_is_dropped(
@@ -286,8 +279,7 @@ async def test_a_message_on_a_subject_that_does_not_carry_its_type_is_dropped(
     and nothing changes (each subject carries its own types: joins are read apart)."""
     core = controller.core
     s = job_a.subjects
-    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-    try:
+    async with workers(nats_server, job_a) as (w0, w1):
         await join_both(core, s, w0, w1)
         before = core.state
         misrouted = (
@@ -299,9 +291,6 @@ async def test_a_message_on_a_subject_that_does_not_carry_its_type_is_dropped(
             assert Receipt.from_data(receipt.data).result is ReceiptResult.UNEXPECTED_TYPE
         assert core.extras.counters["unexpected_type"] == 2 and core.state == before
         assert core.extras.counters["inferred_restart"] == 0
-    finally:
-        await w0.close()
-        await w1.close()
 
 
 async def test_joins_before_the_first_order_share_one_commit(
@@ -312,8 +301,7 @@ async def test_joins_before_the_first_order_share_one_commit(
     both (a commit per join would cost a 12,500-pod start an fsync per pod)."""
     core, service = controller.core, controller.service
     s = job_a.subjects
-    w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-    try:
+    async with workers(nats_server, job_a) as (w0, w1):
         commits = service.commits.commits
         async with service.lock:
             replies = [
@@ -327,9 +315,6 @@ async def test_joins_before_the_first_order_share_one_commit(
             assert (await reply).type is MessageType.ORDER
         assert core.state.phase == "BootChecking"
         assert service.commits.commits == commits + 1
-    finally:
-        await w0.close()
-        await w1.close()
 
 
 async def test_a_failed_commit_of_a_join_that_leads_to_an_order_answers_and_publishes_nothing(
@@ -345,13 +330,12 @@ async def test_a_failed_commit_of_a_join_that_leads_to_an_order_answers_and_publ
         core = controller.core
         wal = core.wal
         assert wal is not None
-        w0, w1 = [await connect_as(nats_server, job_a, p) for p in PODS]
-        broadcast: list[Message] = []
+        async with workers(nats_server, job_a) as (w0, w1):
+            broadcast: list[Message] = []
 
-        async def heard(m: Message) -> None:
-            broadcast.append(m)
+            async def heard(m: Message) -> None:
+                broadcast.append(m)
 
-        try:
             await w0.subscribe(s.master, heard)
             await first_request(w0, s.join(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
             append = wal.append
@@ -369,6 +353,3 @@ async def test_a_failed_commit_of_a_join_that_leads_to_an_order_answers_and_publ
             assert Order.from_data(reply.data).spec_phase == "BootChecking"
             await wait_for_async(lambda: broadcast, 5, "the BootChecking order")
             assert [Order.from_data(m.data).spec_phase for m in broadcast] == ["BootChecking"]
-        finally:
-            await w0.close()
-            await w1.close()

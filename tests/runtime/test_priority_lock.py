@@ -28,9 +28,11 @@ async def _queue(
                 served.append(i)
 
     tasks = [asyncio.create_task(waiter(i, u)) for i, u in enumerate(urgent)]
-    while sum(lock.waiting) < len(urgent):
-        await asyncio.sleep(0)  # each task runs up to its wait
-    return tasks
+    for _ in range(100):  # each task runs up to its wait within a loop turn or two
+        if sum(lock.waiting) == len(urgent):
+            return tasks
+        await asyncio.sleep(0)
+    raise AssertionError(f"waiting {lock.waiting}, expected {len(urgent)} in all")
 
 
 @settings(max_examples=60, deadline=None)
