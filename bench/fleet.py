@@ -325,6 +325,11 @@ class Fleet:
         """The processes the fleet's agents ran in: this one."""
         return 1
 
+    @property
+    def child_pids(self) -> list[int]:
+        """None: the agents run in this process."""
+        return []
+
     def spawn(self, pod: str, incarnation: str | None = None) -> None:
         """Start a new incarnation of `pod` (the credential service expects it)."""
         inc = incarnation or secrets.token_hex(8)
@@ -675,6 +680,11 @@ class ProcFleet:
         """The child processes started (as many as `procs`, or pods if fewer)."""
         return len(self.children)
 
+    @property
+    def child_pids(self) -> list[int]:
+        """The child processes' ids (for the bench's CPU samples)."""
+        return [child.pid for child in self.children]
+
     def _merge(self, talks: list[asyncio.Task[tuple[bytes, bytes]]]) -> None:
         """The stats and CPU time of every child that reported (each ends with one line)."""
         parts = []
@@ -736,6 +746,11 @@ class SplitFleet:
     def processes(self) -> int:
         """This process and the children started."""
         return 1 + self.rest.processes
+
+    @property
+    def child_pids(self) -> list[int]:
+        """The child processes' ids (for the bench's CPU samples)."""
+        return self.rest.child_pids
 
     async def run(self, pods: tuple[str, ...]) -> None:
         """Run both parts until every agent has left; the stats merged whatever the end."""

@@ -23,6 +23,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,7 @@ class JobRun:
     faults: list[tuple[float, int]] = field(default_factory=list)  # (lost at, seq seen then)
     cpu_s: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds in the job
     sampled: list[ProcSample] = field(default_factory=list)  # the controller, nats-server
+    fleet_sample: GroupSample | None = None  # the fleet's processes' CPU over time
     fleet_procs: int = 1  # the processes the simulated agents ran in (Fleet.processes)
     # the controller's own aegis_fault_to_order_seconds: [(bucket bound s, cumulative count)]
     fault_to_order: list[tuple[float, float]] = field(default_factory=list)
@@ -133,12 +135,57 @@ class ProcSample:
         """CPU seconds from the first sample to the last."""
         return round(self.series[-1][1] - self.series[0][1], 2) if self.series else 0.0
 
+    def cpu_at(self, t: float) -> float | None:
+        """CPU seconds used by monotonic time `t`, interpolated between the samples around
+        it (None outside them)."""
+        return cpu_at(self.series, t)
 
-async def _sample(procs: list[ProcSample], stop: asyncio.Event) -> None:
-    """Read each process's VmHWM and CPU time every 0.2 s until `stop` (or it exits), and
-    once more then."""
+
+@dataclass
+class GroupSample:
+    """The CPU seconds a group of processes used (the fleet: this process, the credential
+    service in it, and its child processes as they come): each sample adds every member's
+    last reading, so one that has exited still counts what it used."""
+
+    pids: Callable[[], Iterable[int]]
+    series: list[tuple[float, float]] = field(default_factory=list)  # (monotonic, CPU s)
+    last: dict[int, float] = field(default_factory=dict)
+
+    def sample(self) -> None:
+        """Read every member's CPU time now."""
+        for pid in self.pids():
+            cpu = cpu_seconds(pid)
+            if cpu is not None:
+                self.last[pid] = cpu
+        self.series.append((time.monotonic(), sum(self.last.values())))
+
+    def cpu_at(self, t: float) -> float | None:
+        """As ProcSample.cpu_at."""
+        return cpu_at(self.series, t)
+
+
+def cpu_at(series: Sequence[tuple[float, float]], t: float) -> float | None:
+    """The CPU seconds of a (monotonic, CPU s) series at `t`, linear between the samples
+    around it; None before the first sample; past the last, the last (the controller exits
+    right after the job's last report: what it used after its last sample, at most 0.2 s
+    of CPU, is not counted)."""
+    before = [(a, c) for a, c in series if a <= t]
+    after = [(a, c) for a, c in series if a >= t] or list(series[-1:])
+    if not before:
+        return None
+    (t0, c0), (t1, c1) = before[-1], after[0]
+    return c0 if t1 == t0 else c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+
+
+async def _sample(
+    procs: list[ProcSample], stop: asyncio.Event, groups: Sequence[GroupSample] = ()
+) -> None:
+    """Read each process's VmHWM and CPU time (and each group's CPU time) every 0.2 s until
+    `stop` (or it exits), and once more then."""
     while True:
         last = stop.is_set()
+        for group in groups:
+            group.sample()
         for proc in procs:
             cpu = cpu_seconds(proc.pid)
             if cpu is not None:
@@ -188,8 +235,10 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             ctl_status = await _wait_serving(nats.url, account)  # then the fleet starts
             assert nats.pid is not None
             sampled = [ProcSample(controller.pid), ProcSample(nats.pid)]
+            running: list[Fleet | ProcFleet | SplitFleet] = []  # the fleet, once made
+            fleet_sample = GroupSample(lambda: [os.getpid(), *(running and running[0].child_pids)])
             stop_sampling = asyncio.Event()
-            sampler = asyncio.create_task(_sample(sampled, stop_sampling))
+            sampler = asyncio.create_task(_sample(sampled, stop_sampling, [fleet_sample]))
             fleet_cpu = time.process_time()  # the fleet and the credential service
             controller_cpu = cpu_seconds(controller.pid) or 0.0  # its start-up is not counted
             faults: list[tuple[float, int]] = []
@@ -223,6 +272,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 fleet = SplitFleet(cfg, expected, lost, procs)
             else:
                 fleet = ProcFleet(cfg, expected, procs)
+            running.append(fleet)
             try:
                 code: int | None = await _run_fleet(fleet, pods, controller, args.timeout)
             except TimeoutError:
@@ -252,7 +302,17 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             size = status.stat().st_size if status.exists() else 0
     rss = max(sampled[0].rss_mb, default=0.0)
     run = JobRun(
-        fleet.stats, ended, code, rss, size, ctl_status, faults, cpu, sampled, fleet.processes
+        fleet.stats,
+        ended,
+        code,
+        rss,
+        size,
+        ctl_status,
+        faults,
+        cpu,
+        sampled,
+        fleet_sample,
+        fleet.processes,
     )
     run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
     run.report_copies = _counts(state_dir / "metrics.prom", "aegis_report_copies", "outcome")
@@ -424,6 +484,7 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         },
     }
     out |= idle_figures(healthy)
+    out |= cpu_windows(healthy, os.cpu_count() or 1)
     if faulty is not None:
         f = faulty.stats
         delays = []
@@ -478,6 +539,48 @@ def idle_figures(job: JobRun) -> dict[str, Any]:
     for name, proc in zip(("controller", "nats_server"), job.sampled, strict=True):
         out[f"idle_{name}_cpu_pct"] = proc.cpu_share(start, end)
     return out
+
+
+def cpu_windows(job: JobRun, cores: int) -> dict[str, Any]:
+    """Where the CPU went in two windows of the job, by process group, from the 0.2 s
+    samples: from the fleet's start to the last agent's RunCommand order, and the command
+    round (from the first RunCommand order to the last command report's receipt; the
+    order's fan-out included, and any --work-s). With the simulated agents and nats-server
+    on the same `cores` as the controller, their CPU bounds what the machine can show: the
+    floor on credentials -> RunCommand and the ceiling on reports/s with a controller that
+    cost nothing (on a cluster the agents run on their own nodes)."""
+    s = job.stats
+    run = sorted(s.run_orders.values())
+    if not run or job.fleet_sample is None or len(job.sampled) < 2:
+        return {}
+    groups: dict[str, ProcSample | GroupSample] = {
+        "fleet": job.fleet_sample,
+        "nats_server": job.sampled[1],
+        "controller": job.sampled[0],
+    }
+
+    def used(start: float, end: float) -> dict[str, float] | None:
+        out = {}
+        for name, group in groups.items():
+            a, b = group.cpu_at(start), group.cpu_at(end)
+            if a is None or b is None:
+                return None
+            out[name] = b - a
+        return out
+
+    figures: dict[str, Any] = {}
+    to_run = used(s.started, run[-1])
+    if to_run is not None:
+        figures["cpu_s_to_runcommand"] = {k: round(v, 2) for k, v in to_run.items()}
+        figures["runcommand_floor_s"] = round((to_run["fleet"] + to_run["nats_server"]) / cores, 2)
+    round_reports = [answered for sent, answered in s.report_times if sent >= run[0]]
+    in_round = used(run[0], max(round_reports)) if round_reports else None
+    if in_round is not None:
+        per = {k: 1000 * v / len(round_reports) for k, v in in_round.items()}
+        figures["command_round_cpu_ms_per_report"] = {k: round(v, 3) for k, v in per.items()}
+        others = per["fleet"] + per["nats_server"]
+        figures["reports_per_s_ceiling"] = round(1000 * cores / others, 1) if others else None
+    return figures
 
 
 def in_process(args: argparse.Namespace) -> dict[str, Any]:

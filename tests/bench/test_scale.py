@@ -191,6 +191,63 @@ def test_the_cpu_share_ends_at_the_last_sample_when_the_process_left_first() -> 
     assert ProcSample(1, series=[(0.0, 0.0)]).cpu_share(0.5, 1.0) is None
 
 
+def test_cpu_windows_split_the_cpu_by_process_group_and_bound_what_the_machine_can_show() -> None:
+    from bench.fleet import FleetStats
+    from bench.scale import GroupSample, JobRun, ProcSample, cpu_windows
+
+    def steady(rate: float, until: float = 20.0) -> list[tuple[float, float]]:
+        return [(t / 5, rate * t / 5) for t in range(int(until * 5) + 1)]  # 0.2 s samples
+
+    # the fleet uses 1.5 cores, nats-server 0.5, the controller 0.8 (it exits at 18 s)
+    stats = FleetStats(started=1.1, run_orders={"a": 9.0, "b": 11.0})  # 1.1: between samples
+    # the command round: three reports sent after the first RunCommand order (9 s), the last
+    # answered at 13 s; one sent before it (a bootcheck report) is not the round's
+    stats.report_times = [(5.0, 5.5), (9.5, 10.0), (11.0, 12.0), (11.2, 13.0)]
+    job = JobRun(
+        stats, 20.0, 0, 100.0, 0, None,
+        sampled=[ProcSample(1, series=steady(0.8, 18.0)), ProcSample(2, series=steady(0.5))],
+        fleet_sample=GroupSample(lambda: [], series=steady(1.5)),
+    )  # fmt: skip
+    out = cpu_windows(job, cores=2)
+    # fleet start (1.1 s) -> the last RunCommand order (11 s): 9.9 s of each rate
+    to_run = out["cpu_s_to_runcommand"]
+    assert to_run == {"fleet": 14.85, "nats_server": 4.95, "controller": 7.92}, to_run
+    assert out["runcommand_floor_s"] == 9.9  # (14.85 + 4.95) CPU s on 2 cores
+    # 9 -> 13 s, three reports: the controller's share ends with its last sample (18 s: in it)
+    per = out["command_round_cpu_ms_per_report"]
+    assert per == pytest.approx({"fleet": 2000.0, "nats_server": 666.667, "controller": 1066.667})
+    assert out["reports_per_s_ceiling"] == pytest.approx(2000 / 2666.667, abs=0.06)  # to 0.1
+    # a window before the first sample is not guessed
+    late = GroupSample(lambda: [], series=[(2.0, 0.0), (20.0, 9.0)])
+    early = JobRun(stats, 20.0, 0, 100.0, 0, None, sampled=job.sampled, fleet_sample=late)
+    assert "cpu_s_to_runcommand" not in cpu_windows(early, cores=2)
+
+
+def test_a_process_group_keeps_counting_what_an_exited_member_used() -> None:
+    from bench.scale import GroupSample
+
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    child = subprocess.Popen([sys.executable, "-c", busy + "\nimport sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        group = GroupSample(lambda: [os.getpid(), child.pid])
+        deadline = 200
+        while True:  # until the child has burnt its 0.3 s (it then waits on stdin)
+            group.sample()
+            if group.last.get(child.pid, 0.0) >= 0.3 or not (deadline := deadline - 1):
+                break
+            subprocess.run([sys.executable, "-c", "pass"], check=True)  # a pause that is work
+        assert group.last[child.pid] >= 0.3
+    finally:
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(10)
+    used = group.series[-1][1]
+    group.sample()  # the child is gone: its last reading still counts
+    assert group.series[-1][1] >= used >= 0.3
+    assert [v for _, v in group.series] == sorted(v for _, v in group.series)
+
+
 @pytest.mark.timeout(300)
 def test_the_fleet_runs_in_child_processes_and_its_figures_add_up() -> None:
     # collector thresholds this low make the children collect often: they reach them
@@ -203,6 +260,15 @@ def test_the_fleet_runs_in_child_processes_and_its_figures_add_up() -> None:
     assert out["receipts"] == {"applied": 18} and out["refused"] == 0, out
     cpu = out["cpu_s"]
     assert isinstance(cpu, dict) and cpu["fleet"] > 0 and cpu["controller"] > 0, cpu
+    # the windows (9 agents reach RunCommand within the samples' 0.2 s: only their shape)
+    to_run = out["cpu_s_to_runcommand"]
+    assert isinstance(to_run, dict) and to_run.keys() == cpu.keys(), out
+    assert 0 <= to_run["fleet"] <= cpu["fleet"] + 0.5, (to_run, cpu)
+    assert out["runcommand_floor_s"] == round(
+        (to_run["fleet"] + to_run["nats_server"]) / (os.cpu_count() or 1), 2
+    )
+    per = out["command_round_cpu_ms_per_report"]
+    assert isinstance(per, dict) and all(v >= 0 for v in per.values()), per
 
 
 @pytest.mark.timeout(300)
