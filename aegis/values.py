@@ -235,7 +235,10 @@ def _sort_key(v: Value) -> tuple[int, Any]:
 
 def sorted_values(vs: Iterable[Value]) -> list[Value]:
     """A deterministic order for any mix of values (for printing and iteration)."""
-    return sorted(vs, key=_sort_key)
+    items = list(vs)
+    if len(items) < 2:  # no key to compute: a record's is its rendering (the step log's
+        return items  # one message added to or taken from msgs, at every report)
+    return sorted(items, key=_sort_key)
 
 
 def render(v: Value) -> str:

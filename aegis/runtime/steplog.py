@@ -128,7 +128,8 @@ def changes_between(
     unchanged and a function whose changed keys it names is encoded as an except of those
     keys: O(the keys), where comparing two functions costs O(pods)."""
     out: dict[str, Any] = {}
-    for name in VARIABLES:
+    # with a delta only its variables can differ (it names every one that is another object)
+    for name in VARIABLES if delta is None else delta:
         v = getattr(new, name)
         if old is None:
             out[name] = encode(v)
@@ -136,7 +137,7 @@ def changes_between(
         o = getattr(old, name)
         if o is v:
             continue
-        keys = None if delta is None else delta.get(name, ())
+        keys = None if delta is None else delta[name]
         if keys is not None and isinstance(o, Fn) and isinstance(v, Fn):
             changed = [(k, v[k]) for k in keys if o[k] != v[k]]
             if changed:
