@@ -99,6 +99,11 @@ class JobRun:
     report_copies: dict[str, float] = field(default_factory=dict)
     # its collector: runs, seconds and the longest pause (ms), from its aegis_gc_* metrics
     controller_gc: dict[str, float] = field(default_factory=dict)
+    # --kill-controller-after: when it was killed (s from the fleet's start), how long the
+    # restarted one took to answer `aegis ctl status`, how many processes ran
+    controller_kill: dict[str, Any] | None = None
+    final_phase: str | None = None  # status.json's phase and recoverCount at the end
+    recover_count: int | None = None
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -200,6 +205,57 @@ async def _sample(
             await asyncio.wait_for(stop.wait(), 0.2)
 
 
+class ControllerProc:
+    """The job's `aegis controller` process. `kill_and_restart` SIGKILLs it and starts it
+    again on the same state directory, as `aegis run`'s launcher restarts a controller that
+    died (--kill-controller-after); `wait` returns the exit code of the last one."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.argv, self.env, self.cwd = argv, env, cwd
+        self.proc: asyncio.subprocess.Process | None = None
+        self.pids: list[int] = []  # every process started, the first first
+        self.started = asyncio.Event()  # set at each start
+        self.killed_at: float | None = None  # monotonic
+        self._restart = False
+
+    async def start(self) -> None:
+        """Start a controller process (the first, or the one after a kill)."""
+        self.started.clear()
+        self.proc = await asyncio.create_subprocess_exec(
+            *self.argv, stdin=asyncio.subprocess.PIPE, env=self.env, cwd=self.cwd
+        )
+        self.pids.append(self.proc.pid)
+        self.started.set()
+
+    @property
+    def current(self) -> asyncio.subprocess.Process:
+        """The process running now (or last)."""
+        assert self.proc is not None, "start() first"
+        return self.proc
+
+    async def wait(self) -> int:
+        """The exit code of the controller that ended the job (a killed one is restarted)."""
+        while True:
+            code = await self.current.wait()
+            if not self._restart:
+                return code
+            self._restart = False
+            await self.start()
+
+    async def kill_and_restart(self, after: float) -> bool:
+        """SIGKILL the controller `after` seconds from now (unless it has exited by then:
+        False); `wait()`, which must be running, starts the next one."""
+        await asyncio.sleep(after)
+        if self.current.returncode is not None:
+            return False
+        self._restart = True
+        self.killed_at = time.monotonic()
+        self.started.clear()
+        self.current.kill()
+        await self.started.wait()
+        return True
+
+
 async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry: int) -> JobRun:
     """One job: nats-server, credential service, controller process, the fleet."""
     pods = tuple(f"{JOB}-worker-{i}" for i in range(args.agents))
@@ -220,27 +276,31 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             creds_path.chmod(0o600)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)  # children reaped so far
             children_cpu = before.ru_utime + before.ru_stime
-            controller = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "aegis.cli", "controller",
-                "--state-dir", str(state_dir), "--job", JOB, "--namespace", NAMESPACE,
-                "--workers", str(args.agents), "--max-retry", str(max_retry),
-                "--nats-url", nats.url, "--creds", str(creds_path),
-                "--heartbeat-timeout", str(args.heartbeat_timeout), "--events",
-                "--heartbeat-rate", str(args.heartbeat_rate),
-                "--metrics-port", str(free_port()),  # metrics.prom, read once it exits
-                stdin=asyncio.subprocess.PIPE,
+            controller = ControllerProc(
+                [
+                    sys.executable, "-m", "aegis.cli", "controller",
+                    "--state-dir", str(state_dir), "--job", JOB, "--namespace", NAMESPACE,
+                    "--workers", str(args.agents), "--max-retry", str(max_retry),
+                    "--nats-url", nats.url, "--creds", str(creds_path),
+                    "--heartbeat-timeout", str(args.heartbeat_timeout), "--events",
+                    "--heartbeat-rate", str(args.heartbeat_rate),
+                    "--metrics-port", str(free_port()),  # metrics.prom, read once it exits
+                ],
                 env={**os.environ, "AEGIS_LAUNCHER_PID": str(os.getpid())},
                 cwd=Path(__file__).resolve().parents[1],
             )  # fmt: skip
+            await controller.start()
             ctl_status = await _wait_serving(nats.url, account)  # then the fleet starts
             assert nats.pid is not None
-            sampled = [ProcSample(controller.pid), ProcSample(nats.pid)]
+            # the first controller process (a restarted one is not sampled: --kill-controller-after)
+            sampled = [ProcSample(controller.current.pid), ProcSample(nats.pid)]
             running: list[Fleet | ProcFleet | SplitFleet] = []  # the fleet, once made
             fleet_sample = GroupSample(lambda: [os.getpid(), *(running and running[0].child_pids)])
             stop_sampling = asyncio.Event()
             sampler = asyncio.create_task(_sample(sampled, stop_sampling, [fleet_sample]))
             fleet_cpu = time.process_time()  # the fleet and the credential service
-            controller_cpu = cpu_seconds(controller.pid) or 0.0  # its start-up is not counted
+            # its start-up is not counted
+            controller_cpu = cpu_seconds(controller.current.pid) or 0.0
             faults: list[tuple[float, int]] = []
             fleet: Fleet | ProcFleet | SplitFleet
 
@@ -249,8 +309,9 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 faults.append((time.monotonic(), seen))
                 event = {"event": "lost", "pod": pod, "incarnation": incarnation,
                          "exitCode": code, "node": f"node-{pod}"}  # fmt: skip
-                assert controller.stdin is not None
-                controller.stdin.write((json.dumps(event) + "\n").encode())
+                stdin = controller.current.stdin
+                assert stdin is not None
+                stdin.write((json.dumps(event) + "\n").encode())
 
             cfg = FleetConfig(
                 job=JOB,
@@ -273,6 +334,18 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
             else:
                 fleet = ProcFleet(cfg, expected, procs)
             running.append(fleet)
+            resumed: list[float] = []  # the kill -> the restarted controller answering
+            if args.kill_controller_after is not None and not crashes:
+
+                async def kill() -> None:
+                    if await controller.kill_and_restart(args.kill_controller_after):
+                        assert controller.killed_at is not None
+                        if await _wait_serving(nats.url, account) is not None:
+                            resumed.append(time.monotonic() - controller.killed_at)
+
+                killer: asyncio.Task[None] | None = asyncio.create_task(kill())
+            else:
+                killer = None
             try:
                 code: int | None = await _run_fleet(fleet, pods, controller, args.timeout)
             except TimeoutError:
@@ -285,14 +358,18 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 cpu = {"fleet": round(time.process_time() - fleet_cpu + children_fleet, 2)}
                 stop_sampling.set()
                 await sampler
+                if killer is not None:
+                    killer.cancel()
+                    await asyncio.gather(killer, return_exceptions=True)
                 cpu["nats_server"] = sampled[1].cpu_used
-                if controller.returncode is None:
-                    controller.terminate()
+                last = controller.current
+                if last.returncode is None:
+                    last.terminate()
                     try:  # a controller busy with a backlog may not get to its SIGTERM handler
-                        await asyncio.wait_for(controller.wait(), 10)
+                        await asyncio.wait_for(last.wait(), 10)
                     except TimeoutError:
-                        controller.kill()
-                        await controller.wait()
+                        last.kill()
+                        await last.wait()
                 # reaped: its whole CPU time is in RUSAGE_CHILDREN (nats-server's is not yet)
                 # (less the fleet's child processes, reaped too: their own count at their end)
                 children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -300,6 +377,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
                 cpu["controller"] = round(used - children_fleet, 2)
             status = state_dir / "status.json"
             size = status.stat().st_size if status.exists() else 0
+            final = json.loads(status.read_bytes()) if size else {}
     rss = max(sampled[0].rss_mb, default=0.0)
     run = JobRun(
         fleet.stats,
@@ -314,6 +392,13 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
         fleet_sample,
         fleet.processes,
     )
+    run.final_phase, run.recover_count = final.get("phase"), final.get("recoverCount")
+    if controller.killed_at is not None:
+        run.controller_kill = {
+            "killed_at_s": round(controller.killed_at - fleet.stats.started, 3),
+            "resume_s": round(resumed[0], 3) if resumed else None,
+            "processes": len(controller.pids),
+        }
     run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
     run.report_copies = _counts(state_dir / "metrics.prom", "aegis_report_copies", "outcome")
     run.controller_gc = controller_gc(state_dir / "metrics.prom")
@@ -323,7 +408,7 @@ async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry:
 async def _run_fleet(
     fleet: Fleet | ProcFleet | SplitFleet,
     pods: tuple[str, ...],
-    controller: asyncio.subprocess.Process,
+    controller: ControllerProc,
     timeout: float,
 ) -> int:
     """Run the fleet until every agent has left and the controller has exited (its exit
@@ -484,6 +569,13 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         },
     }
     out |= idle_figures(healthy)
+    if healthy.controller_kill is not None:
+        out["controller_kill"] = healthy.controller_kill
+        # the status it ended with: a resume must not have cost a retry
+        out["controller_kill"] |= {
+            "final_phase": healthy.final_phase,
+            "recover_count": healthy.recover_count,
+        }
     out |= cpu_windows(healthy, os.cpu_count() or 1)
     if faulty is not None:
         f = faulty.stats
@@ -633,6 +725,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds one job may take")
     p.add_argument(
+        "--kill-controller-after",
+        type=float,
+        default=None,
+        metavar="S",
+        help="SIGKILL the healthy job's controller S seconds after the fleet starts and start "
+        "it again on the same state directory, as `aegis run`'s launcher does",
+    )
+    p.add_argument(
         "--drop-orders",
         type=float,
         default=0.0,
@@ -662,6 +762,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--crash-at must be in 0..2")
     if args.agents < 1 or not 0 <= args.faults <= args.agents:
         p.error("--agents must be >= 1 and --faults in 0..agents")
+    kill = args.kill_controller_after
+    if kill is not None and not (math.isfinite(kill) and kill >= 0):
+        p.error("--kill-controller-after must be a finite number of seconds >= 0")
     if not 0 <= args.drop_orders <= 1:
         p.error("--drop-orders must be in 0..1")
     if not (math.isfinite(args.heartbeat_rate) and args.heartbeat_rate >= 0):

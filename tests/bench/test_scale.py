@@ -171,6 +171,31 @@ def test_a_drop_chance_outside_0_to_1_is_refused() -> None:
             parse_args(["--agents", "2", "--drop-orders", bad])
 
 
+@pytest.mark.timeout(300)
+def test_a_controller_killed_mid_job_is_restarted_and_the_job_ends_with_every_report() -> None:
+    # each order's work takes 2 s: the job (two orders) runs 4 s or more, the kill comes at 1
+    out = _scale(
+        "--agents", "9", "--fleet-procs", "2", "--work-s", "2", "--kill-controller-after", "1",
+        "--timeout", "120",
+    )  # fmt: skip
+    kill = out["controller_kill"]
+    assert isinstance(kill, dict) and kill["processes"] == 2, out
+    assert isinstance(kill["resume_s"], float) and kill["resume_s"] > 0, kill
+    # resumed from the WAL: nothing redone, nothing lost, no retry spent
+    assert (kill["final_phase"], kill["recover_count"]) == ("Succeed", 0), kill
+    assert out["succeeded"] is True and out["receipts"] == {"applied": 18}, out
+    assert (out["credentials"], out["joined"], out["reports"]) == (9, 9, 18), out
+
+
+def test_a_kill_time_that_is_not_a_finite_number_of_seconds_is_refused() -> None:
+    from bench.scale import parse_args
+
+    for bad in ("-1", "nan", "inf", "soon"):
+        with pytest.raises(SystemExit):
+            parse_args(["--agents", "2", "--kill-controller-after", bad])
+    assert parse_args(["--agents", "2", "--kill-controller-after", "0"]).kill_controller_after == 0
+
+
 def test_a_crash_point_outside_0_to_1_is_refused() -> None:
     from bench.scale import parse_args
 
