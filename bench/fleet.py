@@ -327,7 +327,7 @@ class Fleet:
 
     @property
     def child_pids(self) -> list[int]:
-        """None: the agents run in this process."""
+        """No child processes: the agents run in this one."""
         return []
 
     def spawn(self, pod: str, incarnation: str | None = None) -> None:

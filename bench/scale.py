@@ -141,8 +141,7 @@ class ProcSample:
         return round(self.series[-1][1] - self.series[0][1], 2) if self.series else 0.0
 
     def cpu_at(self, t: float) -> float | None:
-        """CPU seconds used by monotonic time `t`, interpolated between the samples around
-        it (None outside them)."""
+        """CPU seconds used by monotonic time `t` (`cpu_at` of the samples)."""
         return cpu_at(self.series, t)
 
 
