@@ -109,6 +109,19 @@ class Fn(Mapping[Value, Value]):
             f._base, f._key, f._depth = None, None, 0
         return f
 
+    def with_values(self, pairs: Iterable[tuple[Value, Value]]) -> Fn:
+        """This function with each key of `pairs` mapped to its new value, in O(the pairs)
+        (a persistent update, no copy of the others; no provenance). KeyError, with the key,
+        for a key outside the domain."""
+        edit = self._m.mutate()
+        for key, value in pairs:
+            if key not in edit:
+                raise KeyError(key)
+            edit[key] = value
+        f = Fn.__new__(Fn)
+        f._m, f._h, f._base, f._key, f._depth = edit.finish(), None, None, None, 0
+        return f
+
     def changed_since(self, old: Fn) -> list[Value] | None:
         """The keys at which this function may differ from `old`, if it was made from `old`
         by EXCEPT (None when provenance does not say)."""

@@ -32,6 +32,22 @@ def test_a_function_made_by_excepts_equals_the_same_function_built_at_once(
     assert {f: 1}[direct] == 1  # usable as the same dict key
 
 
+@given(base=st.dictionaries(keys, st.integers(-3, 3), min_size=1), edits=updates)
+def test_with_values_is_the_function_with_those_keys_changed_and_leaves_it_as_it_was(
+    base: dict[int, int], edits: list[tuple[int, int]]
+) -> None:
+    f = Fn(base)
+    inside = [(k, v) for k, v in edits if k in base]
+    g = f.with_values(inside)
+    assert g == Fn({**base, **dict(inside)}) and dict(f.items()) == base
+    assert g.changed_since(f) is None  # no provenance: its readers recompute
+    outside = next((k for k, _ in edits if k not in base), None)
+    if outside is not None:
+        with pytest.raises(KeyError) as err:
+            f.with_values([*inside, (outside, 0)])
+        assert err.value.args == (outside,)
+
+
 @given(base=st.dictionaries(keys, st.integers(), min_size=1), edits=updates)
 def test_provenance_names_every_changed_key(
     base: dict[int, int], edits: list[tuple[int, int]]

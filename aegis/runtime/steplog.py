@@ -83,12 +83,11 @@ class Change:
         if self.kind == "except":
             if not isinstance(old, Fn):
                 raise StepLogError(f"an except-change of a non-function {old!r:.60}")
-            d = dict(old.items())
-            for k, v in self.pairs:
-                if k not in d:
-                    raise StepLogError(f"an except-change of key {k!r} outside the domain")
-                d[k] = v
-            return Fn(d)
+            try:  # O(the pairs): a log of a 12,500-pod job replays in O(its steps)
+                return old.with_values(self.pairs)
+            except KeyError as exc:
+                key = exc.args[0]
+                raise StepLogError(f"an except-change of key {key!r} outside the domain") from None
         if self.kind == "all":
             if not isinstance(old, Fn):
                 raise StepLogError(f"an all-change of a non-function {old!r:.60}")

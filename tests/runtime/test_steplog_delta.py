@@ -111,3 +111,16 @@ def test_a_commit_whose_steps_were_not_written_does_not_shift_the_next_changes(
         state = apply_changes(written[-1].state if event is logged[3] else state, event.changes)
         replayed.append(state)
     assert replayed == [s.state for s in (*written, *after)]
+
+
+def test_an_except_change_of_a_key_outside_the_domain_is_refused_naming_it() -> None:
+    from aegis.runtime.steplog import StepLogError
+    from aegis.values import Fn, ModelValue
+
+    before = Fn({ModelValue("w1"): "Ready", ModelValue("w2"): "Ready"})
+    change = decode_change({"except": [[{"mv": "w2"}, "Exited"], [{"mv": "w9"}, "Exited"]]})
+    with pytest.raises(StepLogError, match="w9 outside the domain"):
+        change.apply(before)
+    assert dict(before.items())[ModelValue("w2")] == "Ready"  # left as it was
+    after = decode_change({"except": [[{"mv": "w2"}, "Exited"]]}).apply(before)
+    assert after == Fn({ModelValue("w1"): "Ready", ModelValue("w2"): "Exited"})
