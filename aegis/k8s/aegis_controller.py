@@ -44,11 +44,12 @@ from aegis.errors import AegisError
 from aegis.k8s.api import KubeApi
 from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.credential_process import ApiSource, CredentialProcess
-from aegis.k8s.errors import ApiError, K8sError
+from aegis.k8s.errors import ApiError, K8sError, StatusTooLargeError
 from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, job_account, load_account
 from aegis.k8s.manifests import DEFAULT_MASTER_PORT, ctl_secret
 from aegis.k8s.model import DEFAULT_MAX_RETRY
 from aegis.k8s.resources import AEGIS, SECRET, pod_name, service_name
+from aegis.k8s.status_size import status_size_problem
 from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, TERMINATED, ControllerExit
 from aegis.protocol.subjects import validate_label
@@ -69,6 +70,7 @@ DEFAULT_METRICS_PORT = 9400
 RESTART_EXIT = 75  # a runner attempt ended on a failure: rebuild the core from the CR
 REMOVED_EXIT = TERMINATED  # the runner was stopped (CR deleted, or the process is shutting down)
 MAX_ENGINE_STOPS = 5  # like local mode: an engine that keeps stopping the job is given up
+MAX_MESSAGE = 1024  # characters of the reason a runner that gave up writes into the CR
 
 
 class AccountError(K8sError):
@@ -154,7 +156,7 @@ class AegisSpec:
             return f"spec.maxRetry must be >= 0, got {self.max_retry}"
         if len(self.token_sha256) != 64:
             return "spec.bootstrapTokenSHA256 is missing or not a hex SHA-256"
-        return None
+        return status_size_problem(self.name, self.worker_num)
 
     def job_config(self, master_port: int) -> JobConfig:
         """The runtime controller's view: pods by rank, rendezvous on worker 0's DNS name."""
@@ -189,12 +191,14 @@ class _CrashOnFailedSave:
 
     The core has already advanced in memory when its save fails; carrying on would publish
     orders from an unpersisted state, so the service is stopped and the next attempt resumes
-    from what the CR holds. `save` runs in the group commit's worker thread: `on_failure`
-    must be safe to call from there."""
+    from what the CR holds; unless the status no longer fits in the CR (`too_large`, kept
+    for the runner, which then fails the job: no attempt could save it). `save` runs in the
+    group commit's worker thread: `on_failure` must be safe to call from there."""
 
     def __init__(self, store: CrStatusStore) -> None:
         self.store = store
         self.on_failure: Callable[[BaseException], None] | None = None
+        self.too_large: StatusTooLargeError | None = None
 
     def load(self) -> Status | None:
         """The CR's status (None before the first save)."""
@@ -205,6 +209,8 @@ class _CrashOnFailedSave:
         try:
             self.store.save(status)
         except Exception as exc:
+            if isinstance(exc, StatusTooLargeError):
+                self.too_large = exc  # also when the core's first save, in its constructor, failed
             if self.on_failure is not None:
                 self.on_failure(exc)
             raise
@@ -228,6 +234,7 @@ class JobRunner:
         self.metrics = metrics
         self.exit_code: int | None = None  # set when the job terminated or the runner gave up
         self.attempts = 0
+        self._store: _CrashOnFailedSave | None = None  # the last attempt's store
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -278,6 +285,10 @@ class JobRunner:
                 log.info("aegis %s: job terminated (controller exit %d)", key, code)
                 self.exit_code = code
                 return
+            store = self._store
+            if store is not None and store.too_large is not None:
+                self._fail(store.too_large)  # no attempt can save it: the job fails
+                return
             if self._stopping.is_set():
                 return
             if code == ControllerExit.STOPPED:
@@ -292,9 +303,21 @@ class JobRunner:
             log.info("aegis %s: restarting its controller from the CR in %.1fs", key, delay)
             self._stopping.wait(delay)
 
+    def _fail(self, why: StatusTooLargeError) -> None:
+        """End the job as Failed, saying why, in a patch of two fields (the whole status no
+        longer fits); a failure to write it is logged and the job still ends here."""
+        log.error("aegis %s/%s: %s", *self.spec.key, why)
+        self.exit_code = ControllerExit.FAILED
+        body = {"status": {"phase": "Failed", "message": str(why)[:MAX_MESSAGE]}}
+        try:
+            self.api.patch(AEGIS, self.spec.namespace, self.spec.name, body, sub="status")
+        except (ApiError, OSError) as exc:
+            log.error("aegis %s/%s: cannot mark it Failed: %s", *self.spec.key, exc)
+
     async def _attempt(self) -> int:
         spec = self.spec
         store = _CrashOnFailedSave(CrStatusStore(self.api, spec.namespace, spec.name))
+        self._store = store  # its too_large is read after the attempt
         # the structured fault log goes to the controller's stdout (the pod's log), one JSON line
         # per fault
         faults = FaultLogWriter(sys.stdout)

@@ -19,7 +19,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from aegis.k8s.errors import AegisCrMissingError, ApiError, StatusConflictError
+from aegis.k8s.errors import (
+    AegisCrMissingError,
+    ApiError,
+    StatusConflictError,
+    StatusTooLargeError,
+)
 from aegis.k8s.resources import AEGIS, Resource
 from aegis.runtime.store import Status
 
@@ -175,6 +180,13 @@ class CrStatusStore:
             try:
                 obj = self.api.patch(AEGIS, self.namespace, self.name, body, sub="status")
             except ApiError as exc:
+                if exc.too_large:
+                    pods = len(status.pod_infos)
+                    raise StatusTooLargeError(
+                        f"aegis {self.namespace}/{self.name}: the API server refused its "
+                        f"status of {pods} pods as too large ({exc.api_message}); the job "
+                        "cannot be saved, so it fails (docs/kubernetes.md, 'Job size')"
+                    ) from None
                 self._on_patch_error(exc, attempt)
                 continue
             self._remember(obj, new)

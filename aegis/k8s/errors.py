@@ -33,6 +33,17 @@ class ApiError(K8sError):
         """True when the server rejected the object itself (400, 422)."""
         return self.status in (400, 422)
 
+    @property
+    def too_large(self) -> bool:
+        """True when the request or the object it makes is past the API's size limits: 413,
+        or etcd's "request is too large" (which the API server passes on as an error)."""
+        return self.status == 413 or "too large" in self.api_message.lower()
+
+
+class StatusTooLargeError(K8sError):
+    """The job's status no longer fits in its Aegis CR (the API's object size limit): saving
+    it again cannot succeed, so the job fails (aegis.k8s.status_size)."""
+
 
 class StatusConflictError(K8sError):
     """Another writer changed the Aegis CR status; reload it before saving again."""

@@ -155,6 +155,7 @@ class AegisView:
     should_quit: bool = False
     max_retries: int = 0
     error_nodes: tuple[str, ...] = ()
+    message: str = ""  # why the Aegis Controller ended the job, when it says
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> AegisView:
@@ -168,6 +169,7 @@ class AegisView:
             should_quit=status.get("shouldQuit") is True,
             max_retries=max(retries, default=0),
             error_nodes=tuple(sorted(set(nodes))),
+            message=str(status.get("message") or ""),
         )
 
 

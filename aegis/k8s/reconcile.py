@@ -168,7 +168,9 @@ def _failure(job: JobView, seen: Observed, plan: _PodPlan) -> str | None:
     if cr is not None and cr.should_quit:
         return "the Aegis Controller set shouldQuit"
     if cr is not None and cr.phase == "Failed":
-        return "the Aegis Controller reported phase Failed"
+        return (
+            f"the Aegis Controller reported phase Failed{': ' + cr.message if cr.message else ''}"
+        )
     if cr is not None and cr.max_retries > job.max_retry:
         return (
             f"retries exhausted: a worker restarted {cr.max_retries} times, "

@@ -44,11 +44,19 @@ class Emulator(kmock.KubernetesEmulator):
     """kmock plus uid, creationTimestamp and resourceVersion preconditions (409)."""
 
     _version: list[int] = attrs.field(factory=lambda: [0], init=False)
+    # a status write whose body is past this many bytes is refused as etcd refuses an object
+    # past its --max-request-bytes (None: no limit)
+    max_status_body: int | None = attrs.field(default=None, init=False)
 
     async def _handle(self, request: kmock.Request) -> Any:
         data = request.data
         if request.resource is None or not isinstance(data, dict):
             return await super()._handle(request)
+        limit = self.max_status_body
+        if limit is not None and request.subresource == "status" and len(request.body) > limit:
+            return await self._render_error(
+                kmock.KubernetesError(500, "InternalError", "etcdserver: request is too large")
+            )
         if request.action == kmock.action.UPDATE and self._stale(request, data):
             return await self._render_error(
                 kmock.KubernetesError(409, "Conflict", "the object has been modified")

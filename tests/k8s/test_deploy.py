@@ -108,7 +108,10 @@ def test_aegis_crd_matches_the_store_json() -> None:
     assert cr_errors(cr) == []
     schema = _named("CustomResourceDefinition", "aegises.aegis.dev")["spec"]["versions"][0]
     declared = set(schema["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"])
-    assert declared == set(cr["status"])  # nothing the store writes would be pruned
+    # nothing the store writes would be pruned; `message` is a runner's that gave up
+    assert declared == set(cr["status"]) | {"message"}
+    cr["status"]["message"] = "the status outgrew the CR"
+    assert cr_errors(cr) == []
 
 
 @pytest.mark.parametrize(
