@@ -5,7 +5,7 @@ The API server keeps each object whole in etcd, which refuses a write past its
 spec state's functions over the pods, podInfos, workerSeqs), must fit in that. It costs
 ~230 bytes plus ~13 per character of the pod's name, per pod (measured by
 tests/k8s/test_status_size.py against the CR store's own encoding), so a default cluster
-holds the status of ~2,400 pods named `<job>-worker-<rank>` with a 5-character job name.
+holds the status of ~2,500 pods named `<job>-worker-<rank>` with a 5-character job name.
 Past that a save is refused; the Job Controller refuses such a job at once instead
 (`status_size_problem`), leaving room for what the status gains while the job runs
 (failure reasons, error nodes).
