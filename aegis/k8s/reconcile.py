@@ -168,9 +168,8 @@ def _failure(job: JobView, seen: Observed, plan: _PodPlan) -> str | None:
     if cr is not None and cr.should_quit:
         return "the Aegis Controller set shouldQuit"
     if cr is not None and cr.phase == "Failed":
-        return (
-            f"the Aegis Controller reported phase Failed{': ' + cr.message if cr.message else ''}"
-        )
+        said = f": {cr.message}" if cr.message else ""
+        return f"the Aegis Controller reported phase Failed{said}"
     if cr is not None and cr.max_retries > job.max_retry:
         return (
             f"retries exhausted: a worker restarted {cr.max_retries} times, "
