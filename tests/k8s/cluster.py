@@ -44,8 +44,9 @@ class Emulator(kmock.KubernetesEmulator):
     """kmock plus uid, creationTimestamp and resourceVersion preconditions (409)."""
 
     _version: list[int] = attrs.field(factory=lambda: [0], init=False)
-    # a status write whose body is past this many bytes is refused as etcd refuses an object
-    # past its --max-request-bytes (None: no limit)
+    # a status write whose request body is past this many bytes gets etcd's refusal of an
+    # object past its --max-request-bytes (a stand-in: a job's first save sends its whole
+    # status; None: no limit)
     max_status_body: int | None = attrs.field(default=None, init=False)
 
     async def _handle(self, request: kmock.Request) -> Any:
