@@ -128,11 +128,10 @@ class ProcSample:
         at or before `start` to the first one at or after `end` (samples are 0.2 s apart, a
         busy machine stretches that), or to the last sample if the process exited before
         one came after `end` (the controller leaves right after the job's last report)."""
-        before = [(t, c) for t, c in self.series if t <= start]
-        after = [(t, c) for t, c in self.series if t >= end] or self.series[-1:]
-        if not before or not after or after[0][0] <= before[-1][0]:
+        first, last = _around(self.series, start), _around(self.series, end)
+        if first is None or last is None or last[1][0] <= first[0][0]:
             return None
-        (t0, c0), (t1, c1) = before[-1], after[0]
+        (t0, c0), (t1, c1) = first[0], last[1]
         return round(100 * (c1 - c0) / (t1 - t0), 1)
 
     @property
@@ -173,12 +172,23 @@ def cpu_at(series: Sequence[tuple[float, float]], t: float) -> float | None:
     around it; None before the first sample; past the last, the last (the controller exits
     right after the job's last report: what it used after its last sample, at most 0.2 s
     of CPU, is not counted)."""
+    around = _around(series, t)
+    if around is None:
+        return None
+    (t0, c0), (t1, c1) = around
+    return c0 if t1 == t0 else c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+
+
+def _around(
+    series: Sequence[tuple[float, float]], t: float
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The last sample at or before `t` and the first at or after it (the last sample when
+    none is after it); None when no sample is at or before `t`."""
     before = [(a, c) for a, c in series if a <= t]
     after = [(a, c) for a, c in series if a >= t] or list(series[-1:])
     if not before:
         return None
-    (t0, c0), (t1, c1) = before[-1], after[0]
-    return c0 if t1 == t0 else c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+    return before[-1], after[0]
 
 
 async def _sample(

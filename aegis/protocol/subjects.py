@@ -92,7 +92,7 @@ class JobSubjects:
     @property
     def joins(self) -> str:
         """Every pod's join subject (the controller's subscription)."""
-        return f"{self.prefix}.join.>"
+        return self.join_prefix + ">"
 
     @property
     def report_prefix(self) -> str:
@@ -122,17 +122,12 @@ class JobSubjects:
         """Every pod's heartbeat subject (the controller's subscription)."""
         return f"{self.prefix}.heartbeat.>"
 
-    def sender(self, subject: str) -> str | None:
-        """The pod a join, report or heartbeat subject belongs to (None for any other subject).
+    def pod_subject(self, subject: str) -> tuple[str, str] | None:
+        """(kind, pod) of one pod's subject: kind "join", "report" or "heartbeat", each
+        carrying its own message types; None for any other subject.
 
         The controller takes a message's sender from here, never from its payload: the
         server lets only that pod's credential publish on it."""
-        found = self.pod_subject(subject)
-        return None if found is None else found[1]
-
-    def pod_subject(self, subject: str) -> tuple[str, str] | None:
-        """(kind, pod) of one pod's subject: kind "join", "report" or "heartbeat", each
-        carrying its own message types; None for any other subject."""
         for kind, prefix in (
             ("join", self.join_prefix),
             ("report", self.report_prefix),

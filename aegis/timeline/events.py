@@ -64,6 +64,14 @@ class FaultClassifier:
     def __init__(self) -> None:
         self._evicted: set[str] = set()
 
+    def _unless_evicted(self, pod: str, kind: FaultKind) -> FaultKind:
+        """`kind`, or for the exit of a pod just evicted `evicted_exit` (the eviction counted
+        it already)."""
+        if pod in self._evicted:
+            self._evicted.discard(pod)
+            return FaultKind("evicted_exit")
+        return kind
+
     def classify(self, pod: str, message: str, phase: str) -> FaultKind:
         """The kind (and level) of one record: `pod`, its `message`, the job's `phase` (the
         phase after the fault's step; kept for callers, not needed by the rules)."""
@@ -71,19 +79,13 @@ class FaultClassifier:
         if m is not None:
             code = int(m.group(1))
             if code == NODE_FAULT_EXIT:
-                if pod in self._evicted:
-                    self._evicted.discard(pod)
-                    return FaultKind("evicted_exit")
-                return FaultKind("reschedule", "3")
+                return self._unless_evicted(pod, FaultKind("reschedule", "3"))
             self._evicted.discard(pod)
             if code == RESTART_CONTAINER_EXIT:
                 return FaultKind("container_restart", "2")
             return FaultKind("pod_lost")
         if message.startswith(REPLACED_PREFIX):
-            if pod in self._evicted:
-                self._evicted.discard(pod)
-                return FaultKind("evicted_exit")
-            return FaultKind("pod_lost")
+            return self._unless_evicted(pod, FaultKind("pod_lost"))
         if message.startswith(SLOW_EVICTED_PREFIX):
             self._evicted.add(pod)
             return FaultKind("evicted", "evict")

@@ -249,27 +249,29 @@ def test_cpu_windows_split_the_cpu_by_process_group_and_bound_what_the_machine_c
 
 
 def test_a_process_group_keeps_counting_what_an_exited_member_used() -> None:
-    from bench.scale import GroupSample
+    from bench.scale import GroupSample, cpu_seconds
 
-    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
-    child = subprocess.Popen([sys.executable, "-c", busy + "\nimport sys; sys.stdin.read()"],
-                             stdin=subprocess.PIPE)  # fmt: skip
+    # the child burns 0.3 s of CPU, says so, then waits for its stdin to close
+    busy = (
+        "import sys, time\nt = time.process_time()\n"
+        "while time.process_time() - t < 0.3: pass\nprint('burnt', flush=True)\nsys.stdin.read()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", busy], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdin is not None and child.stdout is not None
     try:
+        assert child.stdout.readline() == "burnt\n"
         group = GroupSample(lambda: [os.getpid(), child.pid])
-        deadline = 200
-        while True:  # until the child has burnt its 0.3 s (it then waits on stdin)
-            group.sample()
-            if group.last.get(child.pid, 0.0) >= 0.3 or not (deadline := deadline - 1):
-                break
-            subprocess.run([sys.executable, "-c", "pass"], check=True)  # a pause that is work
+        group.sample()
         assert group.last[child.pid] >= 0.3
     finally:
-        assert child.stdin is not None
         child.stdin.close()
         child.wait(10)
-    used = group.series[-1][1]
     group.sample()  # the child is gone: its last reading still counts
-    assert group.series[-1][1] >= used >= 0.3
+    mine = cpu_seconds(os.getpid())
+    assert mine is not None
+    assert group.series[-1][1] == pytest.approx(mine + group.last[child.pid], abs=0.05)
     assert [v for _, v in group.series] == sorted(v for _, v in group.series)
 
 

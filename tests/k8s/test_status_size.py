@@ -5,8 +5,6 @@ running fails, saying why, instead of restarting its controller forever."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,14 +24,12 @@ from aegis.k8s.status_size import (
 )
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.exitcodes import ControllerExit
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller import ControllerCore, JobConfig, PersistenceError
+from bench.persistence import MemoryCrApi
 
 from ..support import wait_for
 from .cluster import NAMESPACE, Cluster, aegis_job
 from .harness import Nats, aegis_cr, running
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.persistence import MemoryCrApi
 
 
 def joined_status_bytes(job: str, workers: int) -> int:
@@ -97,14 +93,16 @@ class _RefusingLarge(MemoryCrApi):
         raise ApiError(500, "InternalError", "etcdserver: request is too large")
 
 
-def test_a_status_the_api_refuses_as_too_large_is_not_retried_as_a_conflict() -> None:
-    api = _RefusingLarge()
-    core_store = CrStatusStore(api, NAMESPACE, "train")
+def test_a_status_the_api_refuses_as_too_large_is_a_status_too_large_error() -> None:
+    """Not an ApiError the runner would take for a passing failure: the core's first save
+    (in its constructor) fails, caused by StatusTooLargeError, which the runner looks for."""
+    store = CrStatusStore(_RefusingLarge(), NAMESPACE, "train")
     pods = tuple(f"train-worker-{r}" for r in range(2))
-    with pytest.raises(Exception) as err:  # the core's first save, in its constructor
-        ControllerCore(JobConfig("train", NAMESPACE, pods, 3), core_store)
-    cause = err.value if isinstance(err.value, StatusTooLargeError) else err.value.__cause__
-    assert isinstance(cause, StatusTooLargeError) and "too large" in str(cause)
+    with pytest.raises(PersistenceError) as err:
+        ControllerCore(JobConfig("train", NAMESPACE, pods, 3), store)
+    cause = err.value.__cause__
+    assert isinstance(cause, StatusTooLargeError), cause
+    assert "refused its status of 2 pods as too large" in str(cause)
 
 
 async def test_a_job_whose_status_outgrows_the_cr_fails_saying_why_and_is_not_restarted(

@@ -39,8 +39,9 @@ def test_subjects_are_spelled_in_one_place() -> None:
 @pytest.mark.parametrize("pod", ["p-0", "train-a-worker-0.node-1", "a.b.c"])
 def test_the_sender_is_read_back_from_its_own_subjects_only(pod: str) -> None:
     s = JobSubjects("team", "train-a")
-    assert s.sender(s.join(pod)) == pod
-    assert s.sender(s.report(pod)) == pod and s.sender(s.heartbeat(pod)) == pod
+    assert s.pod_subject(s.join(pod)) == ("join", pod)
+    assert s.pod_subject(s.report(pod)) == ("report", pod)
+    assert s.pod_subject(s.heartbeat(pod)) == ("heartbeat", pod)
     assert [s.pod_subject(f(pod)) for f in (s.join, s.report, s.heartbeat)] == [
         ("join", pod),
         ("report", pod),
@@ -48,8 +49,8 @@ def test_the_sender_is_read_back_from_its_own_subjects_only(pod: str) -> None:
     ]
     other = JobSubjects("team", "train-b")
     for subject in (s.master, s.ctl_agent(pod), other.report(pod), other.join(pod), s.reports):
-        assert s.sender(subject) is None and s.pod_subject(subject) is None
-    assert s.sender(s.report_prefix) is None
+        assert s.pod_subject(subject) is None
+    assert s.pod_subject(s.report_prefix) is None
 
 
 def test_inboxes_are_one_per_pod_and_never_a_pods_for_ctl() -> None:
