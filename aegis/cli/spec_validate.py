@@ -43,6 +43,7 @@ def run_validate(args: argparse.Namespace) -> int:
         print(
             f"{args.steplog}: TLC matched all {v.steps} steps ({v.pods} pods, "
             f"{v.resumes} controller restarts) in {v.seconds:.1f} s"
+            + (f" ({v.tlc_runs} TLC runs)" if v.tlc_runs > 1 else "")
         )
     else:
         assert v.first_mismatch is not None

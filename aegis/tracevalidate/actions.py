@@ -5,13 +5,19 @@ those bound variables are exactly the choices the runtime logs. For TLC to check
 step *with its logged choices*, the trace module defines, for every action A of `Next`,
 
     T_A(traceChoice) == A's definition, each `\\E x \\in S :` turned into
-                        `\\E x \\in {traceChoice.x} \\cap (S) :`
+                        `\\E x \\in {traceChoice.x} \\cap (S) :`, and a domain that
+                        is one filter `{y \\in D : P}` into
+                        `\\E x \\in {y \\in {traceChoice.x} \\cap (D) : P} :`
 
-Only quantifier domains change, and each only shrinks, so `T_A(c) => A`: every step TLC
-accepts is a step of A, hence of Next (soundness does not depend on this rewrite being
-clever). It is also what keeps TLC's work per step O(1) in the number of choices instead of
-trying every pod. The rewrite keeps every character of the original at its column (the new
-text goes on lines of its own), since TLA+ junction lists are aligned by column.
+Only quantifier domains change, and each only shrinks to its members equal to the logged
+choice, so `T_A(c) => A`: every step TLC accepts is a step of A, hence of Next (soundness
+does not depend on this rewrite being clever). It is also what keeps TLC from trying every
+pod as a choice. The second form is for TLC's evaluation: it computes `{c} \\cap {y \\in D :
+P}`, and `c \\in {y \\in D : P}` too, by evaluating P for every member of D (every pod, at every
+agentJoin and agentWork step of the log); filtering `{c} \\cap D` evaluates P once. The
+rewrite keeps every character of the original at its column (the new text goes on lines of
+its own, P's first line padded back to its column), since TLA+ junction lists are aligned by
+column.
 """
 
 from __future__ import annotations
@@ -77,11 +83,52 @@ def bind_action(text: str, label: str) -> BoundAction:
         for name, (d0, d1) in binds:
             out.append(body[pos:d0])
             col = d0 - (body.rfind("\n", 0, d0) + 1)
-            out.append(f"{{{CHOICE}.{name}}} \\cap (\n" + " " * col + body[d0:d1] + ")")
+            out.append(_bound_domain(body[d0:d1], f"{CHOICE}.{name}", col, label))
             pos = d1
             choices.append(name)
     out.append(body[pos:])
     return BoundAction(label, tuple(choices), f"T_{label}({CHOICE}) ==\n" + "".join(out))
+
+
+def _bound_domain(domain: str, choice: str, col: int, label: str) -> str:
+    """The domain `domain` (at column `col`) narrowed to the logged `choice`."""
+    f = _filter(domain, label)
+    if f is None:
+        return f"{{{choice}}} \\cap (\n" + " " * col + domain + ")"
+    ident, d, p = f
+    head = f"{{{ident} \\in {{{choice}}} \\cap ({domain[d[0] : d[1]]}) :"
+    return "(\n" + " " * col + head + "\n" + " " * (col + p) + domain[p:] + ")"
+
+
+def _filter(s: str, label: str) -> tuple[str, tuple[int, int], int] | None:
+    """For s = `{y \\in D : P}`, one filter on one line up to P: (y, D's span, P's start)."""
+    m = re.match(r"\{\s*([A-Za-z_]\w*)\s*\\in\b", s)
+    if m is None or _closing(s, 0) != len(s) - 1:
+        return None
+    d0 = _skip_ws(s, m.end())
+    d1, stop = _domain_end(s, d0, label)
+    if s[stop] != ":" or "\n" in s[:stop]:
+        return None
+    return m.group(1), (d0, d1), _skip_ws(s, stop + 1)
+
+
+def _closing(s: str, i: int) -> int:
+    """The index of the bracket that closes the one at s[i] (-1 if none)."""
+    depth = 0
+    while i < len(s):
+        two = s[i : i + 2]
+        if two in ("<<", ">>"):
+            depth += 1 if two == "<<" else -1
+            i += 2
+        elif s[i] == '"':
+            i = s.index('"', i + 1) + 1
+            continue
+        else:
+            depth += 1 if s[i] in _OPEN else -1 if s[i] in _CLOSE else 0
+            i += 1
+        if depth == 0:
+            return i - 1
+    return -1
 
 
 def _exists(body: str, label: str) -> list[list[tuple[str, tuple[int, int]]]]:

@@ -8,11 +8,13 @@ afterwards with the generated tables (they only explain; they don't judge).
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +23,14 @@ from typing import Any
 import aegis
 from aegis.errors import AegisError
 from aegis.generated.aegis_phase import ACTIONS, SPEC_MODULE, SPEC_PATH, State
-from aegis.runtime.steplog import Change, Header, LoggedStep, Resume, open_steplog
+from aegis.runtime.steplog import (
+    Change,
+    Header,
+    LoggedStep,
+    Resume,
+    apply_changes,
+    open_steplog,
+)
 from aegis.runtime.trace_check import MAX_GAP
 from aegis.tracevalidate.actions import BoundAction, bind_action, translation
 from aegis.tracevalidate.diff import explain
@@ -34,6 +43,8 @@ from aegis.tracevalidate.module import (
     module_text,
     tla_constants,
 )
+from tools.tlc.jar import default_workers
+from tools.tlc.result import TlcResult
 from tools.tlc.runner import run_tlc
 
 DEFAULT_SPEC = Path(aegis.__file__).resolve().parent.parent / SPEC_PATH
@@ -85,11 +96,13 @@ class Verdict:
     matched: bool
     first_mismatch: Mismatch | None
     seconds: float
-    tlc_seconds: float
+    tlc_seconds: float  # the TLC runs' own times, added up
     distinct_states: int | None
+    tlc_runs: int = 1  # the parts the log was validated in
 
     def as_json(self) -> dict[str, Any]:
-        """{steps, pods, matched, first_mismatch, seconds} (+ resumes, tlc_seconds)."""
+        """{steps, pods, matched, first_mismatch, seconds} (+ resumes, unlogged_steps,
+        tlc_seconds, tlc_runs)."""
         return {
             "steps": self.steps,
             "pods": self.pods,
@@ -101,6 +114,7 @@ class Verdict:
             "resumes": self.resumes,
             "unlogged_steps": self.unlogged_steps,
             "tlc_seconds": round(self.tlc_seconds, 3),
+            "tlc_runs": self.tlc_runs,
         }
 
 
@@ -123,11 +137,14 @@ def validate_log(
     spec: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
     keep: str | os.PathLike[str] | None = None,
+    part_bytes: int | None = None,
 ) -> Verdict:
     """Let TLC decide whether the step log at `path` is a behaviour of the spec.
 
     `spec`: the spec module (default: the one the generated tables come from); `keep`: a
-    directory to leave the generated AegisTrace.tla/.cfg in."""
+    directory to leave the generated AegisTrace.tla/.cfg in (part-N/ for each part of a log
+    validated in parts); `part_bytes`: the most text of logged events one TLC run takes
+    (default PART_BYTES)."""
     start = time.monotonic()
     header, stream = open_steplog(path)
     plan = _plan(header, list(stream))
@@ -136,20 +153,41 @@ def validate_log(
     actions = {label: bind_action(translation(spec_text), label) for label in ACTIONS}
     checked = plan.events if plan.problem is None else plan.events[: plan.problem[0]]
     writer = Writer(header.constants.Workers, fault_offset(header.constants, plan.min_faults))
-    events = [writer.event(ev, _choices(actions, ev)) for ev in checked]
-    module = module_text(SPEC_MODULE, actions, header.init, events, writer, str(path))
+    texts = [writer.event(ev, _choices(actions, ev)) for ev in checked]
     cfg = cfg_text(tla_constants(header.constants, writer, plan.max_seq))
-    result = _run(spec_path, module, cfg, timeout, keep)
-    if result.errors or result.timed_out or result.exit_code != 0:
-        why = (
-            "timed out"
-            if result.timed_out
-            else "\n".join(result.errors)
-            or (f"exit {result.exit_code}, {result.violation or 'no violation reported'}")
+    parts = _parts(header.init, checked, texts, part_bytes or PART_BYTES, default_workers())
+    runs = [
+        _Run(
+            part,
+            module_text(
+                SPEC_MODULE,
+                actions,
+                part.start,
+                texts[part.first : part.end]
+                + ([writer.pin(part.pin)] if part.pin is not None else []),
+                writer,
+                str(path),
+                from_init=part.first == 0,
+            ),
         )
-        raise TraceValidationError(f"TLC could not validate {path}: {why}")
-    found = result.distinct_states or 0  # no initial state: the logged one is not Init's
-    mismatch = _verdict(header, plan, checked, (result.depth or found) if found else 0)
+        for part in parts
+    ]
+    results = _run_all(spec_path, runs, cfg, timeout, keep, default_workers())
+    mismatch = None
+    for run, result in zip(runs, results, strict=True):
+        if result.errors or result.timed_out or result.exit_code != 0:
+            why = (
+                "timed out"
+                if result.timed_out
+                else "\n".join(result.errors)
+                or (f"exit {result.exit_code}, {result.violation or 'no violation reported'}")
+            )
+            raise TraceValidationError(f"TLC could not validate {path}: {why}")
+        found = result.distinct_states or 0  # no initial state: the logged one is not Init's
+        depth = (result.depth or found) if found else 0
+        mismatch = _verdict(header, plan, checked, run.part, depth)
+        if mismatch is not None:
+            break
     steps = sum(isinstance(e, LoggedStep) for e in plan.events)
     return Verdict(
         path=str(path),
@@ -160,17 +198,86 @@ def validate_log(
         matched=mismatch is None,
         first_mismatch=mismatch,
         seconds=time.monotonic() - start,
-        tlc_seconds=result.seconds,
-        distinct_states=result.distinct_states,
+        tlc_seconds=sum(r.seconds for r in results),
+        distinct_states=sum(r.distinct_states or 0 for r in results),
+        tlc_runs=len(runs),
     )
 
 
-def _verdict(header: Header, plan: _Plan, checked: list[Event], depth: int) -> Mismatch | None:
-    """The first event beyond the depth TLC reached (a gap: the resume that ends it)."""
+# One TLC run's share of a long log. SANY's memory grows with the module's text (a
+# 6.4 MB trace of a 12,500-pod job took 2.2 GB; 22 MB did not fit a 4 GB heap), and
+# parts run side by side, one per core.
+PART_BYTES = 4_000_000
+# Below this much text a log is one run, whatever the cores (a run starts in 2-5 s).
+PARALLEL_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class _Part:
+    """checked[first:end], from `start`; `pin`: the state its last event must reach, which
+    the next part starts from (None for the last part)."""
+
+    first: int
+    end: int
+    start: State
+    pin: State | None
+
+
+@dataclass(frozen=True)
+class _Run:
+    part: _Part
+    module: str
+
+
+def _parts(
+    init: State, checked: list[Event], texts: list[str], most: int, cores: int
+) -> list[_Part]:
+    """Cut the events into parts of at most `most` bytes of text (and into one per core when
+    there is enough to share), never between a gap and the resume that ends it."""
+    total = sum(len(t) for t in texts)
+    n = max(-(-total // most), min(cores, total // PARALLEL_BYTES), 1)
+    share = -(-total // n)
+    cuts: list[int] = []
+    size = 0
+    for i, t in enumerate(texts):
+        if size >= share and not isinstance(checked[i - 1], Gap):
+            cuts.append(i)
+            size = 0
+        size += len(t)
+    bounds = [0, *cuts, len(checked)]
+    states = _states_at(init, checked, cuts)
+    return [
+        _Part(a, b, states[a], states[b] if b < len(checked) else None)
+        for a, b in itertools.pairwise(bounds)
+    ]
+
+
+def _states_at(init: State, checked: list[Event], cuts: list[int]) -> dict[int, State]:
+    """The state the log has reached before each cut (and 0), by replaying its changes."""
+    states = {0: init}
+    state, want = init, set(cuts)
+    for i, ev in enumerate(checked):
+        if i in want:
+            states[i] = state
+        if isinstance(ev, Resume):
+            state = ev.state
+        elif isinstance(ev, LoggedStep):
+            state = apply_changes(state, ev.changes)
+    return states
+
+
+def _verdict(
+    header: Header, plan: _Plan, checked: list[Event], part: _Part, depth: int
+) -> Mismatch | None:
+    """The first event of `part` beyond the depth TLC reached (a gap: the resume that ends
+    it); None if TLC matched the whole part."""
     if depth == 0:
+        if part.first > 0:
+            raise TraceValidationError(f"TLC found no state to start event {part.first + 1} from")
         return explain(header, plan.events, -1, "")
     reached = depth - 1  # levels after the initial state
-    for i, ev in enumerate(checked):
+    for i in range(part.first, part.end):
+        ev = checked[i]
         reached -= 1 + (ev.steps if isinstance(ev, Gap) else 0)
         if reached < 0:
             gap = ev if isinstance(ev, Gap) else checked[i - 1] if i > 0 else None
@@ -181,6 +288,14 @@ def _verdict(header: Header, plan: _Plan, checked: list[Event], depth: int) -> M
                 )
                 return explain(header, plan.events, i + 1 if gap is ev else i, why)
             return explain(header, plan.events, i, "")
+    if part.pin is not None:
+        if reached < 1:
+            raise TraceValidationError(
+                f"TLC matched events {part.first + 1}..{part.end} but did not reach the state "
+                "the log's own replay reaches there: the trace module and the step log "
+                "disagree on a change's meaning"
+            )
+        return None
     if plan.problem is not None:
         return explain(header, plan.events, plan.problem[0], plan.problem[1])
     return None
@@ -241,21 +356,32 @@ def _int_of(ch: Change | None, default: int) -> int:
     return default
 
 
-def _run(spec: Path, module: str, cfg: str, timeout: float | None, keep: Any) -> Any:
+def _run_all(
+    spec: Path, runs: list[_Run], cfg: str, timeout: float | None, keep: Any, cores: int
+) -> list[TlcResult]:
+    """TLC on each part, `cores` at a time; each within what is left of `timeout`."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     with tempfile.TemporaryDirectory(prefix="aegis-trace-") as tmp:
-        d = Path(keep) if keep is not None else Path(tmp)
-        d.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(spec, d / f"{SPEC_MODULE}.tla")
-        (d / f"{MODULE}.tla").write_text(module, encoding="utf-8")
-        (d / f"{MODULE}.cfg").write_text(cfg, encoding="utf-8")
-        with _java_options(JAVA_STACK):
+        root = Path(keep) if keep is not None else Path(tmp)
+        dirs = [root] if len(runs) == 1 else [root / f"part-{i + 1}" for i in range(len(runs))]
+
+        def one(i: int) -> TlcResult:
+            d = dirs[i]
+            d.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(spec, d / f"{SPEC_MODULE}.tla")
+            (d / f"{MODULE}.tla").write_text(runs[i].module, encoding="utf-8")
+            (d / f"{MODULE}.cfg").write_text(cfg, encoding="utf-8")
+            left = None if deadline is None else max(1.0, deadline - time.monotonic())
             return run_tlc(
                 d / f"{MODULE}.tla",
                 d / f"{MODULE}.cfg",
                 extra_args=["-deadlock"],  # the end of the log is no deadlock
                 workers=1,
-                timeout=timeout,
+                timeout=left,
             )
+
+        with _java_options(JAVA_STACK), ThreadPoolExecutor(max(1, min(cores, len(runs)))) as pool:
+            return list(pool.map(one, range(len(runs))))
 
 
 @contextmanager

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 import subprocess
@@ -11,12 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aegis.generated.aegis_phase import ACTIONS
+from aegis.protocol.envelope import MessageType
 from aegis.runtime.controller import ControllerCore
-from aegis.runtime.engine import RUNTIME_BUDGET, runtime_constants
+from aegis.runtime.engine import RUNTIME_BUDGET, initial_state, runtime_constants
 from aegis.runtime.steplog import (
     LoggedStep,
+    Resume,
     StepLogError,
     apply_changes,
     changes_between,
@@ -26,12 +31,14 @@ from aegis.runtime.steplog import (
     read_steplog,
 )
 from aegis.runtime.trace_check import TraceMismatch, check_steplog
-from aegis.tracevalidate import validate_log
+from aegis.tracevalidate import validate, validate_log
 from aegis.tracevalidate.actions import bind_action, translation
-from aegis.tracevalidate.validate import DEFAULT_SPEC
+from aegis.tracevalidate.module import Gap
+from aegis.tracevalidate.validate import DEFAULT_SPEC, TraceValidationError
 from aegis.values import Fn, ModelValue
+from tools.tlc.sany import export_xml
 
-from .jobs import Job, crash_once, healthy, pods
+from .jobs import Job, crash_once, healthy, message, pods
 
 AEGIS = [sys.executable, "-m", "aegis.cli"]
 
@@ -218,6 +225,97 @@ def test_a_wrong_choice_is_rejected_and_explained(tmp_path: Path) -> None:
     assert "agentState: logged" in r.stdout
 
 
+# ---------------- a long log, in parts ----------------
+
+PART = 1_500  # bytes of event text per TLC run: a few events, so a small job has parts
+
+
+def test_a_log_in_parts_gets_the_verdict_of_one_run(tmp_path: Path) -> None:
+    job = crash_once(tmp_path, 3, resume_after_crash=True)
+    whole = validate_log(job.steplog)
+    parts = validate_log(job.steplog, part_bytes=PART, keep=tmp_path / "keep")
+    assert whole.tlc_runs == 1 and parts.tlc_runs >= 4
+    assert whole.matched and parts.matched and parts.steps == whole.steps
+    assert sorted(p.name for p in (tmp_path / "keep").iterdir()) == [
+        f"part-{i}" for i in range(1, parts.tlc_runs + 1)
+    ]
+    later = (tmp_path / "keep" / "part-2" / "AegisTrace.tla").read_text()
+    assert "/\\ Init\n" not in later  # a later part starts where the one before ended
+
+
+def test_a_wrong_step_in_a_later_part_is_the_first_mismatch(tmp_path: Path) -> None:
+    job = healthy(tmp_path, 3)
+    lines = job.steplog.read_text().splitlines()
+    i = max(n for n, ln in enumerate(lines) if '"action":"receive"' in ln)  # the last report
+    rec = json.loads(lines[i])
+    assert rec["action"] == "receive"
+    rec["changed"]["recoverCount"] = 1
+    lines[i] = json.dumps(rec)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    whole = validate_log(bad)
+    parts = validate_log(bad, part_bytes=PART)
+    assert parts.tlc_runs >= 3 and not whole.matched and not parts.matched
+    assert whole.first_mismatch is not None and parts.first_mismatch is not None
+    assert parts.first_mismatch.as_json() == whole.first_mismatch.as_json()
+    assert parts.first_mismatch.line == i + 1
+
+
+def test_a_log_with_a_gap_in_parts_matches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    job = _killed_between_save_and_log(tmp_path, monkeypatch)
+    job.restart_controller()
+    job.all_finish()
+    job.close()
+    v = validate_log(job.steplog, part_bytes=PART)
+    assert v.matched and v.unlogged_steps == 4 and v.tlc_runs > 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(["step", "step", "step", "gap"]), min_size=1, max_size=40),
+    sizes=st.lists(st.integers(1, 500), min_size=80, max_size=80),
+    most=st.integers(1, 3_000),
+    cores=st.integers(1, 8),
+)
+def test_parts_cover_the_log_and_are_never_cut_inside_a_gap(
+    kinds: list[str], sizes: list[int], most: int, cores: int
+) -> None:
+    init = initial_state(runtime_constants(pods(2), 3))
+    events: list[Any] = []
+    for k in kinds:
+        n = len(events)
+        if k == "step":
+            events.append(LoggedStep(n, n, "advance", "advance", (), {}))
+        else:  # a gap is always followed by the resume that ends it
+            events += [Gap(n, n, 2), Resume(n + 1, n + 2, init)]
+    texts = ["x" * sizes[i % len(sizes)] for i in range(len(events))]
+    parts = validate._parts(init, events, texts, most, cores)
+    assert parts[0].first == 0 and parts[-1].end == len(events)
+    for a, b in itertools.pairwise(parts):
+        assert a.end == b.first and a.pin is b.start
+        assert not isinstance(events[b.first - 1], Gap)
+    assert parts[-1].pin is None and all(p.first < p.end for p in parts)
+    longest = max(map(len, texts))
+    for p in parts:  # a part passes its share by at most its last event and a resume
+        assert sum(map(len, texts[p.first : p.end])) < most + 1 + 2 * longest
+
+
+def test_a_part_must_end_where_the_next_one_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state a part starts from is the log's replay; the part before must reach it in
+    TLC, or the parts would not be one behaviour."""
+    job = healthy(tmp_path, 2)
+    replay = validate.apply_changes
+
+    def drifting(state: Any, changes: Any) -> Any:
+        return dataclasses.replace(replay(state, changes), shouldQuit=True)
+
+    monkeypatch.setattr(validate, "apply_changes", drifting)
+    with pytest.raises(TraceValidationError, match="did not reach the state"):
+        validate_log(job.steplog, part_bytes=PART)
+
+
 # ---------------- the trace module's actions ----------------
 
 
@@ -233,7 +331,33 @@ def test_every_action_is_bound_to_its_logged_choices() -> None:
         restored = b.text.replace(f"T_{b.label}(traceChoice) ==\n", "")
         for name in b.choices:
             restored = restored.replace(f"{{traceChoice.{name}}} \\cap (\n", "")
+            restored = restored.replace(f"{{traceChoice.{name}}} \\cap ", "")
         assert _norm(restored) == _norm(original.split("==", 1)[1])
+    # a domain that is one filter is narrowed inside it (TLC evaluates P once, not per pod)
+    assert "{x \\in {traceChoice.w} \\cap (Workers) :" in bound["agentWork"].text
+
+
+def test_a_filter_domain_keeps_its_junction_lists_aligned(tmp_path: Path) -> None:
+    """The filter's predicate moves to a line of its own at its own column: a junction list
+    that starts on the filter's first line keeps its bullets aligned, and SANY parses it."""
+    foo = (
+        "Foo == /\\ \\E w \\in {x \\in Workers : /\\ a[x] = 1\n"
+        "                                    /\\ b[x] = 2}:\n"
+        "             v' = w\n"
+        "       /\\ UNCHANGED <<a, b>>"
+    )
+    bound = bind_action(foo, "Foo")
+    assert bound.choices == ("w",)
+    lines = bound.text.splitlines()
+    first = next(ln for ln in lines if "a[x] = 1" in ln)
+    second = next(ln for ln in lines if "b[x] = 2" in ln)
+    assert first.index("/\\ a") == second.index("/\\ b") == 36
+    assert "{x \\in {traceChoice.w} \\cap (Workers) :" in bound.text
+    module = tmp_path / "Bind.tla"
+    module.write_text(
+        f"---- MODULE Bind ----\nCONSTANT Workers\nVARIABLES a, b, v\n{foo}\n\n{bound.text}\n====\n"
+    )
+    assert b"T_Foo" in export_xml(module)
 
 
 def _norm(s: str) -> str:
@@ -251,11 +375,7 @@ def _killed_between_save_and_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     job.join(job.pods[1])
     job.finish(job.pods[0])
     write = ControllerCore._write_steplog
-
-    def killed(self: ControllerCore) -> None:
-        self._unlogged = []  # saved, never logged
-
-    monkeypatch.setattr(ControllerCore, "_write_steplog", killed)
+    monkeypatch.setattr(ControllerCore, "_write_steplog", _saved_never_logged)
     job.finish(job.pods[1])  # receive, advance, alignRetries: saved only
     assert job.core.state.phase == "RunCommand"
     monkeypatch.setattr(ControllerCore, "_write_steplog", write)
@@ -273,6 +393,33 @@ def test_steps_saved_but_not_logged_before_a_restart_are_bridged(
     assert check_steplog(job.steplog) > 0
     v = validate_log(job.steplog)
     assert v.matched and v.resumes == 1 and v.unlogged_steps == 4
+
+
+def test_a_gap_is_searched_through_every_state_its_steps_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a gap TLC keeps apart the states its steps reach (the trace's VIEW names a
+    pinned state by its place in the log, a state in a gap by its values too): with one of
+    three unlogged reports an Error, the first successor TLC finds at each depth is not on
+    the path to the restored state (a VIEW of the place alone: 12 states, no match)."""
+    job = Job(tmp_path, pods(3))
+    job.all_join()
+    monkeypatch.setattr(ControllerCore, "_write_steplog", _saved_never_logged)
+    seq = int(job.core.state.masterSeq)
+    for p in job.pods:
+        kind = MessageType.ERROR if p == job.pods[1] else MessageType.FINISH
+        job.publish(job.core.on_report(message(p, kind, job.incarnation[p], seq)))
+    monkeypatch.undo()
+    job.restart_controller()
+    job.close()
+    v = validate_log(job.steplog)
+    assert v.matched and v.resumes == 1 and v.unlogged_steps == 6
+    assert v.distinct_states is not None and v.distinct_states > 100
+
+
+def _saved_never_logged(self: ControllerCore) -> None:
+    """ControllerCore._write_steplog of a controller killed before it logs its saved steps."""
+    self._unlogged = []
 
 
 def test_a_gap_that_does_not_lead_to_the_restored_state_is_rejected(
