@@ -8,10 +8,12 @@ TLC itself on the run's own constants, is `aegis spec validate-log` (aegis.trace
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
-from aegis.generated.aegis_phase import Constants, State, next_states
+from aegis.generated.aegis_phase import VARIABLES, Constants, State, commit, next_states
 from aegis.runtime.engine import candidates, initial_state
-from aegis.runtime.steplog import LoggedStep, Resume, apply_changes, open_steplog
+from aegis.runtime.steplog import Change, LoggedStep, Resume, apply_changes, open_steplog
+from aegis.values import Fn, Value
 
 # A controller killed between saving its state and logging the steps that led to it resumes
 # ahead of its log: the validators then look for any path of Next steps of that length from
@@ -76,11 +78,48 @@ def check_step(c: Constants, state: State, step: LoggedStep, where: object = "")
     legal = [
         s
         for pid, s in candidates(c, state, step.action, dict(step.choices))
-        if pid == step.process and s.state == after
+        if pid == step.process and same_successor(s.state, after, state, step.changes)
     ]
     if not legal:
         raise TraceMismatch(
             f"{where}:{step.line}: step {step.seq_no} ({step.action} {dict(step.choices)}) is "
             "not a successor of the previous state in the spec"
         )
-    return after
+    # the same value, as the engine keeps it: its derived sets carried over and its older
+    # states let go (committed), so the next step's sets and quantifiers stay incremental
+    succ = legal[0].state
+    commit(succ)
+    return succ
+
+
+def same_successor(
+    succ: State, logged: State, before: State, changes: Mapping[str, Change]
+) -> bool:
+    """succ == logged, for two successors of `before`, in O(what either changed): a function
+    both made from before's by changing some keys (the engine's EXCEPT, which remembers the
+    keys; the log's except-change, which names them) is compared at those keys only."""
+    for name in VARIABLES:
+        a, b = getattr(succ, name), getattr(logged, name)
+        if a is b:
+            continue
+        old = getattr(before, name)
+        keys = _changed_keys(a, old)
+        if keys is not None and b is not old:
+            ch = changes.get(name)
+            named = ch is not None and ch.kind == "except"
+            keys = keys | {k for k, _ in ch.pairs} if ch is not None and named else None
+        if keys is None:
+            if a != b:
+                return False
+        elif any(a[k] != b[k] for k in keys):
+            return False
+    return True
+
+
+def _changed_keys(f: object, old: object) -> set[Value] | None:
+    """The keys at which f may differ from old, when f is old changed there by EXCEPT (the
+    same domain: an EXCEPT of a key outside it is an error in the tables and in the log)."""
+    if not (isinstance(f, Fn) and isinstance(old, Fn)):
+        return None
+    keys = f.changed_since(old)
+    return None if keys is None or len(f) != len(old) else set(keys)
