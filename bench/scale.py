@@ -20,6 +20,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -265,12 +266,28 @@ class ControllerProc:
         return True
 
 
-async def run_job(args: argparse.Namespace, crashes: tuple[str, ...], max_retry: int) -> JobRun:
-    """One job: nats-server, credential service, controller process, the fleet."""
+async def run_job(
+    args: argparse.Namespace, crashes: tuple[str, ...], max_retry: int, name: str
+) -> JobRun:
+    """One job: nats-server, credential service, controller process, the fleet. The
+    controller's state dir is `--state-dir`/`name` (kept), or a temporary one (removed)."""
+    if args.state_dir is not None:
+        state_dir = args.state_dir / name
+        state_dir.mkdir(parents=True)
+        return await _run_job(args, crashes, max_retry, state_dir)
+    state_dir = Path(tempfile.mkdtemp(prefix="aegis-scale-"))
+    try:
+        return await _run_job(args, crashes, max_retry, state_dir)
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)
+
+
+async def _run_job(
+    args: argparse.Namespace, crashes: tuple[str, ...], max_retry: int, state_dir: Path
+) -> JobRun:
     pods = tuple(f"{JOB}-worker-{i}" for i in range(args.agents))
     op = Operator()
     account = op.create_job_account(NAMESPACE, JOB)
-    state_dir = Path(tempfile.mkdtemp(prefix="aegis-scale-"))
     expected: dict[str, str] = {}
     async with NatsServer(op, [account]) as nats:
         # every simulated agent calls from 127.0.0.1: the per-caller throttle (meant for one
@@ -690,7 +707,11 @@ def in_process(args: argparse.Namespace) -> dict[str, Any]:
     kind."""
     from bench.fleet_core import measure
 
-    result: dict[str, Any] = measure(args.agents)
+    keep = None
+    if args.state_dir is not None:
+        keep = args.state_dir / "in-process"
+        keep.mkdir(parents=True)
+    result: dict[str, Any] = measure(args.agents, keep=keep)
     return result
 
 
@@ -711,6 +732,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--agents", type=int, required=True, help="simulated agents (pods)")
     p.add_argument("--faults", type=int, default=0, help="pods that crash once (second job)")
     p.add_argument("--json", action="store_true", help="print only the JSON object")
+    p.add_argument(
+        "--state-dir",
+        type=Path,
+        help="keep each job's controller state (status, WAL, step log, metrics) in "
+        "DIR/healthy and DIR/faulty, which must not exist (default: temporary, removed)",
+    )
     p.add_argument("--in-process", action="store_true", help="the controller core alone")
     p.add_argument("--heartbeat-s", type=float, default=5.0, help="each agent's beat period")
     p.add_argument("--heartbeat-timeout", type=float, default=30.0)
@@ -778,17 +805,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--drop-orders must be in 0..1")
     if not (math.isfinite(args.heartbeat_rate) and args.heartbeat_rate >= 0):
         p.error("--heartbeat-rate must be a finite number >= 0 (0: no budget)")
+    if args.state_dir is not None and args.state_dir.exists():
+        p.error(f"--state-dir {args.state_dir}: exists (give a new directory)")
     return args
 
 
 async def _main(args: argparse.Namespace) -> dict[str, Any]:
-    healthy = await run_job(args, (), max_retry=3)
+    healthy = await run_job(args, (), max_retry=3, name="healthy")
     faulty = None
     if args.faults:
         crashes = tuple(
             f"{JOB}-worker-{i * args.agents // args.faults}" for i in range(args.faults)
         )
-        faulty = await run_job(args, crashes, max_retry=args.faults + 1)
+        faulty = await run_job(args, crashes, max_retry=args.faults + 1, name="faulty")
     return figures(args, healthy, faulty)
 
 
