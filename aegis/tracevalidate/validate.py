@@ -43,7 +43,7 @@ from aegis.tracevalidate.module import (
     module_text,
     tla_constants,
 )
-from tools.tlc.jar import default_workers
+from tools.tlc.jar import default_workers, physical_memory
 from tools.tlc.result import TlcResult
 from tools.tlc.runner import run_tlc
 
@@ -155,7 +155,8 @@ def validate_log(
     writer = Writer(header.constants.Workers, fault_offset(header.constants, plan.min_faults))
     texts = [writer.event(ev, _choices(actions, ev)) for ev in checked]
     cfg = cfg_text(tla_constants(header.constants, writer, plan.max_seq))
-    parts = _parts(header.init, checked, texts, part_bytes or PART_BYTES, default_workers())
+    side_by_side = parallel_runs()
+    parts = _parts(header.init, checked, texts, part_bytes or PART_BYTES, side_by_side)
     runs = [
         _Run(
             part,
@@ -172,7 +173,7 @@ def validate_log(
         )
         for part in parts
     ]
-    results = _run_all(spec_path, runs, cfg, timeout, keep, default_workers())
+    results = _run_all(spec_path, runs, cfg, timeout, keep, side_by_side)
     mismatch = None
     for run, result in zip(runs, results, strict=True):
         if result.errors or result.timed_out or result.exit_code != 0:
@@ -210,6 +211,15 @@ def validate_log(
 PART_BYTES = 4_000_000
 # Below this much text a log is one run, whatever the cores (a run starts in 2-5 s).
 PARALLEL_BYTES = 1_000_000
+# The memory one run of a part may take (a 4 MB part of a 12,500-pod log: ~1.5-2 GB).
+RUN_MEMORY = 3 << 30
+
+
+def parallel_runs() -> int:
+    """How many TLC runs go side by side: one per core, as many as the memory holds."""
+    memory = physical_memory()
+    fit = 1 if memory is None else max(1, memory // RUN_MEMORY)
+    return min(default_workers(), fit)
 
 
 @dataclass(frozen=True)

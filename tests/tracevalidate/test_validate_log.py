@@ -270,6 +270,14 @@ def test_a_log_with_a_gap_in_parts_matches(tmp_path: Path, monkeypatch: pytest.M
     assert v.matched and v.unlogged_steps == 4 and v.tlc_runs > 1
 
 
+def test_parts_run_one_per_core_as_far_as_the_memory_goes(monkeypatch: pytest.MonkeyPatch) -> None:
+    gib = 1 << 30
+    for cores, memory, runs in ((16, 8 * gib, 2), (2, 64 * gib, 2), (16, None, 1), (4, gib, 1)):
+        monkeypatch.setattr(validate, "default_workers", lambda cores=cores: cores)
+        monkeypatch.setattr(validate, "physical_memory", lambda memory=memory: memory)
+        assert validate.parallel_runs() == runs
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     kinds=st.lists(st.sampled_from(["step", "step", "step", "gap"]), min_size=1, max_size=40),

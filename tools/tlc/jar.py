@@ -33,11 +33,18 @@ def find_java() -> str:
     return java
 
 
+def physical_memory() -> int | None:
+    """This machine's memory in bytes (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def default_heap() -> str:
     """A bounded JVM heap: min(4 GiB, half the physical memory)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
+    total = physical_memory()
+    if total is None:
         return "1g"
     mib = max(256, min(4096, total // 2 // (1 << 20)))
     return f"{mib}m"
