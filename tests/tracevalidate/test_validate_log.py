@@ -33,7 +33,7 @@ from aegis.runtime.steplog import (
 from aegis.runtime.trace_check import TraceMismatch, check_steplog
 from aegis.tracevalidate import validate, validate_log
 from aegis.tracevalidate.actions import bind_action, translation
-from aegis.tracevalidate.module import Gap
+from aegis.tracevalidate.module import Gap, wrap_long_lines
 from aegis.tracevalidate.validate import DEFAULT_SPEC, TraceValidationError
 from aegis.values import Fn, ModelValue
 from tools.tlc.sany import export_xml
@@ -366,6 +366,19 @@ def test_a_filter_domain_keeps_its_junction_lists_aligned(tmp_path: Path) -> Non
         f"---- MODULE Bind ----\nCONSTANT Workers\nVARIABLES a, b, v\n{foo}\n\n{bound.text}\n====\n"
     )
     assert b"T_Foo" in export_xml(module)
+
+
+def test_long_lines_are_broken_between_values_only() -> None:
+    """SANY's PlusCal check costs O(length^2) per line: the module's value lists are broken
+    after a comma outside strings, continuing right of the line's junction bullet."""
+    values = ", ".join(f'"a, b \\" {i}"' if i % 3 == 0 else f"pod_{i}" for i in range(400))
+    line = f"             /\\ agentState = TraceFW(<<{values}>>)"
+    wrapped = wrap_long_lines(line, 100).split("\n")
+    assert len(wrapped) > 10 and max(map(len, wrapped)) < 100 + 17 + 20  # + indent, one value
+    assert all(w.startswith(" " * 17) and not w.startswith(" " * 18) for w in wrapped[1:])
+    assert " ".join(w.strip() for w in wrapped) == line.strip()  # only blanks added
+    junctions = "x == " + " /\\ ".join(f"a{i} = <<{i}, {i}>>" for i in range(60))
+    assert wrap_long_lines(junctions, 100) == junctions  # a bullet after its start: kept
 
 
 def _norm(s: str) -> str:
