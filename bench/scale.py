@@ -596,9 +596,9 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
     }
     out |= idle_figures(healthy)
     if healthy.controller_kill is not None:
-        out["controller_kill"] = healthy.controller_kill
-        # the status it ended with: a resume must not have cost a retry
-        out["controller_kill"] |= {
+        # with the status it ended with: a resume must not have cost a retry
+        out["controller_kill"] = {
+            **healthy.controller_kill,
             "final_phase": healthy.final_phase,
             "recover_count": healthy.recover_count,
         }

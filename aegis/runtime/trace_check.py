@@ -104,10 +104,12 @@ def same_successor(
             continue
         old = getattr(before, name)
         keys = _changed_keys(a, old)
-        if keys is not None and b is not old:
+        if keys is not None and b is not old:  # the log changed it too: at the keys it names
             ch = changes.get(name)
-            named = ch is not None and ch.kind == "except"
-            keys = keys | {k for k, _ in ch.pairs} if ch is not None and named else None
+            if ch is None or ch.kind != "except":
+                keys = None
+            else:
+                keys |= {k for k, _ in ch.pairs}
         if keys is None:
             if a != b:
                 return False

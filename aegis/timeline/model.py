@@ -184,7 +184,7 @@ def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None 
                 moved = [] if change is None else _keys_of(change, keys)
             for k in moved:
                 phase = str(apply(state.innerPhase, k))
-                if phase != inner.get(k, phase):
+                if phase != inner[k]:
                     inner[k] = phase
                     pod_seq[str(k)].append((t, phase, 0))
             job_seq.append((t, str(state.phase), int(state.recoverCount)))

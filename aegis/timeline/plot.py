@@ -29,8 +29,7 @@ def image_pods(tl: Timeline, limit: int = MAX_IMAGE_PODS) -> list[str]:
     if len(tl.pods) <= limit:
         return list(tl.pods)
     marked = {m.pod for m in tl.markers}
-    keep = set([p for p in tl.pods if p in marked][:limit])
-    keep |= set([p for p in tl.pods if p not in keep][: limit - len(keep)])
+    keep = set(sorted(tl.pods, key=lambda p: p not in marked)[:limit])  # stable: marked first
     return [p for p in tl.pods if p in keep]
 
 

@@ -269,7 +269,8 @@ def _wrap(line: str, width: int) -> str:
         return line
     start = len(line) - len(line.lstrip())
     body = line[start + 2 :] if line.startswith(("/\\", "\\/"), start) else line[start:]
-    if "/\\" in _outside_strings(body) or "\\/" in _outside_strings(body):
+    code = _outside_strings(body)
+    if "/\\" in code or "\\/" in code:
         return line
     parts: list[str] = []
     cut, in_string, i = 0, False, 0
