@@ -35,8 +35,9 @@ def main() -> int:
         bases.append(baseline(SPEC))
     for b in bases:
         probes = len(b.probes.states) if b.probes else 0
+        cfg = b.cfg.path.name if b.cfg.path else SPEC.name
         print(
-            f"{b.cfg.path.name}: {len(b.graph.states)} states, {probes} probes "
+            f"{cfg}: {len(b.graph.states)} states, {probes} probes "
             f"(TLC + reading {b.tlc_seconds:.1f}s)"
         )
     killed = 0

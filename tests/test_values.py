@@ -124,11 +124,11 @@ def test_a_model_value_is_no_string_and_cannot_change() -> None:
     w = ModelValue("w1")
     assert w not in ["w1"] and "w1" not in [w] and len({w, "w1"}) == 2  # both ways
     with pytest.raises(AttributeError):
-        w.name = "w2"  # type: ignore[misc]
+        w.name = "w2"
     with pytest.raises(TypeError):
         ModelValue(1)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        _ = w < "w2"  # type: ignore[operator]
+        _ = w < "w2"
     assert ModelValue("w1").name == "w1"
 
 

@@ -399,6 +399,7 @@ class ControllerCore:
         self.fresh = loaded is None  # False: this controller resumed a saved job
         self.status = loaded or Status()
         self.addresses: dict[str, tuple[str, str, str]] = {}  # pod -> (pod IP, node, node IP)
+        self.last_faults: dict[str, FaultRecord] = {}  # pod -> its last fault (not persisted)
         self._published_marks: tuple[object, ...] | None = None
         self._order_cache: tuple[State, Order] | None = None
         # (PER_POD functions last published, {pod: its entries where not the default})
@@ -716,7 +717,7 @@ class ControllerCore:
                 "node": node,
                 "incarnation": self.extras.incarnations.get(pod),
                 "lastFailedReason": self.extras.reasons.get(pod, ""),
-                "lastFault": _last_fault(self.__dict__.get("last_faults", {}).get(pod)),
+                "lastFault": _last_fault(self.last_faults.get(pod)),
             }
         summary = None
         if len(pods) > STATUS_POD_LIMIT:  # one reply must stay under NATS's 1 MiB
@@ -1061,7 +1062,7 @@ class ControllerCore:
             phase=str(self.state.phase),
             message=message,
         )
-        self.__dict__.setdefault("last_faults", {})[pod] = record
+        self.last_faults[pod] = record
         if self.on_fault is None:
             return
         try:

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,9 +26,7 @@ FIELDS = {
 }  # fmt: skip
 
 
-def _scale(
-    *args: str, timeout: float = 240, env: dict[str, str] | None = None
-) -> dict[str, object]:
+def _scale(*args: str, timeout: float = 240, env: dict[str, str] | None = None) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "scale.py"), "--json", *args],
         capture_output=True,
@@ -61,7 +60,7 @@ def test_a_small_fleet_runs_a_healthy_job_and_one_with_a_crash() -> None:
     for key in ("creds_s", "creds_to_runcommand_s", "job_s", "reports_per_s", "event_p99_ms"):
         value = out[key]
         assert isinstance(value, int | float) and value > 0, (key, value)
-    assert 0 < out["order_bytes"] < out["old_order_bytes"]  # type: ignore[operator]
+    assert 0 < out["order_bytes"] < out["old_order_bytes"]
     assert isinstance(out["controller_rss_mb"], float) and out["controller_rss_mb"] > 10
     # CPU by process: the controller did the work of 8 ACKs and 16 reports, so it used some
     cpu = out["cpu_s"]
@@ -144,7 +143,7 @@ def test_while_the_agents_work_no_order_goes_again_and_the_cpu_share_is_measured
     assert out["orders_resent"] == out["orders_dropped"] == out["stopped_at_end"] == 0, out
     # the controller counts only copies the agents sent (none or a few here)
     copies = out["controller_report_copies"]
-    assert isinstance(copies, dict) and sum(copies.values()) <= out["reports_resent"], out  # type: ignore[operator]
+    assert isinstance(copies, dict) and sum(copies.values()) <= out["reports_resent"], out
     idle = out["idle_s"]
     assert isinstance(idle, float) and 1.0 <= idle <= 3.5, idle
     for key in ("idle_controller_cpu_pct", "idle_nats_server_cpu_pct"):

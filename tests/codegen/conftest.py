@@ -84,3 +84,7 @@ def conform_with_tlc(spec: Path, out: Path, cfg: Path | None = None) -> Report:
 def conforms() -> Callable[..., Report]:
     """conform_with_tlc, for tests."""
     return conform_with_tlc
+
+
+Build = Callable[[str], Built]  # the `build` fixture, for annotations
+Explorer = Callable[..., tuple[set, set]]  # the `explorer` fixture

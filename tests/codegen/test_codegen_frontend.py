@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,6 +15,9 @@ from codegen.pipeline import generate
 from codegen.structure import build_spec
 from tools.tlc.cfg import read_cfg
 from tools.tlc.sany import export_xml
+
+if TYPE_CHECKING:
+    from tests.codegen.conftest import Build
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +68,14 @@ def test_let_definitions_are_keyed_apart(jobs: ir.Spec) -> None:
     assert {k.split("#")[0] for k in lets} >= {"vals", "small"}
 
 
-def test_uniprocess_structure(build) -> None:
+def test_uniprocess_structure(build: Build) -> None:
     m = build("Toggle").module
     assert m.PROCESSES == {None: ("Flip", "Check", "Terminating")}
     assert {info.kind for info in m.ACTIONS.values()} == {"none"}
     assert m.ACTIONS["Flip"].process_ids(m.CFG_CONSTANTS) == frozenset({None})
 
 
-def test_labels_are_an_enum_keying_the_tables(build) -> None:
+def test_labels_are_an_enum_keying_the_tables(build: Build) -> None:
     m = build("Jobs").module
     assert [member.name for member in m.Label] == ["Ctl", "Work", "Record", "Terminating"]
     assert all(member.value == member.name for member in m.Label)
@@ -85,7 +89,7 @@ def test_labels_are_an_enum_keying_the_tables(build) -> None:
     assert labels and {type(label) for label in labels} == {m.Label}
 
 
-def test_the_spec_operators_are_reachable_from_the_package(build) -> None:
+def test_the_spec_operators_are_reachable_from_the_package(build: Build) -> None:
     m = build("Jobs").module
     assert "defs" in m.__all__
     s = m.initial_states(m.CFG_CONSTANTS)[0]

@@ -10,11 +10,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tests.codegen.conftest import Build
 
 GOLDEN = Path(__file__).parent / "golden" / "jobs"
 
 
-def test_jobs_matches_golden(build) -> None:
+def test_jobs_matches_golden(build: Build) -> None:
     files = build("Jobs").gen.files
     if os.environ.get("AEGIS_UPDATE_GOLDEN"):
         GOLDEN.mkdir(parents=True, exist_ok=True)
@@ -31,13 +35,15 @@ def test_jobs_matches_golden(build) -> None:
         assert text == want, f"{name} differs from the golden file:\n{diff}"
 
 
-def test_every_file_has_the_header(build) -> None:
+def test_every_file_has_the_header(build: Build) -> None:
     for text in build("Jobs").gen.files.values():
         first = text.splitlines()[0]
         assert first == "# Generated from tests/codegen/fixtures/Jobs.tla by codegen — do not edit."
 
 
-def test_generation_does_not_depend_on_hash_seed(build, fixtures_dir: Path, tmp_path: Path) -> None:
+def test_generation_does_not_depend_on_hash_seed(
+    build: Build, fixtures_dir: Path, tmp_path: Path
+) -> None:
     spec = fixtures_dir / "Jobs.tla"
     code = "import sys; from pathlib import Path; from codegen.pipeline import generate, write; "
     code += "write(generate(Path(sys.argv[1])), Path(sys.argv[2]))"

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 from statemachine.exceptions import TransitionNotAllowed
 
 from codegen import diagram
 
+if TYPE_CHECKING:
+    from tests.codegen.conftest import Build, Explorer
 
-def test_jobs_phase_machine(build) -> None:
+
+def test_jobs_phase_machine(build: Build) -> None:
     m = build("Jobs").module
     assert m.PHASE_VARIABLE == "phase"
     assert m.INITIAL_PHASE == "Idle"
@@ -21,7 +26,9 @@ def test_jobs_phase_machine(build) -> None:
     }
 
 
-def test_static_machine_covers_every_explored_phase_change(build, explorer) -> None:
+def test_static_machine_covers_every_explored_phase_change(
+    build: Build, explorer: Explorer
+) -> None:
     m = build("Jobs").module
     _, edges = explorer(m)
     seen = {(label, a.phase, b.phase) for a, label, b in edges if a.phase != b.phase}
@@ -29,7 +36,7 @@ def test_static_machine_covers_every_explored_phase_change(build, explorer) -> N
     assert ("Ctl", "Busy", "Done") in seen
 
 
-def test_state_machine_follows_observed_phases(build) -> None:
+def test_state_machine_follows_observed_phases(build: Build) -> None:
     m = build("Jobs").module
     sm = m.PhaseMachine()
     sm.send("Ctl", phase="Busy")
@@ -40,13 +47,13 @@ def test_state_machine_follows_observed_phases(build) -> None:
         m.PhaseMachine().send("Ctl", phase="Done")
 
 
-def test_no_phase_variable_no_machine(build) -> None:
+def test_no_phase_variable_no_machine(build: Build) -> None:
     m = build("Toggle").module
     assert not hasattr(m, "PhaseMachine")
     assert "phases.py" not in build("Toggle").gen.files
 
 
-def test_diagrams(build) -> None:
+def test_diagrams(build: Build) -> None:
     m = build("Jobs").module
     mermaid = diagram.render(m, "mermaid")
     assert mermaid.startswith("stateDiagram-v2")

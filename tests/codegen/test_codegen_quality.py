@@ -8,8 +8,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.codegen.conftest import Build
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
@@ -26,7 +30,7 @@ ALLOWED = {
 
 
 @pytest.mark.parametrize("name", ["Jobs", "Raw"])
-def test_generated_imports(build, name: str) -> None:
+def test_generated_imports(build: Build, name: str) -> None:
     for file, text in build(name).gen.files.items():
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.ImportFrom) and node.level == 0:
@@ -37,7 +41,7 @@ def test_generated_imports(build, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["Jobs", "Raw", "Exprs"])
-def test_generated_code_passes_ruff(build, name: str) -> None:
+def test_generated_code_passes_ruff(build: Build, name: str) -> None:
     pkg = str(build(name).out)
     cfg = str(ROOT / "pyproject.toml")
     check = [sys.executable, "-m", "ruff", "check", "--no-cache", "--config", cfg, pkg]
@@ -59,7 +63,9 @@ retried = Label.Wrok
 
 
 @pytest.mark.slow
-def test_generated_code_passes_mypy_and_a_renamed_label_fails_it(build, tmp_path: Path) -> None:
+def test_generated_code_passes_mypy_and_a_renamed_label_fails_it(
+    build: Build, tmp_path: Path
+) -> None:
     shutil.copytree(build("Jobs").out / "jobs", tmp_path / "jobs")
     (tmp_path / "runtime_use.py").write_text(RUNTIME_USE, encoding="utf-8")
     cmd = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,6 +12,9 @@ from aegis.cli import main
 from codegen import diagram, pipeline
 from codegen.pipeline import Generated, diff, generate, load, write
 from tools.tlc import translate
+
+if TYPE_CHECKING:
+    from tests.codegen.conftest import Build, Explorer
 
 
 @pytest.fixture
@@ -20,7 +24,9 @@ def jobs_copy(tmp_path: Path, fixtures_dir: Path) -> Path:
     return tmp_path / "Jobs.tla"
 
 
-def test_changed_pluscal_changes_behaviour(jobs_copy: Path, build, explorer) -> None:
+def test_changed_pluscal_changes_behaviour(
+    jobs_copy: Path, build: Build, explorer: Explorer
+) -> None:
     text = jobs_copy.read_text(encoding="utf-8")
     assert "with r \\in 0..1, tag" in text
     jobs_copy.write_text(text.replace("with r \\in 0..1, tag", "with r \\in 0..0, tag"))
@@ -39,7 +45,12 @@ def test_changed_pluscal_changes_behaviour(jobs_copy: Path, build, explorer) -> 
     assert not any(s.phase == "Failed" for s in after)  # retries never grow any more
 
 
-def test_cli_gen_and_check(jobs_copy: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+def test_cli_gen_and_check(
+    jobs_copy: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     out = tmp_path / "generated"
     assert main(["spec", "gen", str(jobs_copy), "--out", str(out)]) == 0
     assert (out / "jobs" / "actions.py").is_file()
@@ -62,7 +73,9 @@ def test_cli_gen_and_check(jobs_copy: Path, tmp_path: Path, capsys, monkeypatch)
     assert pipeline.diff(gen, out) == ""
 
 
-def test_cli_gen_refuses_a_stale_translation(jobs_copy: Path, tmp_path: Path, capsys) -> None:
+def test_cli_gen_refuses_a_stale_translation(
+    jobs_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "generated"
     assert main(["spec", "gen", str(jobs_copy), "--out", str(out)]) == 0
     text = jobs_copy.read_text(encoding="utf-8")
@@ -75,7 +88,12 @@ def test_cli_gen_refuses_a_stale_translation(jobs_copy: Path, tmp_path: Path, ca
     assert main(["spec", "gen", str(jobs_copy), "--out", str(out), "--check"]) == 1  # now: a diff
 
 
-def test_cli_diagram(build, tmp_path: Path, capsys, monkeypatch) -> None:
+def test_cli_diagram(
+    build: Build,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     jobs = build("Jobs")
     project = tmp_path / "project"
     (project / "spec").mkdir(parents=True)
@@ -93,7 +111,9 @@ def test_cli_diagram(build, tmp_path: Path, capsys, monkeypatch) -> None:
     assert "apt-get install -y graphviz" in err
 
 
-def test_cli_diagram_before_generation(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_cli_diagram_before_generation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "pyproject.toml").write_text("")
     monkeypatch.chdir(tmp_path)
     assert main(["spec", "diagram"]) == 2

@@ -9,14 +9,20 @@ that their values (not only the reachable set) are compared with TLC's.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tools.tlc import dump_state_graph
 
+if TYPE_CHECKING:
+    from tests.codegen.conftest import Build, Explorer
+
 
 @pytest.mark.parametrize("name", ["Jobs", "Raw", "Toggle", "Exprs"])
-def test_state_graph_equals_tlc(name: str, build, explorer, fixtures_dir: Path) -> None:
+def test_state_graph_equals_tlc(
+    name: str, build: Build, explorer: Explorer, fixtures_dir: Path
+) -> None:
     m = build(name).module
     states, edges = explorer(m)
     graph = dump_state_graph(fixtures_dir / f"{name}.tla")

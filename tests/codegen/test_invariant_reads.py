@@ -21,7 +21,7 @@ from aegis.values import Fn, ModelValue, Value
 
 PODS = ("a", "b", "c")
 C = runtime_constants(PODS, 1, budget=6)
-OBSERVED = ("agentJoin", "agentWork", "agentHang", "agentCheckpoint", "agentEvict")
+OBSERVED: tuple[str, ...] = ("agentJoin", "agentWork", "agentHang", "agentCheckpoint", "agentEvict")
 OBSERVED += ("envPodRestart", "envDuplicate", "reschedule", "receive", "receive", "envQuit")
 
 

@@ -51,7 +51,9 @@ def _update(project: Path, *extra: str) -> list[str]:
     return ["spec", "update", str(spec), "--out", str(out), *extra]
 
 
-def test_the_loop_after_an_edit_names_what_is_left(project: Path, capsys) -> None:
+def test_the_loop_after_an_edit_names_what_is_left(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = project / "spec" / "Jobs.tla"
     spec.write_text(spec.read_text(encoding="utf-8").replace(*EDIT), encoding="utf-8")
     assert main(_update(project, "--mutants", "apply")) == 1
@@ -73,7 +75,9 @@ def test_the_loop_after_an_edit_names_what_is_left(project: Path, capsys) -> Non
 
 
 @pytest.mark.slow  # three runs of the loop
-def test_a_second_run_has_nothing_left_and_an_edit_shows(project: Path, capsys) -> None:
+def test_a_second_run_has_nothing_left_and_an_edit_shows(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(_update(project, "--mutants", "apply")) == 1  # the behaviours file was empty
     assert "Jobs.ndjson changed" in capsys.readouterr().out
     assert main(_update(project, "--mutants", "apply")) == 0
@@ -90,7 +94,9 @@ def test_a_second_run_has_nothing_left_and_an_edit_shows(project: Path, capsys) 
     assert behaviours.read_text(encoding="utf-8") != before
 
 
-def test_a_violation_stops_the_loop_before_anything_is_generated(project: Path, capsys) -> None:
+def test_a_violation_stops_the_loop_before_anything_is_generated(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = project / "spec" / "Jobs.tla"
     text = spec.read_text(encoding="utf-8")
     bound = "RetriesBound == \\A w \\in Workers : retries[w] \\in 0..MaxRetry"
@@ -103,7 +109,9 @@ def test_a_violation_stops_the_loop_before_anything_is_generated(project: Path, 
 
 
 @pytest.mark.slow  # runs TLC once per spec mutant
-def test_a_mutant_the_edit_made_equivalent_is_named(project: Path, capsys) -> None:
+def test_a_mutant_the_edit_made_equivalent_is_named(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = project / "spec" / "Jobs.tla"
     spec.write_text(spec.read_text(encoding="utf-8").replace(*EDIT), encoding="utf-8")
     assert main(_update(project, "--mutants", "run")) == 1

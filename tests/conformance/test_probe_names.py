@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from aegis.cli import main
 from aegis.conformance.probes import PREFIX, fresh_prefix
 from aegis.conformance.session import baseline, conform
@@ -31,7 +33,9 @@ def test_a_spec_with_the_probes_old_names_conforms(tmp_path: Path) -> None:
     assert any("TypeOK" not in holds for holds in base.probes.holds)  # perturbed e, k
 
 
-def test_deadlock_flag_of_check_and_conform(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_deadlock_flag_of_check_and_conform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     corpus = Path(__file__).parents[1] / "codegen" / "corpus"
     for name in ("Election.tla", "RingMath.tla"):
         shutil.copy(corpus / name, tmp_path / name)

@@ -21,7 +21,7 @@ def behaviour(seed: int, length: int) -> list[tuple[str, tuple[tuple[str, object
     assert CFG_CONSTANTS is not None
     rng = random.Random(seed)
     s = initial_state(CFG_CONSTANTS)
-    steps = []
+    steps: list[tuple[str, tuple[tuple[str, object], ...], object]] = []
     for _ in range(length):
         succ = list(next_states(CFG_CONSTANTS, s))
         if not succ:

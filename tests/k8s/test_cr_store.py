@@ -210,6 +210,7 @@ def test_the_cr_form_kept_from_the_last_save_is_the_cr_form(
     domain encoded afresh) get the CR form a first save would write."""
     seen: dict[str, tuple[Any, Any]] = {}
     encoded = None
+    steps: list[tuple[dict[str, Any] | None, list[tuple[int, Any]]]]
     steps = [(d, []) for d in domains] + [(None, e) for e in edits]
     items: dict[ModelValue, Any] = {}
     for domain, changes in steps:

@@ -34,7 +34,7 @@ def test_status_table_and_watch_on_a_real_job(tmp_path: Path) -> None:
 
         def recovered() -> bool:
             s = run.read_status()
-            return bool(s) and s["phase"] == "RunCommand" and s["recoverCount"] == 1
+            return s is not None and s["phase"] == "RunCommand" and s["recoverCount"] == 1
 
         run.wait_until(recovered, 120, "RunCommand after the crash's recovery")
         reason = "fan broken; " + "x" * 300

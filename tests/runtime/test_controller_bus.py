@@ -202,7 +202,7 @@ def handled_in_order(core: ControllerCore) -> list[str]:
         handled.append("order")
         published()
 
-    core.on_ack, core.on_report = ack, report  # type: ignore[method-assign]
+    core.on_ack, core.on_report = ack, report  # type: ignore[method-assign, assignment]
     core.mark_published = mark  # type: ignore[method-assign]
     return handled
 

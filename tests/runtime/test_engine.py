@@ -137,7 +137,7 @@ def test_random_observations_keep_invariants(obs: list[tuple[str, dict[str, obje
                 continue
             choices = {"m": msgs[0]}
         before = e.state
-        step = e.observe(label, **choices)  # type: ignore[arg-type]
+        step = e.observe(label, **choices)
         if not step.applied:
             assert e.state == before
         e.settle()

@@ -22,14 +22,13 @@ from aegis.protocol.payloads import MAX_BEAT_S, Order, Sender
 from aegis.runtime.agent import AgentService
 from aegis.runtime.agent_core import AgentCore, Work
 from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.controller_service import ControllerService
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.nats_server import NatsServer
 
 from ..support import wait_for_async
 from ..support.agent import connected_agent, job_nats
-from ..support.controller import running_controller
+from ..support.controller import RunningController, running_controller
 
 
 def _job(pods: int, rate: float, timeout: float = 10.0) -> JobConfig:
@@ -87,7 +86,7 @@ def test_orders_ask_for_the_budgets_period_and_silence_is_judged_by_it(tmp_path:
     core.last_seen[job.pods[1]] = now - 121.0
     assert core.silent_pods(now) == [job.pods[1]]
     core.on_heartbeat_lost(job.pods[1])
-    assert "missed heartbeats for 120 s" in core.last_faults[job.pods[1]].message  # type: ignore[attr-defined]
+    assert "missed heartbeats for 120 s" in core.last_faults[job.pods[1]].message
 
 
 def test_a_small_job_keeps_its_configured_timeout(tmp_path: Path) -> None:
@@ -131,7 +130,7 @@ class Beating:
     """A real controller and a real agent of its one pod, joined (the ACK's reply, not yet
     taken, is `first`); `beats`: the loop times of the pod's heartbeats on the bus."""
 
-    ctl: ControllerService
+    ctl: RunningController
     agent: AgentService
     first: Message
     beats: list[float]

@@ -29,7 +29,8 @@ def tree() -> dict[int, int]:
 
 def descendants(root: int) -> set[int]:
     parents = tree()
-    found, frontier = set(), {root}
+    found: set[int] = set()
+    frontier = {root}
     while frontier:
         frontier = {p for p, pp in parents.items() if pp in frontier} - found
         found |= frontier

@@ -18,7 +18,7 @@ T = TypeVar("T")
 NOBODY = "nobody is subscribed"  # the bus's words for NATS' "no responders"
 
 
-def wait_for(cond: Callable[[], T], timeout: float, what: str, poll_s: float = 0.05) -> T:
+def wait_for(cond: Callable[[], T | None], timeout: float, what: str, poll_s: float = 0.05) -> T:
     """Poll `cond` until it returns something true and return that; after `timeout` s fail
     with "timed out after T s waiting for WHAT". `cond` may raise to fail at once."""
     deadline = time.monotonic() + timeout
@@ -32,7 +32,7 @@ def wait_for(cond: Callable[[], T], timeout: float, what: str, poll_s: float = 0
 
 
 async def wait_for_async(
-    cond: Callable[[], T], timeout: float, what: str, poll_s: float = 0.02
+    cond: Callable[[], T | None], timeout: float, what: str, poll_s: float = 0.02
 ) -> T:
     """`wait_for` inside an event loop: the loop keeps running between polls."""
     deadline = time.monotonic() + timeout

@@ -100,7 +100,7 @@ def test_a_large_runs_log_costs_reads_of_the_pods_each_step_changed(
     def counting(f: object, x: object) -> object:
         nonlocal reads
         reads += 1
-        return real(f, x)  # type: ignore[arg-type]
+        return real(f, x)
 
     monkeypatch.setattr(aegis.values, "apply", counting)
     tl = from_steplog(tmp_path / "steps.jsonl")

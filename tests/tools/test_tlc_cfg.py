@@ -74,7 +74,13 @@ def test_the_remaining_clauses() -> None:
 def test_render_reads_back_the_same() -> None:
     cfg = parse_cfg(CFG + "SYMMETRY Perms\nCHECK_DEADLOCK FALSE\n")
     again = parse_cfg(render_cfg(cfg))
-    fields = ("specification", "constants", "substitutions", "invariants", "properties")
+    fields: tuple[str, ...] = (
+        "specification",
+        "constants",
+        "substitutions",
+        "invariants",
+        "properties",
+    )
     fields += ("constraints", "action_constraints", "symmetry", "check_deadlock")
     for name in fields:
         assert getattr(again, name) == getattr(cfg, name), name
