@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -109,9 +110,14 @@ class Message:
         return dict(zip(KEYS, values, strict=True))
 
     def encode(self) -> bytes:
-        """Compact UTF-8 JSON; MalformedMessage if Data is not JSON or it exceeds 1 MiB."""
+        """Compact UTF-8 JSON; MalformedMessage if Data is not JSON or it exceeds 1 MiB. A lone
+        surrogate in a string (UTF-8 cannot hold it: an exception's text about a file name
+        that is not UTF-8 has one) goes out as U+FFFD, as `decode` reads one."""
         try:
-            payload = json_bytes.dumps(self.to_wire())
+            try:
+                payload = json_bytes.dumps(self.to_wire())
+            except UnicodeEncodeError:
+                payload = json_bytes.dumps(without_lone_surrogates(self.to_wire()))
         except (TypeError, ValueError, RecursionError) as exc:
             raise MalformedMessage(f"Data is not encodable as JSON: {exc}") from None
         if len(payload) > MAX_MESSAGE_BYTES:
@@ -175,11 +181,34 @@ def _parse(payload: object) -> dict[str, Any]:
     if len(payload) > MAX_MESSAGE_BYTES:
         raise MalformedMessage(f"payload of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}")
     try:
-        obj = _DECODER.decode(bytes(payload).decode("utf-8"))
+        text = bytes(payload).decode("utf-8")
+        obj = _DECODER.decode(text)
     except MalformedMessage:
         raise
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise MalformedMessage(f"not UTF-8 JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise MalformedMessage(f"top level must be a JSON object; got {type(obj).__name__}")
+    if "\\ud" in text or "\\uD" in text:  # only an escape can make a surrogate
+        obj = without_lone_surrogates(obj)
+    return obj
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins a pair into one character
+
+
+def without_lone_surrogates(obj: Any) -> Any:
+    """`obj` (parsed JSON) with each lone surrogate in its strings and keys replaced by
+    U+FFFD. JSON's `\\ud800` escape makes one, which no UTF-8 text holds: the controller
+    could not write such a string to its status, WAL or step log (a report's reason with one
+    stopped every commit), nor an agent send it."""
+    if isinstance(obj, str):
+        return _LONE_SURROGATE.sub("\ufffd", obj)
+    if isinstance(obj, dict):
+        out = {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in obj.items()}
+        if len(out) != len(obj):
+            raise MalformedMessage("duplicate key in a JSON object (keys differing in surrogates)")
+        return out
+    if isinstance(obj, list | tuple):
+        return [without_lone_surrogates(v) for v in obj]
     return obj

@@ -165,3 +165,49 @@ def test_construction_validates_and_freezes() -> None:
     assert msg.data["k"] == 1 and msg.type is MessageType.ACK
     with pytest.raises(TypeError):
         msg.data["k"] = 3  # type: ignore[index]
+
+
+# text as Python holds it, lone surrogates included (hypothesis's text() leaves them out)
+texts_with_surrogates = st.lists(
+    st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr)), max_size=12
+).map("".join)
+
+
+def _wire(data: dict[str, Any]) -> bytes:
+    """A message's wire form with `data` written by json.dumps: a surrogate as its escape."""
+    good = Message("j", "ns", "j-worker-0", MessageType.ERROR, MessagePhase.COMMAND, {}, 1.0, 1)
+    obj = {**json.loads(good.encode()), "Data": data}
+    return json.dumps(obj).encode()
+
+
+@given(texts_with_surrogates, texts_with_surrogates)
+def test_text_with_lone_surrogates_decodes_to_text_utf8_can_hold(key: str, value: str) -> None:
+    """Whatever strings a peer's JSON escapes make, the decoded message holds only text that
+    UTF-8 can encode (the controller writes it to its status, WAL and step log), and text
+    without surrogates is read as it was sent."""
+    try:
+        msg = Message.decode(_wire({"x" + key: value, "reason": [value]}))
+    except MalformedMessage as exc:  # cannot be: the two keys differ outside surrogates
+        raise AssertionError(exc) from None
+    ((k, v),) = [(k, v) for k, v in msg.data.items() if k != "reason"]
+    for text in (k, v, msg.data["reason"][0]):
+        text.encode("utf-8")
+    if not any(0xD800 <= ord(c) <= 0xDFFF for c in key + value):
+        assert (k, v) == ("x" + key, value)
+    assert Message.decode(msg.encode()) == msg
+
+
+def test_keys_that_differ_only_in_their_lone_surrogates_are_duplicates() -> None:
+    with pytest.raises(MalformedMessage, match="duplicate key"):
+        Message.decode(_wire({"a" + chr(0xD800): 1, "a" + chr(0xDC00): 2}))
+
+
+@given(texts_with_surrogates)
+def test_a_message_whose_text_holds_a_lone_surrogate_encodes_it_as_u_fffd(reason: str) -> None:
+    """An agent's reason with a lone surrogate (from an exception's text) is sent, the
+    surrogate as U+FFFD; other text as it is."""
+    data = {"reason": reason}
+    msg = Message("j", "ns", "j-worker-0", MessageType.ERROR, MessagePhase.COMMAND, data, 1.0, 1)
+    sent = Message.decode(msg.encode())
+    expected = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in reason)
+    assert sent.data["reason"] == expected

@@ -4,6 +4,8 @@ pod whose heartbeat shows it missed an order is sent it in its own inbox."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -353,3 +355,35 @@ async def test_a_failed_commit_of_a_join_that_leads_to_an_order_answers_and_publ
             assert Order.from_data(reply.data).spec_phase == "BootChecking"
             await wait_for_async(lambda: broadcast, 5, "the BootChecking order")
             assert [Order.from_data(m.data).spec_phase for m in broadcast] == ["BootChecking"]
+
+
+async def test_a_report_whose_text_holds_a_lone_surrogate_is_applied_and_committed(
+    nats_server: NatsServer, job_a: JobAccount, tmp_path: Path
+) -> None:
+    """JSON's `\\ud800` escape parses to a lone surrogate, which UTF-8 cannot hold: such a
+    reason (an exception about a file name that is not UTF-8 has one) was applied in memory,
+    and its handler then failed writing it (UnicodeEncodeError): no answer, nothing durable.
+    It is read as U+FFFD: the report is applied, committed, and the job goes on."""
+    s = job_a.subjects
+    async with running_controller(
+        nats_server.url, job_a, tmp_path / "status.json", PODS, wal=tmp_path / "wal.jsonl"
+    ) as controller:
+        core = controller.core
+        async with workers(nats_server, job_a) as (w0, w1):
+            await first_request(w0, s.join(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
+            await w1.request(s.join(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
+            assert core.state.phase == "BootChecking"
+            error = msg("train-a", PODS[0], MessageType.ERROR, "i1", 1)
+            wire = dataclasses.replace(error, data={**error.data, "reason": "@"}).encode()
+            wire = wire.replace(b'"reason":"@"', b'"reason":"open(\'/data/\\udcff\'): gone"')
+            raw = await w0._nc.request(s.report(PODS[0]), wire, timeout=5)
+            reply = Message.decode(raw.data)
+            assert Receipt.from_data(reply.data).result is ReceiptResult.APPLIED, reply
+            assert core.extras.reasons[PODS[0]] == "open('/data/\ufffd'): gone"
+            # committed: the next event is handled and answered (a failed commit answers none)
+            fin = msg("train-a", PODS[1], MessageType.FINISH, "i1", 1)
+            reply = await w1.request(s.report(PODS[1]), fin, 5)
+            assert Receipt.from_data(reply.data).result is not None
+            assert not controller.task.done()
+    saved = json.loads((tmp_path / "status.json").read_text(encoding="utf-8"))
+    assert saved["podInfos"][PODS[0]]["lastFailedReason"] == "open('/data/\ufffd'): gone"
