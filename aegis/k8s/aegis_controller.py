@@ -49,7 +49,7 @@ from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, job_account, load_
 from aegis.k8s.manifests import DEFAULT_MASTER_PORT, ctl_secret
 from aegis.k8s.model import DEFAULT_MAX_RETRY
 from aegis.k8s.resources import AEGIS, SECRET, pod_name, service_name
-from aegis.k8s.status_size import status_size_problem
+from aegis.k8s.status_size import LEAST_BUDGET, status_budget, status_size_problem
 from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, TERMINATED, ControllerExit
 from aegis.protocol.subjects import validate_label
@@ -156,13 +156,18 @@ class AegisSpec:
             return f"spec.maxRetry must be >= 0, got {self.max_retry}"
         if len(self.token_sha256) != 64:
             return "spec.bootstrapTokenSHA256 is missing or not a hex SHA-256"
-        return status_size_problem(self.name, self.worker_num)
+        return status_size_problem(self.name, self.worker_num, self.max_retry)
 
     def job_config(self, master_port: int) -> JobConfig:
         """The runtime controller's view: pods by rank, rendezvous on worker 0's DNS name."""
         pods = tuple(pod_name(self.name, rank) for rank in range(self.worker_num))
         host = f"{pod_name(self.name, 0)}.{service_name(self.name)}.{self.namespace}.svc"
-        return JobConfig(self.name, self.namespace, pods, self.max_retry, host, master_port)
+        # the room its reasons and history may take in the CR (the least if it has none:
+        # `problem` refuses such a CR before it runs)
+        budget = status_budget(self.name, self.worker_num, self.max_retry) or LEAST_BUDGET
+        return JobConfig(
+            self.name, self.namespace, pods, self.max_retry, host, master_port, status_budget=budget
+        )
 
 
 def _int(value: Any, default: int) -> int:

@@ -75,7 +75,7 @@ def template_problem(job: JobView) -> str | None:
         return f"AegisJob name {job.name!r} is longer than {MAX_JOB_NAME} characters"
     if job.worker_num < 1 or job.max_retry < 0:
         return "spec.workerNum must be >= 1 and spec.maxRetry >= 0"
-    too_large = status_size_problem(job.name, job.worker_num)
+    too_large = status_size_problem(job.name, job.worker_num, job.max_retry)
     if too_large is not None:
         return too_large
     try:

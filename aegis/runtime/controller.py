@@ -23,7 +23,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from aegis.checks.faultlog import FaultRecord
@@ -69,6 +69,7 @@ from aegis.runtime.engine import (
 from aegis.runtime.errors import CorruptStatusError
 from aegis.runtime.order_versions import OrderVersions, order_grace
 from aegis.runtime.phases import message_phase, order_phases, terminal
+from aegis.runtime.status_budget import StatusBudget
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
 from aegis.runtime.undo import TrackedCounter, TrackedDict, UndoLog
@@ -178,6 +179,8 @@ class JobConfig:
     port_base: int = 29500
     heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S  # <= 0: never declare a pod lost
     heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE  # <= 0: no budget
+    # the room its reasons and history may take in the status (an Aegis CR's is limited)
+    status_budget: StatusBudget = field(default_factory=StatusBudget)
 
     @functools.cached_property
     def beat_s(self) -> float:
@@ -676,7 +679,7 @@ class ControllerCore:
         """Blacklist `node` (ErrorNodes); False when it is already there."""
         if not node or any(e.node == node for e in self.status.error_nodes):
             return False
-        entry = ErrorNode(node, reason[:500], time.time())
+        entry = ErrorNode(node, self.job.status_budget.reason(reason), time.time())
         self.status = dataclasses.replace(
             self.status, error_nodes=(*self.status.error_nodes, entry)
         )
@@ -1086,7 +1089,7 @@ class ControllerCore:
         )
 
     def _set_reason(self, pod: str, reason: str) -> None:
-        self.extras.reasons[pod] = reason[:500]
+        self.extras.reasons[pod] = self.job.status_budget.reason(reason)
 
     def _finish(self, reply: Message | None) -> Outcome:
         self.engine.settle()
@@ -1287,7 +1290,7 @@ class ControllerCore:
         entries.append(
             Snapshot(status.phase, tuple(infos[p].retries for p in pods), status.recover_count)
         )
-        return status.with_history(entries)
+        return status.with_history(entries, self.job.status_budget.history)
 
     def _note_history(self, state: State) -> None:
         """Keep a history entry for a commit that reached another phase or recoverCount

@@ -5,10 +5,12 @@ running fails, saying why, instead of restarting its controller forever."""
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
 
+from aegis.k8s.aegis_controller import AegisSpec
 from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.errors import ApiError, StatusTooLargeError
 from aegis.k8s.manifests import template_problem
@@ -16,20 +18,33 @@ from aegis.k8s.model import AegisView, JobView, Observed
 from aegis.k8s.reconcile import UpdateJobStatus, reconcile
 from aegis.k8s.resources import AEGIS, Resource
 from aegis.k8s.status_size import (
-    ADMIT_SHARE,
-    MAX_STATUS_BYTES,
+    MAX_REASON_BYTES,
+    MIN_HISTORY,
+    MIN_REASON_BYTES,
+    SAVE_SHARE,
+    JobShape,
     estimated_status_bytes,
     max_workers,
+    status_budget,
     status_size_problem,
 )
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.exitcodes import ControllerExit
+from aegis.protocol.payloads import Report, Sender
+from aegis.runtime.agent_core import AgentCore, Work
 from aegis.runtime.controller import ControllerCore, JobConfig, PersistenceError
+from aegis.runtime.status_budget import StatusBudget
+from aegis.runtime.store import HISTORY_LIMIT
 from bench.persistence import MemoryCrApi
 
 from ..support import wait_for
 from .cluster import NAMESPACE, Cluster, aegis_job
 from .harness import Nats, aegis_cr, running
+
+
+def pod_uid(pod: str) -> str:
+    """A pod's uid as Kubernetes writes it (the agent's incarnation in a cluster)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_DNS, pod))
 
 
 def joined_status_bytes(job: str, workers: int) -> int:
@@ -39,7 +54,7 @@ def joined_status_bytes(job: str, workers: int) -> int:
     core = ControllerCore(JobConfig(job, NAMESPACE, pods, 3), CrStatusStore(api, NAMESPACE, job))
     core.autocommit = False
     for pod in pods:
-        data = {"incarnation": f"inc-{pod}", "podIP": "10.123.145.167", "node": f"node-{pod}",
+        data = {"incarnation": pod_uid(pod), "podIP": "10.123.145.167", "node": f"node-{pod}",
                 "nodeIP": "10.123.145.1"}  # fmt: skip
         ack = Message(job, NAMESPACE, pod, MessageType.ACK, MessagePhase.BOOTCHECK, data, 1.0, 0)
         core.on_ack(ack)
@@ -55,16 +70,26 @@ def test_the_estimate_bounds_the_status_the_store_writes(job: str, workers: int)
     assert real <= estimate <= 1.3 * real + 5000, (real, estimate)
 
 
-def test_the_largest_job_admitted_is_the_last_within_the_share_of_the_limit() -> None:
+def test_the_largest_job_admitted_is_the_last_with_a_budget() -> None:
     for job in ("j", "train", "a-job-name-of-forty-characters-exactly1"):
-        most = max_workers(job)
-        assert status_size_problem(job, most) is None
-        why = status_size_problem(job, most + 1)
-        assert why is not None and f"at most {most} workers" in why and "etcd" in why
-        assert estimated_status_bytes(job, most) <= ADMIT_SHARE * MAX_STATUS_BYTES
-    assert 2000 < max_workers("train") < 3000  # ~2,400: a default cluster's ceiling
-    assert status_size_problem("train", 1000) is None
-    assert status_size_problem("train", 12500) is not None
+        for retries in (0, 3, 100):
+            most = max_workers(job, retries)
+            assert status_size_problem(job, most, retries) is None
+            assert status_budget(job, most, retries) is not None
+            why = status_size_problem(job, most + 1, retries)
+            assert why is not None and f"at most {most} workers" in why and "etcd" in why
+            assert status_budget(job, most + 1, retries) is None
+    assert 1500 < max_workers("train", 3) < 2500  # ~1,900: a default cluster's ceiling
+    assert status_size_problem("train", 1000, 3) is None
+    assert status_size_problem("train", 12500, 3) is not None
+
+
+def test_a_smaller_job_gets_more_room_up_to_whole_reasons_and_history() -> None:
+    budgets = [status_budget("train", w, 3) for w in (10, 500, 1000, 1500, 1900)]
+    assert budgets[0] == budgets[1] == StatusBudget(MAX_REASON_BYTES, HISTORY_LIMIT)
+    sizes = [(b.reason_bytes or 0, b.history) for b in budgets if b is not None]
+    assert len(sizes) == 5 and sizes == sorted(sizes, reverse=True)
+    assert sizes[-1] >= (MIN_REASON_BYTES, MIN_HISTORY)
 
 
 def test_an_aegisjob_too_large_for_its_status_fails_at_once_saying_why() -> None:
@@ -137,3 +162,106 @@ def test_the_job_controllers_verdict_carries_the_reason_the_cr_gives() -> None:
     assert [a.message for a in failed] == [
         "the Aegis Controller reported phase Failed: the status outgrew the CR"
     ]
+
+
+class _MeasuringApi(MemoryCrApi):
+    """The store's API, noting the largest status it kept, measured as the API server writes
+    JSON (Go's encoding/json: UTF-8, HTML characters escaped)."""
+
+    largest = 0
+
+    def patch(
+        self, res: Resource, namespace: str | None, name: str, patch: Any, sub: str = ""
+    ) -> dict[str, Any]:
+        obj = super().patch(res, namespace, name, patch, sub)
+        text = json.dumps(obj["status"], ensure_ascii=False, separators=(",", ":"))
+        size = len(text.encode()) + 5 * sum(text.count(c) for c in "<>&")
+        self.largest = max(self.largest, size)
+        return obj
+
+
+def fault_storm(config: JobConfig, error_nodes: int) -> tuple[_MeasuringApi, ControllerCore]:
+    """Run a job in a real core whose status goes to the CR store, where every round of
+    RunCommand ends with every pod reporting Error with a reason of the most a report may
+    carry, each the worst to store (500 characters of '<'), a pod of its own first (its
+    report is applied), and error nodes with names of the most Kubernetes allows join the
+    blacklist, until the retries are spent and the job fails."""
+    api = _MeasuringApi()
+    pods = config.pods
+    core = ControllerCore(config, CrStatusStore(api, NAMESPACE, config.name))
+    agents = {p: AgentCore(config.name, NAMESPACE, p, Sender(pod_uid(p))) for p in pods}
+    work: dict[str, Work] = {}
+    worst = "<" * 500
+    tainted = rounds = 0
+    for agent in agents.values():
+        reply = core.on_ack(agent.ack()).reply
+        assert reply is not None
+        agent.on_order(reply, working=False)
+    while core.terminal is None:
+        if core.needs_publish:
+            orders = [*core.pod_orders(), core.order_for()]
+            core.mark_published()
+            for msg in orders:
+                for pod, agent in agents.items():
+                    if msg.pod_name in ("master", pod):
+                        decision = agent.on_order(msg, working=pod in work)
+                        if isinstance(decision, Work):
+                            work[pod] = decision
+        assert work, f"stuck in {core.state.phase}"
+        failing = str(core.state.phase) == "RunCommand"
+        if failing:
+            for _ in range(error_nodes // (config.max_retry + 1) + 1):
+                if tainted < error_nodes:
+                    node = f"{tainted:03d}" + "n" * 250
+                    assert core.taint(node, worst)
+                    tainted += 1
+        order = list(work)
+        if failing:  # a pod of its own each round reports first (the others' are stale)
+            first = pods[rounds % len(pods)]
+            order.sort(key=lambda p: p != first)
+            rounds += 1
+        for pod in order:
+            agent, w = agents[pod], work[pod]
+            outcome = "Error" if failing else "Finish"
+            report = Report(agent.sender, reason=worst if failing else "")
+            sent = agent.finish_work(w.seq, w.order.spec_phase, outcome, report)
+            del work[pod]
+            if sent is not None:
+                core.on_report(sent)
+    return api, core
+
+
+def test_an_admitted_jobs_status_stays_within_the_limit_whatever_its_faults_leave() -> None:
+    """The largest job admitted under a small limit (the same arithmetic as etcd's 1.5 MiB,
+    at a size a test runs in seconds) fails every round with the worst reasons to store and
+    gains error nodes, until every pod has a reason, its history is full and the job fails:
+    the status the API keeps stays within SAVE_SHARE of the limit; without the budget it
+    outgrows the limit. (Lost pods' incarnations, for which the budget keeps room too, are
+    not part of the storm.)"""
+    limit, retries = 48 << 10, 60  # a round per pod: every pod fails once
+    workers = max_workers("train", retries, limit)
+    assert workers <= retries + 1
+    budget = status_budget("train", workers, retries, limit)
+    assert budget is not None
+    pods = tuple(f"train-worker-{r}" for r in range(workers))
+    config = JobConfig("train", NAMESPACE, pods, retries, status_budget=budget)
+    nodes = JobShape("train", workers, retries).error_nodes
+    api, core = fault_storm(config, nodes)
+    status = api.obj["status"]
+    assert core.terminal == "Failed" and len(status["errorNodes"]) == nodes
+    assert len(status["history"]) == budget.history  # full
+    assert all(info["lastFailedReason"] for info in status["podInfos"].values())
+    assert api.largest <= SAVE_SHARE * limit, (api.largest, limit)
+    unbounded, _ = fault_storm(JobConfig("train", NAMESPACE, pods, retries), nodes)
+    assert unbounded.largest > limit
+
+
+def test_the_aegis_controller_runs_a_job_with_its_budget() -> None:
+    cr = aegis_cr("train", workers=1500)
+    spec = AegisSpec.from_obj({**cr, "metadata": {**cr["metadata"], "uid": "u1"}})
+    assert spec.problem() is None
+    budget = spec.job_config(29500).status_budget
+    assert budget == status_budget("train", 1500, spec.max_retry)
+    assert budget.reason_bytes is not None and budget.reason_bytes < MAX_REASON_BYTES
+    too_large = AegisSpec.from_obj({**cr, "spec": {**cr["spec"], "workerNum": 12500}})
+    assert "spec.workerNum 12500" in (too_large.problem() or "")
