@@ -82,7 +82,14 @@ def template_problem(job: JobView) -> str | None:
         parse_nproc(job.nproc_per_node, "spec.nprocPerNode")
     except AegisError as exc:
         return str(exc)
-    containers = job.template.get("spec", {}).get("containers")
+    pod_spec, tmeta = job.template.get("spec"), job.template.get("metadata") or {}
+    if not isinstance(pod_spec, dict):
+        return "spec.template.spec must be an object (a PodSpec)"
+    if not isinstance(tmeta, dict) or not all(
+        isinstance(tmeta.get(k) or {}, dict) for k in ("labels", "annotations")
+    ):
+        return "spec.template.metadata, and its labels and annotations, must be objects"
+    containers = pod_spec.get("containers")
     if not isinstance(containers, list) or not containers or not isinstance(containers[0], dict):
         return "spec.template.spec.containers must list at least one container"
     command = containers[0].get("command")

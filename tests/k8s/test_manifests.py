@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.manifests import (
@@ -18,7 +21,8 @@ from aegis.k8s.manifests import (
     worker_pod,
     workers_service,
 )
-from aegis.k8s.model import JobView, PodView
+from aegis.k8s.model import AegisView, JobView, Observed, PodView
+from aegis.k8s.reconcile import UpdateJobStatus, reconcile
 from aegis.protocol.environment import AgentConfig, user_env
 
 from .schemas import all_errors
@@ -249,3 +253,69 @@ def test_the_templates_standby_settings_reach_the_agent_and_not_the_command() ->
     cfg = AgentConfig.from_env({**env, "AEGIS_COMMAND": '["python", "t.py"]'})
     assert cfg.standby and cfg.preload == ("torch", "numpy")
     assert "AEGIS_STANDBY" not in user_env(env) and "AEGIS_PRELOAD" not in user_env(env)
+
+
+@pytest.mark.parametrize(
+    ("template", "why"),
+    [
+        ({"spec": False}, "spec.template.spec must be an object"),
+        ({"spec": [{"containers": []}]}, "spec.template.spec must be an object"),
+        ({"spec": None}, "spec.template.spec must be an object"),
+        ({**TEMPLATE, "metadata": ["x"]}, "spec.template.metadata"),
+        ({**TEMPLATE, "metadata": {"labels": "team=a"}}, "labels and annotations"),
+    ],
+)
+def test_a_template_of_the_wrong_shape_fails_the_job_saying_why(
+    template: dict[str, Any], why: str
+) -> None:
+    """Without the CRD's schema (an older CRD) such an AegisJob reached the renderer, which
+    raised on it at every reconcile, and the job never said why."""
+    bad = job(template=template, aegis_ref="", finalizers=())
+    assert why in (template_problem(bad) or "")
+    actions = reconcile(bad, Observed(pods=[], aegis=None, secret=False, service=False))
+    failed = [a for a in actions if isinstance(a, UpdateJobStatus)]
+    assert failed and failed[0].phase == "Failed" and why in failed[0].message
+
+
+def test_a_template_whose_labels_are_null_is_a_template_without_labels() -> None:
+    template = {**TEMPLATE, "metadata": {"labels": None, "annotations": None}}
+    assert template_problem(job(template=template)) is None
+    assert worker_pod(job(template=template), 0, (), PodSettings())["metadata"]["labels"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=5,
+)
+_FIELDS = [("metadata", "name"), ("metadata", "deletionTimestamp"), ("spec", "workerNum"),
+           ("spec", "maxRetry"), ("spec", "nprocPerNode"), ("spec", "template"),
+           ("spec", "template", "spec"), ("spec", "template", "metadata"),
+           ("spec", "template", "spec", "containers"), ("status", "phase"),
+           ("status", "excludedNodes"), ("status", "containerRestarts")]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_FIELDS), _json), max_size=4))
+def test_any_aegisjob_is_run_or_refused_without_raising(edits: list[tuple[Any, Any]]) -> None:
+    """An AegisJob with any field of any JSON shape (what a cluster without the CRD's schema
+    lets through): the Job Controller's reconcile decides something, or fails the job."""
+    obj: dict[str, Any] = {
+        "metadata": {"name": "train", "namespace": "team", "uid": "u1"},
+        "spec": {"workerNum": 2, "maxRetry": 1, "template": copy.deepcopy(TEMPLATE)},
+    }
+    for path, value in edits:
+        at = obj
+        for key in path[:-1]:
+            if not isinstance(at.get(key), dict):
+                at[key] = {}
+            at = at[key]
+        at[path[-1]] = value
+    view = JobView.from_obj(obj)
+    for observed in (
+        Observed(pods=[], aegis=None, secret=False, service=False),
+        Observed(pods=[], aegis=AegisView(phase="RunCommand"), secret=True, service=True),
+    ):
+        reconcile(view, observed)
