@@ -391,5 +391,7 @@ def _events(path: str | os.PathLike[str], records: Iterator[dict[str, Any]]) -> 
                     decode_choices(rec["choices"]),
                     {k: decode_change(v) for k, v in rec["changed"].items()},
                 )
-        except (CodecError, TypeError, KeyError, ValueError) as exc:
+        except KeyError as exc:
+            raise StepLogError(f"{path}:{line}: malformed step record (no {exc!s:.80})") from None
+        except (CodecError, TypeError, ValueError) as exc:
             raise StepLogError(f"{path}:{line}: malformed step record ({exc!s:.200})") from None

@@ -124,3 +124,20 @@ def test_an_except_change_of_a_key_outside_the_domain_is_refused_naming_it() -> 
     assert dict(before.items())[ModelValue("w2")] == "Ready"  # left as it was
     after = decode_change({"except": [[{"mv": "w2"}, "Exited"]]}).apply(before)
     assert after == Fn({ModelValue("w1"): "Ready", ModelValue("w2"): "Exited"})
+
+
+def test_a_step_record_missing_a_field_is_refused_naming_it(tmp_path: Path) -> None:
+    from aegis.runtime.steplog import StepLogError
+
+    c = CFG_CONSTANTS
+    assert c is not None
+    path = tmp_path / "steps.jsonl"
+    log = StepLog(path)
+    log.write_initial(c, Engine(c).state)
+    log.close()
+    good = path.read_text(encoding="utf-8")
+    step = '{"seq_no": 1, "action": "envQuit", "process": "env", "choices": []}\n'
+    path.write_text(good + step, encoding="utf-8")
+    _, events = open_steplog(path)
+    with pytest.raises(StepLogError, match=r":2: malformed step record \(no 'changed'\)"):
+        list(events)
