@@ -173,7 +173,7 @@ def _logging() -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from aegis.checks.params import SIMULATIONS
-    from aegis.runtime.local import LocalJob, run_local
+    from aegis.runtime.local import LocalJob, available_memory, capacity_problem, run_local
 
     cmd = list(args.cmd)
     if cmd[:1] == ["--"]:
@@ -182,6 +182,9 @@ def _run(args: argparse.Namespace) -> int:
         args.parser.error("no command given: aegis run -n N -- CMD...")
     if args.workers < 1 or args.max_retry < 0:
         args.parser.error("--nnodes (-n) must be >= 1 and --max-retry >= 0")
+    too_many = capacity_problem(args.workers, available_memory())
+    if too_many is not None:
+        args.parser.error(too_many)
     try:
         nproc = parse_nproc(args.nproc_per_node)
     except AegisError as exc:

@@ -70,6 +70,37 @@ STATUS_FILE = "status.json"
 WAL_FILE = "wal.jsonl"  # the controller's write-ahead log beside it
 AGENT_NATS_URL_ENV = "AEGIS_AGENT_NATS_URL"  # test hook: the NATS URL agents are given
 _GRACE_S = 10.0
+# the memory one agent process takes before its command's ranks (~53 MB RSS measured: Python,
+# its imports, the NATS client); `aegis run` starts one per node on this machine
+AGENT_PROCESS_BYTES = 64 << 20
+
+
+def available_memory() -> int | None:
+    """The bytes of memory this machine can give new processes (MemAvailable; None if the
+    kernel does not say)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def capacity_problem(workers: int, available: int | None) -> str | None:
+    """Why this machine cannot run `workers` agent processes (None if it can, or if its
+    memory is not known): a job that cannot fit fails at once, before it starts anything."""
+    need = workers * AGENT_PROCESS_BYTES
+    if available is None or need <= available:
+        return None
+    return (
+        f"--nnodes {workers}: aegis run starts an agent process per node on this machine "
+        f"(~{AGENT_PROCESS_BYTES >> 20} MiB each, before the command's own ranks): that needs "
+        f"~{need / 2**30:,.1f} GiB and this machine has {available / 2**30:,.1f} GiB available "
+        f"(at most {available // AGENT_PROCESS_BYTES} nodes); for a fleet of that size without "
+        "processes, see bench/scale.py"
+    )
 
 
 @dataclass

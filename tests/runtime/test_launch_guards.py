@@ -11,7 +11,14 @@ from pathlib import Path
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.local import STATUS_FILE, WAL_FILE, never_joined
+from aegis.runtime.local import (
+    AGENT_PROCESS_BYTES,
+    STATUS_FILE,
+    WAL_FILE,
+    available_memory,
+    capacity_problem,
+    never_joined,
+)
 from aegis.runtime.store import FileStatusStore
 from aegis.runtime.wal import WriteAheadLog
 
@@ -108,3 +115,23 @@ def test_a_join_counts_before_the_snapshot_shows_it(tmp_path: Path) -> None:
     status = FileStatusStore(tmp_path / STATUS_FILE).load()
     assert status is not None and status.phase == "Pending" and status.master_seq == 0
     assert not never_joined(tmp_path)
+
+
+def test_more_nodes_than_this_machine_can_hold_are_refused_at_once() -> None:
+    """`aegis run -n 100000000` was taken: the launcher grew to 8.8 GB and its controller to
+    5.4 GB on the job's 10^8 pods while agents kept starting, and ten minutes after a SIGTERM
+    (`timeout 60`) it still ran. It is refused before anything starts, saying what the
+    machine holds."""
+    r = aegis("run", "-n", "100000000", "--", "true", timeout=30)
+    assert r.returncode == 2, r.stderr
+    assert "--nnodes 100000000" in r.stderr and "GiB available" in r.stderr, r.stderr
+    assert "nats" not in r.stderr.lower()  # nothing was started
+
+
+def test_the_nodes_a_machine_holds_are_its_available_memory_over_an_agents() -> None:
+    assert capacity_problem(10, 10 * AGENT_PROCESS_BYTES) is None
+    why = capacity_problem(11, 10 * AGENT_PROCESS_BYTES)
+    assert why is not None and "at most 10 nodes" in why
+    assert capacity_problem(10**9, None) is None  # the kernel did not say: not refused
+    available = available_memory()
+    assert available is None or available > 0
