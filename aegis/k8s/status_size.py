@@ -49,6 +49,7 @@ class JobShape:
 
     @property
     def name_bytes(self) -> int:
+        """The length of the job's longest pod name."""
         return len(pod_name(self.name, max(self.workers - 1, 0)))
 
     def joined_bytes(self) -> int:
@@ -57,9 +58,11 @@ class JobShape:
 
     @property
     def error_nodes(self) -> int:
+        """The error nodes the budget keeps room for."""
         return self.workers // ERROR_NODE_SHARE + 4
 
     def history_entry_bytes(self) -> int:
+        """A history entry's bytes: every pod's retries, up to MaxRetry + 1."""
         return HISTORY_ENTRY_BYTES + self.workers * (len(str(self.max_retry + 1)) + 1)
 
     def grown_bytes(self, budget: StatusBudget) -> int:

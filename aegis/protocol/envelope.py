@@ -200,8 +200,8 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins a pair into 
 def without_lone_surrogates(obj: Any) -> Any:
     """`obj` (parsed JSON) with each lone surrogate in its strings and keys replaced by
     U+FFFD. JSON's `\\ud800` escape makes one, which no UTF-8 text holds: the controller
-    could not write such a string to its status, WAL or step log (a report's reason with one
-    stopped every commit), nor an agent send it."""
+    could not write such a string to its status, WAL or step log (the commit of a report
+    whose reason held one failed), nor an agent send it."""
     if isinstance(obj, str):
         return _LONE_SURROGATE.sub("\ufffd", obj)
     if isinstance(obj, dict):
