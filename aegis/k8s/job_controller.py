@@ -89,6 +89,8 @@ class JobController:
         self.api = api
         self.config = config or JobControllerConfig()
         self._new_token = new_token
+        # what the Job Controller acts on in each Aegis CR, as its watch last showed it
+        self._aegis_seen: dict[JobKey, tuple[object, ...] | None] = {}
 
     def observe(self, namespace: str, name: str) -> tuple[JobView, Observed] | None:
         """The job and what it owns now, or None if the AegisJob is gone."""
@@ -268,15 +270,37 @@ class JobController:
                 events = self.api.watch(
                     res, self.config.namespace, selector, self.config.watch_timeout_s
                 )
-                for _, obj in events:
+                for kind, obj in events:
                     key = _job_key(res, obj)
-                    if key is not None:
+                    if key is not None and (res is not AEGIS or self._aegis_moved(key, kind, obj)):
                         out.put(key)
                     if stop.is_set():
                         return
             except ApiError as exc:
                 log.warning("watching %s failed, retrying: %s", res.plural, exc)
                 stop.wait(2.0)
+
+    def _aegis_moved(self, key: JobKey, kind: str, obj: Mapping[str, Any]) -> bool:
+        """Whether an Aegis CR's watch event changes what a reconcile reads of it (its
+        AegisView and ownership). The Aegis Controller patches the CR's status at every group
+        commit, tens of times a second while a large job's pods report, and each reconcile
+        lists every pod of the job: the others are not reconciled (the resync still is)."""
+        meta = obj.get("metadata") or {}
+        owners = meta.get("ownerReferences") or []
+        seen = None
+        if kind != "DELETED":
+            seen = (
+                AegisView.from_obj(obj),
+                meta.get("uid"),
+                bool(meta.get("deletionTimestamp")),
+                tuple(str(o.get("uid")) for o in owners if isinstance(o, Mapping))
+                if isinstance(owners, list)
+                else (),
+            )
+        if key in self._aegis_seen and self._aegis_seen[key] == seen:
+            return False
+        self._aegis_seen[key] = seen
+        return True
 
 
 def _label(obj: Mapping[str, Any], key: str) -> str:

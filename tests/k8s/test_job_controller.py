@@ -6,6 +6,7 @@ kubelet and scheduler are played by Cluster.run_pod / finish_pod.
 
 from __future__ import annotations
 
+import queue
 import threading
 from typing import Any
 
@@ -14,7 +15,7 @@ from aegis.k8s.job_controller import JobController, JobControllerConfig
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.manifests import PodSettings, secret_token
 from aegis.k8s.reconcile import CreatePod
-from aegis.k8s.resources import AEGIS, AEGIS_JOB, FINALIZER, POD, SECRET, SERVICE
+from aegis.k8s.resources import AEGIS, AEGIS_JOB, FINALIZER, LABEL_JOB, POD, SECRET, SERVICE
 from aegis.runtime.store import ErrorNode, PodInfo, Status
 
 from ..support import wait_for
@@ -192,3 +193,45 @@ def test_run_watches_and_reconciles(cluster: Cluster) -> None:
         stop.set()
         thread.join(5)
     assert not thread.is_alive()
+
+
+class _Events:
+    """An API whose watch of Aegis CRs replays `events` once, then stops the watch loop."""
+
+    def __init__(self, events: list[tuple[str, dict[str, Any]]], stop: threading.Event):
+        self.events, self.stop = events, stop
+
+    def watch(self, res: Any, namespace: Any, selector: str, timeout_s: int) -> Any:
+        yield from self.events
+        self.stop.set()  # the watch loop ends once it has taken them all
+
+
+def test_a_status_patch_that_changes_nothing_the_job_controller_reads_reconciles_nothing() -> None:
+    """The Aegis Controller patches its CR's status at every group commit (tens a second
+    while a large job's pods report), and each reconcile lists every pod of the job: only an
+    event that changes what a reconcile reads of the CR (phase, shouldQuit, the most retries,
+    error nodes, message, ownership) or deletes it is queued."""
+
+    def cr(seq: int, phase: str = "RunCommand", retries: int = 0, **meta: Any) -> dict[str, Any]:
+        infos = {p: {"retries": retries, "innerPhase": phase} for p in WORKERS}
+        return {
+            "metadata": {"name": "train", "namespace": NAMESPACE, "uid": "u1",
+                         "labels": {LABEL_JOB: "train"}, **meta},
+            "status": {"phase": phase, "masterSeq": seq, "podInfos": infos},
+        }  # fmt: skip
+
+    events = [("ADDED", cr(1))]
+    events += [("MODIFIED", cr(seq)) for seq in range(2, 22)]  # commits: masterSeq only
+    events += [("MODIFIED", cr(22, retries=1)), ("MODIFIED", cr(23, retries=1))]
+    events += [("MODIFIED", cr(24, phase="Failed", retries=1))]
+    events += [("MODIFIED", cr(25, phase="Failed", retries=1, deletionTimestamp="now"))]
+    events += [("DELETED", cr(25, phase="Failed", retries=1)), ("ADDED", cr(1))]
+    stop = threading.Event()
+    controller = JobController(_Events(events, stop), CONFIG)  # type: ignore[arg-type]
+    queued: queue.Queue[tuple[str, str]] = queue.Queue()
+    controller._watch(AEGIS, queued, stop)
+    keys = []
+    while not queued.empty():
+        keys.append(queued.get_nowait())
+    # the first sight, the retries, the phase, the deletion begun, gone, and back
+    assert keys == [(NAMESPACE, "train")] * 6
