@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from aegis.k8s.api import KubeApi, _event
+from aegis.k8s.api import KubeApi, _event, _lines, _loads
 from aegis.k8s.errors import ApiError
 from aegis.k8s.resources import AEGIS, POD, Resource
 
@@ -57,3 +60,44 @@ def test_watch_events_are_parsed_and_errors_raised() -> None:
 def test_missing_kubeconfig_is_an_api_error(tmp_path: object) -> None:
     with pytest.raises(ApiError, match="no usable Kubernetes configuration"):
         KubeApi.from_config(kubeconfig=f"{tmp_path}/missing")
+
+
+class _Stream:
+    """A response whose body arrives in the given pieces."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self.pieces = pieces
+
+    def stream(self, amt: int, decode_content: bool) -> Iterator[bytes]:
+        yield from self.pieces
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    st.lists(st.integers(1, 40), min_size=1, max_size=10),
+    st.booleans(),
+)
+def test_a_watch_streams_lines_whatever_pieces_they_come_in(
+    lines: list[bytes], cuts: list[int], last_newline: bool
+) -> None:
+    body = b"\n".join(lines) + (b"\n" if last_newline else b"")
+    pieces, at, i = [], 0, 0
+    while at < len(body):
+        pieces.append(body[at : at + cuts[i % len(cuts)]])
+        at += cuts[i % len(cuts)]
+        i += 1
+    got = list(_lines(_Stream(pieces)))  # type: ignore[arg-type]
+    assert got == [line for line in lines if line.strip()]
+
+
+def test_answers_orjson_refuses_are_read_as_the_standard_library_reads_them() -> None:
+    assert _loads(b'{"a": [1, 2.5, "\\u00e9"]}') == {"a": [1, 2.5, "é"]}
+    assert _loads(b'{"n": NaN}')["n"] != _loads(b'{"n": NaN}')["n"]  # NaN: json.loads takes it
+    # Go writes integers of at most 64 bits (int64, or float64 past it): exact here
+    assert _loads(b'{"i": -9223372036854775808, "u": 18446744073709551615}') == {
+        "i": -(2**63),
+        "u": 2**64 - 1,
+    }
+    with pytest.raises(ValueError):
+        _loads(b"garbage")
