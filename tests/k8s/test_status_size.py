@@ -184,8 +184,9 @@ def fault_storm(config: JobConfig, error_nodes: int) -> tuple[_MeasuringApi, Con
     """Run a job in a real core whose status goes to the CR store, where every round of
     RunCommand ends with every pod reporting Error with a reason of the most a report may
     carry, each the worst to store (500 characters of '<'), a pod of its own first (its
-    report is applied), and error nodes with names of the most Kubernetes allows join the
-    blacklist, until the retries are spent and the job fails."""
+    report is applied; that pod is then lost and comes back as a new pod, its old incarnation
+    kept), and error nodes with names of the most Kubernetes allows join the blacklist, until
+    the retries are spent and the job fails."""
     api = _MeasuringApi()
     pods = config.pods
     core = ControllerCore(config, CrStatusStore(api, NAMESPACE, config.name))
@@ -228,16 +229,27 @@ def fault_storm(config: JobConfig, error_nodes: int) -> tuple[_MeasuringApi, Con
             del work[pod]
             if sent is not None:
                 core.on_report(sent)
+        if failing:  # and the pod that failed first is lost, and comes back as a new pod
+            lost = order[0]
+            core.on_heartbeat_lost(lost)
+            if core.extras.evicted.get(lost) == agents[lost].sender.incarnation:
+                uid = str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{lost}-{rounds}"))
+                agents[lost] = AgentCore(config.name, NAMESPACE, lost, Sender(uid))
+                work.pop(lost, None)
+                reply = core.on_ack(agents[lost].ack()).reply
+                if reply is not None:
+                    decision = agents[lost].on_order(reply, working=False)
+                    if isinstance(decision, Work):
+                        work[lost] = decision
     return api, core
 
 
 def test_an_admitted_jobs_status_stays_within_the_limit_whatever_its_faults_leave() -> None:
     """The largest job admitted under a small limit (the same arithmetic as etcd's 1.5 MiB,
     at a size a test runs in seconds) fails every round with the worst reasons to store and
-    gains error nodes, until every pod has a reason, its history is full and the job fails:
-    the status the API keeps stays within SAVE_SHARE of the limit; without the budget it
-    outgrows the limit. (Lost pods' incarnations, for which the budget keeps room too, are
-    not part of the storm.)"""
+    gains error nodes, until every pod has a reason and a lost incarnation, its history is
+    full and the job fails: the status the API keeps stays within SAVE_SHARE of the limit;
+    without the budget it outgrows the limit."""
     limit, retries = 48 << 10, 60  # a round per pod: every pod fails once
     workers = max_workers("train", retries, limit)
     assert workers <= retries + 1
@@ -251,6 +263,7 @@ def test_an_admitted_jobs_status_stays_within_the_limit_whatever_its_faults_leav
     assert core.terminal == "Failed" and len(status["errorNodes"]) == nodes
     assert len(status["history"]) == budget.history  # full
     assert all(info["lastFailedReason"] for info in status["podInfos"].values())
+    assert sorted(status["runtime"]["evicted"]) == sorted(pods)  # every pod lost once
     assert api.largest <= SAVE_SHARE * limit, (api.largest, limit)
     unbounded, _ = fault_storm(JobConfig("train", NAMESPACE, pods, retries), nodes)
     assert unbounded.largest > limit
