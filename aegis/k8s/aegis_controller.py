@@ -112,7 +112,8 @@ class Backoff:
 
 @dataclass(frozen=True)
 class AegisSpec:
-    """What the controller needs from an Aegis CR (metadata and spec; never the status)."""
+    """What the controller needs from an Aegis CR (metadata and spec; of the status only
+    whether a controller saved one: `resumed`)."""
 
     namespace: str
     name: str
@@ -121,6 +122,7 @@ class AegisSpec:
     max_retry: int
     token_sha256: str
     deleting: bool = False
+    resumed: bool = False
 
     @property
     def key(self) -> JobKey:
@@ -141,6 +143,7 @@ class AegisSpec:
             max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
             token_sha256=str(spec.get("bootstrapTokenSHA256") or ""),
             deleting=bool(meta.get("deletionTimestamp")),
+            resumed=isinstance(obj.get("status"), Mapping) and "version" in obj["status"],
         )
 
     def problem(self) -> str | None:
@@ -156,6 +159,8 @@ class AegisSpec:
             return f"spec.maxRetry must be >= 0, got {self.max_retry}"
         if len(self.token_sha256) != 64:
             return "spec.bootstrapTokenSHA256 is missing or not a hex SHA-256"
+        if self.resumed:  # admitted, perhaps under an earlier rule: it goes on (least budget)
+            return None
         return status_size_problem(self.name, self.worker_num, self.max_retry)
 
     def job_config(self, master_port: int) -> JobConfig:
@@ -401,6 +406,7 @@ class AegisController:
             if self._rejected.get(spec.key) != spec.uid:
                 log.error("aegis %s/%s cannot be run: %s", *spec.key, problem)
                 self._rejected[spec.key] = spec.uid
+                self._refuse(spec, obj, problem)
             return
         # its agents' credentials from now on, for the pods the API has (name, uid, label)
         self.credentials.register(spec.namespace, spec.name, spec.token_sha256)
@@ -409,6 +415,19 @@ class AegisController:
         runner.start()
         self._ensure_ctl_secret(spec)
         log.info("aegis %s/%s: controller started (%d workers)", *spec.key, spec.worker_num)
+
+    def _refuse(self, spec: AegisSpec, obj: Mapping[str, Any], problem: str) -> None:
+        """Mark a CR that cannot be run Failed, saying why (the Job Controller's verdict then
+        carries it; the job's pods can get no credentials), unless it already ended. A
+        failure to write it is logged; the next resync does not retry it."""
+        status = obj.get("status")
+        if isinstance(status, Mapping) and status.get("phase") in ("Failed", "Succeed"):
+            return
+        body = {"status": {"phase": "Failed", "message": f"cannot be run: {problem}"[:MAX_MESSAGE]}}
+        try:
+            self.api.patch(AEGIS, spec.namespace, spec.name, body, sub="status")
+        except (ApiError, OSError) as exc:
+            log.error("aegis %s/%s: cannot mark it Failed: %s", *spec.key, exc)
 
     def _ensure_ctl_secret(self, spec: AegisSpec) -> None:
         """Create the job's ctl Secret unless it exists (checked at most once per resync period

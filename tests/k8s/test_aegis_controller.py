@@ -101,6 +101,7 @@ async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
     cluster: Cluster, nats: Nats
 ) -> None:
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("broken", token_hash="not-a-sha256"))
+    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("huge", workers=12500))
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("corrupt"))
     cluster.api.patch(
         AEGIS, NAMESPACE, "corrupt", {"status": {"version": 1, "specState": {"variables": {}}}},
@@ -125,7 +126,12 @@ async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
         assert status(cluster)["masterSeq"] == 1
         # one job's failure stops no other: the broken CR was never started, the corrupt one
         # keeps being retried, and both are still there
-        assert "broken" not in {k[1] for k in ctl.controller.runners}
+        assert not {"broken", "huge"} & {k[1] for k in ctl.controller.runners}
+        # and a CR that cannot be run says why, where the Job Controller reads it (its pods
+        # can get no credentials)
+        for name, why in (("broken", "bootstrapTokenSHA256"), ("huge", "spec.workerNum 12500")):
+            assert status(cluster, name)["phase"] == "Failed", name
+            assert why in status(cluster, name)["message"], status(cluster, name)
         corrupt = ctl.controller.runners[(NAMESPACE, "corrupt")]
         await wait_for_async(lambda: corrupt.attempts >= 2, 10, "the corrupt job to be retried")
         assert corrupt.alive and not corrupt.finished

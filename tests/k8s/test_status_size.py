@@ -18,6 +18,7 @@ from aegis.k8s.model import AegisView, JobView, Observed
 from aegis.k8s.reconcile import UpdateJobStatus, reconcile
 from aegis.k8s.resources import AEGIS, Resource
 from aegis.k8s.status_size import (
+    LEAST_BUDGET,
     MAX_REASON_BYTES,
     MIN_HISTORY,
     MIN_REASON_BYTES,
@@ -278,3 +279,16 @@ def test_the_aegis_controller_runs_a_job_with_its_budget() -> None:
     assert budget.reason_bytes is not None and budget.reason_bytes < MAX_REASON_BYTES
     too_large = AegisSpec.from_obj({**cr, "spec": {**cr["spec"], "workerNum": 12500}})
     assert "spec.workerNum 12500" in (too_large.problem() or "")
+
+
+def test_a_cr_a_controller_already_ran_goes_on_whatever_its_size() -> None:
+    """A job admitted under an earlier rule (up to 2,518 workers for 'train') and running
+    when the Aegis Controller is upgraded is resumed, with the least budget, not refused:
+    refusing it would fail a running job."""
+    cr = aegis_cr("train", workers=2400)
+    fresh = AegisSpec.from_obj({**cr, "metadata": {**cr["metadata"], "uid": "u1"}})
+    assert "spec.workerNum 2400" in (fresh.problem() or "")
+    saved = {**cr, "metadata": {**cr["metadata"], "uid": "u1"}, "status": {"version": 1}}
+    resumed = AegisSpec.from_obj(saved)
+    assert resumed.resumed and resumed.problem() is None
+    assert resumed.job_config(29500).status_budget == LEAST_BUDGET
