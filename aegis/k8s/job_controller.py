@@ -89,8 +89,8 @@ class JobController:
         self.api = api
         self.config = config or JobControllerConfig()
         self._new_token = new_token
-        # what the Job Controller acts on in each Aegis CR, as its watch last showed it
-        self._aegis_seen: dict[JobKey, tuple[object, ...] | None] = {}
+        # what a reconcile reads of each Aegis CR and worker pod, as the watches last showed it
+        self._seen: dict[tuple[str, str, str], tuple[object, ...]] = {}
 
     def observe(self, namespace: str, name: str) -> tuple[JobView, Observed] | None:
         """The job and what it owns now, or None if the AegisJob is gone."""
@@ -272,7 +272,7 @@ class JobController:
                 )
                 for kind, obj in events:
                     key = _job_key(res, obj)
-                    if key is not None and (res is not AEGIS or self._aegis_moved(key, kind, obj)):
+                    if key is not None and (res is AEGIS_JOB or self._moved(res, kind, obj)):
                         out.put(key)
                     if stop.is_set():
                         return
@@ -280,26 +280,32 @@ class JobController:
                 log.warning("watching %s failed, retrying: %s", res.plural, exc)
                 stop.wait(2.0)
 
-    def _aegis_moved(self, key: JobKey, kind: str, obj: Mapping[str, Any]) -> bool:
-        """Whether an Aegis CR's watch event changes what a reconcile reads of it (its
-        AegisView and ownership). The Aegis Controller patches the CR's status at every group
-        commit, tens of times a second while a large job's pods report, and each reconcile
-        lists every pod of the job: the others are not reconciled (the resync still is)."""
+    def _moved(self, res: Resource, kind: str, obj: Mapping[str, Any]) -> bool:
+        """Whether an Aegis CR's or a worker pod's watch event changes what a reconcile reads
+        of it (its AegisView or PodView, and its identity and owners), or deletes it. The
+        Aegis Controller patches its CR's status at every group commit, tens of times a
+        second while a large job's pods report, the kubelet a pod's conditions as it starts,
+        and each reconcile lists every pod of the job: the other events are not reconciled
+        (the resync still reconciles every job)."""
         meta = obj.get("metadata") or {}
+        name = (res.plural, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        if kind == "DELETED":
+            self._seen.pop(name, None)
+            return True
         owners = meta.get("ownerReferences") or []
-        seen = None
-        if kind != "DELETED":
-            seen = (
-                AegisView.from_obj(obj),
-                meta.get("uid"),
-                bool(meta.get("deletionTimestamp")),
-                tuple(str(o.get("uid")) for o in owners if isinstance(o, Mapping))
-                if isinstance(owners, list)
-                else (),
-            )
-        if key in self._aegis_seen and self._aegis_seen[key] == seen:
+        view = AegisView.from_obj(obj) if res is AEGIS else PodView.from_obj(obj)
+        seen = (
+            view,
+            meta.get("uid"),
+            bool(meta.get("deletionTimestamp")),
+            _label(obj, LABEL_JOB),
+            tuple(str(o.get("uid")) for o in owners if isinstance(o, Mapping))
+            if isinstance(owners, list)
+            else (),
+        )
+        if self._seen.get(name) == seen:
             return False
-        self._aegis_seen[key] = seen
+        self._seen[name] = seen
         return True
 
 

@@ -196,7 +196,7 @@ def test_run_watches_and_reconciles(cluster: Cluster) -> None:
 
 
 class _Events:
-    """An API whose watch of Aegis CRs replays `events` once, then stops the watch loop."""
+    """An API whose watch replays `events` once, then stops the watch loop."""
 
     def __init__(self, events: list[tuple[str, dict[str, Any]]], stop: threading.Event):
         self.events, self.stop = events, stop
@@ -235,3 +235,34 @@ def test_a_status_patch_that_changes_nothing_the_job_controller_reads_reconciles
         keys.append(queued.get_nowait())
     # the first sight, the retries, the phase, the deletion begun, gone, and back
     assert keys == [(NAMESPACE, "train")] * 6
+
+
+def test_a_pod_event_that_changes_nothing_a_reconcile_reads_reconciles_nothing() -> None:
+    """The kubelet updates a starting pod's conditions several times; a reconcile reads its
+    phase, node, exit code, reason, deletion and owner: only those changes are queued."""
+
+    def pod(phase: str = "Pending", ready: str = "False", **status: Any) -> dict[str, Any]:
+        return {
+            "metadata": {"name": WORKERS[0], "namespace": NAMESPACE, "uid": "p1",
+                         "labels": {LABEL_JOB: "train"}, "ownerReferences": [{"uid": "j1"}]},
+            "spec": {"nodeName": "node-a", "containers": [{"name": "trainer"}]},
+            "status": {"phase": phase, "conditions": [{"type": "Ready", "status": ready}],
+                       **status},
+        }  # fmt: skip
+
+    events = [("ADDED", pod())]
+    events += [("MODIFIED", pod(ready=r)) for r in ("False", "Unknown", "False")]
+    events += [("MODIFIED", pod("Running")), ("MODIFIED", pod("Running", ready="True"))]
+    ended: dict[str, Any] = {
+        "containerStatuses": [{"name": "trainer", "state": {"terminated": {"exitCode": 1}}}]
+    }
+    events += [("MODIFIED", pod("Failed", "False", **ended))]
+    events += [("DELETED", pod("Failed", "False", **ended))]
+    stop = threading.Event()
+    controller = JobController(_Events(events, stop), CONFIG)  # type: ignore[arg-type]
+    queued: queue.Queue[tuple[str, str]] = queue.Queue()
+    controller._watch(POD, queued, stop)
+    keys = []
+    while not queued.empty():
+        keys.append(queued.get_nowait())
+    assert keys == [(NAMESPACE, "train")] * 4  # seen, running, failed (exit 1), gone
