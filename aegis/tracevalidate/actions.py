@@ -23,6 +23,7 @@ column.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from aegis.errors import SpecError
@@ -114,21 +115,30 @@ def _filter(s: str, label: str) -> tuple[str, tuple[int, int], int] | None:
 
 def _closing(s: str, i: int) -> int:
     """The index of the bracket that closes the one at s[i] (-1 if none)."""
+    for pos, depth in _tokens(s, i):
+        if depth == 0:
+            return pos + 1 if s.startswith(">>", pos) else pos
+    return -1
+
+
+def _tokens(s: str, i: int) -> Iterator[tuple[int, int]]:
+    """(position, bracket depth after it) of each character, `<<` and `>>` of s from i; a
+    string literal is skipped whole."""
     depth = 0
     while i < len(s):
         two = s[i : i + 2]
         if two in ("<<", ">>"):
             depth += 1 if two == "<<" else -1
+            yield i, depth
             i += 2
-        elif s[i] == '"':
+            continue
+        c = s[i]
+        if c == '"':
             i = s.index('"', i + 1) + 1
             continue
-        else:
-            depth += 1 if s[i] in _OPEN else -1 if s[i] in _CLOSE else 0
-            i += 1
-        if depth == 0:
-            return i - 1
-    return -1
+        depth += 1 if c in _OPEN else -1 if c in _CLOSE else 0
+        yield i, depth
+        i += 1
 
 
 def _exists(body: str, label: str) -> list[list[tuple[str, tuple[int, int]]]]:
@@ -165,29 +175,13 @@ def _skip_ws(s: str, i: int) -> int:
 
 def _domain_end(s: str, i: int, label: str) -> tuple[int, int]:
     """(end of the domain without trailing blanks, index of the `,` or `:` ending it)."""
-    depth = 0
-    while i < len(s):
-        two = s[i : i + 2]
-        if two == "<<":
-            depth, i = depth + 1, i + 2
-            continue
-        if two == ">>":
-            depth, i = depth - 1, i + 2
-            continue
-        c = s[i]
-        if c == '"':
-            i = s.index('"', i + 1) + 1
-            continue
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE:
-            depth -= 1
-        elif depth == 0 and (c == "," or (c == ":" and s[i + 1 : i + 2] not in (":", ">"))):
-            end = i
+    for pos, depth in _tokens(s, i):
+        c = s[pos]
+        if depth == 0 and (c == "," or (c == ":" and s[pos + 1 : pos + 2] not in (":", ">"))):
+            end = pos
             while s[end - 1].isspace():
                 end -= 1
-            return end, i
-        i += 1
+            return end, pos
     raise SpecError(f"{label}: cannot find the end of a \\E domain")
 
 

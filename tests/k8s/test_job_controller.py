@@ -11,11 +11,20 @@ import threading
 from typing import Any
 
 from aegis.k8s.cr_store import CrStatusStore
-from aegis.k8s.job_controller import JobController, JobControllerConfig
+from aegis.k8s.job_controller import JobController, JobControllerConfig, JobKey
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.manifests import PodSettings, secret_token
 from aegis.k8s.reconcile import CreatePod
-from aegis.k8s.resources import AEGIS, AEGIS_JOB, FINALIZER, LABEL_JOB, POD, SECRET, SERVICE
+from aegis.k8s.resources import (
+    AEGIS,
+    AEGIS_JOB,
+    FINALIZER,
+    LABEL_JOB,
+    POD,
+    SECRET,
+    SERVICE,
+    Resource,
+)
 from aegis.runtime.store import ErrorNode, PodInfo, Status
 
 from ..support import wait_for
@@ -206,6 +215,15 @@ class _Events:
         self.stop.set()  # the watch loop ends once it has taken them all
 
 
+def queued_by_watch(res: Resource, events: list[tuple[str, dict[str, Any]]]) -> list[JobKey]:
+    """The job keys a fresh Job Controller's watch of `res` queues for these events."""
+    stop = threading.Event()
+    controller = JobController(_Events(events, stop), CONFIG)  # type: ignore[arg-type]
+    queued: queue.Queue[JobKey] = queue.Queue()
+    controller._watch(res, queued, stop)
+    return [queued.get_nowait() for _ in range(queued.qsize())]
+
+
 def test_a_status_patch_that_changes_nothing_the_job_controller_reads_reconciles_nothing() -> None:
     """The Aegis Controller patches its CR's status at every group commit (tens a second
     while a large job's pods report), and each reconcile lists every pod of the job: only an
@@ -226,15 +244,8 @@ def test_a_status_patch_that_changes_nothing_the_job_controller_reads_reconciles
     events += [("MODIFIED", cr(24, phase="Failed", retries=1))]
     events += [("MODIFIED", cr(25, phase="Failed", retries=1, deletionTimestamp="now"))]
     events += [("DELETED", cr(25, phase="Failed", retries=1)), ("ADDED", cr(1))]
-    stop = threading.Event()
-    controller = JobController(_Events(events, stop), CONFIG)  # type: ignore[arg-type]
-    queued: queue.Queue[tuple[str, str]] = queue.Queue()
-    controller._watch(AEGIS, queued, stop)
-    keys = []
-    while not queued.empty():
-        keys.append(queued.get_nowait())
     # the first sight, the retries, the phase, the deletion begun, gone, and back
-    assert keys == [(NAMESPACE, "train")] * 6
+    assert queued_by_watch(AEGIS, events) == [(NAMESPACE, "train")] * 6
 
 
 def test_a_pod_event_that_changes_nothing_a_reconcile_reads_reconciles_nothing() -> None:
@@ -258,11 +269,5 @@ def test_a_pod_event_that_changes_nothing_a_reconcile_reads_reconciles_nothing()
     }
     events += [("MODIFIED", pod("Failed", "False", **ended))]
     events += [("DELETED", pod("Failed", "False", **ended))]
-    stop = threading.Event()
-    controller = JobController(_Events(events, stop), CONFIG)  # type: ignore[arg-type]
-    queued: queue.Queue[tuple[str, str]] = queue.Queue()
-    controller._watch(POD, queued, stop)
-    keys = []
-    while not queued.empty():
-        keys.append(queued.get_nowait())
-    assert keys == [(NAMESPACE, "train")] * 4  # seen, running, failed (exit 1), gone
+    # seen, running, failed (exit 1), gone
+    assert queued_by_watch(POD, events) == [(NAMESPACE, "train")] * 4
