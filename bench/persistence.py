@@ -14,6 +14,10 @@ not timed; what is timed is `ControllerCore.commit()`, in two controllers side b
   cr_save_ms           what the CR store costs the controller per batch on Kubernetes (no
                        WAL there): the status built, diffed against the last one written
                        and sent as a merge patch, here to an in-memory API (no HTTP)
+  configmap_commit_ms  a job too large for its CR on Kubernetes: one WAL record compressed
+                       and created as a ConfigMap (the same in-memory API)
+  configmap_snapshot_ms, configmap_snapshot_parts  its snapshot: the status compressed, its
+                       ConfigMap parts created, the CR's summary patched
   snapshot_ms          one snapshot (the status file, as above, plus emptying the WAL), and
   snapshot_amortized_ms  that divided by the records between snapshots (max(256, pods))
   bytes_per_event      what each way writes per event
@@ -30,20 +34,26 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from aegis.k8s.chunked_store import ChunkedStatusStore  # noqa: E402
+from aegis.k8s.cm_wal import ConfigMapWal, Deleter  # noqa: E402
 from aegis.k8s.cr_store import CrStatusStore  # noqa: E402
-from aegis.k8s.resources import Resource  # noqa: E402
+from aegis.k8s.errors import ApiError  # noqa: E402
+from aegis.k8s.resources import AEGIS, Resource  # noqa: E402
 from aegis.protocol.envelope import Message, MessagePhase, MessageType  # noqa: E402
 from aegis.runtime.controller import ControllerCore, Extras, JobConfig  # noqa: E402
 from aegis.runtime.store import FileStatusStore  # noqa: E402
@@ -87,6 +97,81 @@ def _apply_merge_patch(target: Any, patch: Any) -> Any:
     return out
 
 
+Key = tuple[str, str | None, str]
+
+
+class MemoryApi:
+    """An in-memory API server: objects by (resource, namespace, name), get/list/create/
+    delete/patch as the API server answers them (409 on a name taken or a stale
+    resourceVersion, 404 on a missing object, label selectors of `k=v` terms), copies in and
+    out, no HTTP (tests/k8s/test_configmap_store.py runs hundreds of controller deaths on it;
+    the emulator costs tens of ms a call)."""
+
+    def __init__(self) -> None:
+        self.objects: dict[Key, dict[str, Any]] = {}
+        self._versions = itertools.count(1)
+
+    def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
+        return copy.deepcopy(self._find(res, namespace, name))
+
+    def list(
+        self, res: Resource, namespace: str | None = None, label_selector: str = ""
+    ) -> list[dict[str, Any]]:
+        terms = [t.split("=", 1) for t in label_selector.split(",") if t]
+        out = []
+        for (plural, ns, _), obj in sorted(self.objects.items(), key=lambda kv: str(kv[0])):
+            labels = obj.get("metadata", {}).get("labels") or {}
+            if (
+                plural == res.plural
+                and ns == namespace
+                and all(labels.get(k) == v for k, v in terms)
+            ):
+                out.append(copy.deepcopy(obj))
+        return out
+
+    def create(
+        self, res: Resource, namespace: str | None, body: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        obj = copy.deepcopy(dict(body))
+        meta = obj.setdefault("metadata", {})
+        key = (res.plural, namespace, str(meta.get("name")))
+        if key in self.objects:
+            raise ApiError(409, "AlreadyExists", f"{key[2]} already exists")
+        meta.update(uid=str(uuid.uuid4()), resourceVersion=str(next(self._versions)))
+        meta["namespace"] = namespace
+        self.objects[key] = obj
+        return copy.deepcopy(obj)
+
+    def delete(self, res: Resource, namespace: str | None, name: str) -> None:
+        self._find(res, namespace, name)
+        del self.objects[(res.plural, namespace, name)]
+
+    def patch(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        patch: Mapping[str, Any],
+        sub: str = "",
+    ) -> dict[str, Any]:
+        obj = self._find(res, namespace, name)
+        meta = obj["metadata"]
+        wanted = (patch.get("metadata") or {}).get("resourceVersion")
+        if wanted and wanted != meta["resourceVersion"]:
+            raise ApiError(409, "Conflict", "the object has been modified")
+        for part, value in patch.items():
+            if part != "metadata" and (sub != "status" or part == "status"):
+                obj[part] = _apply_merge_patch(obj.get(part), copy.deepcopy(value))
+        meta["resourceVersion"] = str(next(self._versions))
+        return copy.deepcopy(obj)
+
+    def _find(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any]:
+        obj = self.objects.get((res.plural, namespace, name))
+        if obj is None:
+            raise ApiError(404, "NotFound", f"{res.plural} {name} not found")
+        return obj
+
+
 def _timed_commits(core: ControllerCore, pods: tuple[str, ...], events: int) -> list[float]:
     times = []
     for pod in pods[:events]:
@@ -96,6 +181,19 @@ def _timed_commits(core: ControllerCore, pods: tuple[str, ...], events: int) -> 
         core.commit()
         times.append(time.perf_counter() - start)
     return times
+
+
+def _configmap_core(job: JobConfig) -> tuple[ControllerCore, MemoryApi, Deleter]:
+    """A core as the Aegis Controller runs a job too large for its CR: its snapshots and WAL
+    in ConfigMaps, here of an in-memory API."""
+    api = MemoryApi()
+    api.create(AEGIS, "default", {"metadata": {"name": job.name}, "spec": {}})
+    deleter = Deleter(api, "default")
+    store = ChunkedStatusStore(api, CrStatusStore(api, "default", job.name), deleter)
+    wal = ConfigMapWal(api, "default", job.name, deleter)
+    core = ControllerCore(job, store, wal=wal)
+    core.autocommit = False
+    return core, api, deleter
 
 
 def measure(n: int, events: int) -> dict[str, Any]:
@@ -118,6 +216,13 @@ def measure(n: int, events: int) -> dict[str, Any]:
         cr = ControllerCore(job, CrStatusStore(MemoryCrApi(), "default", "job"))
         cr.autocommit = False
         cr_saves = _timed_commits(cr, pods, events)
+        cm, api, deleter = _configmap_core(job)
+        cm_commits = _timed_commits(cm, pods, events)
+        start = time.perf_counter()
+        cm._snapshot()
+        cm_snapshot = time.perf_counter() - start
+        deleter.close()
+        snapshot_parts = api.get(AEGIS, "default", "job")["status"]["snapshot"]["parts"]
         start = time.perf_counter()
         new._snapshot()  # what a phase change or the K-th record costs
         snapshot = time.perf_counter() - start
@@ -138,6 +243,9 @@ def measure(n: int, events: int) -> dict[str, Any]:
         "full_status_save_ms": round(statistics.median(full) * 1e3, 3),
         "wal_append_ms": round(statistics.median(appended) * 1e3, 3),
         "cr_save_ms": round(statistics.median(cr_saves) * 1e3, 3),
+        "configmap_commit_ms": round(statistics.median(cm_commits) * 1e3, 3),
+        "configmap_snapshot_ms": round(cm_snapshot * 1e3, 3),
+        "configmap_snapshot_parts": snapshot_parts,
         "snapshot_ms": round(snapshot * 1e3, 3),
         "snapshot_amortized_ms": round(snapshot * 1e3 / new.snapshot_every, 4),
         "bytes_per_event": {"full_status": status_bytes, "wal": wal_bytes // events},

@@ -14,6 +14,7 @@ from aegis.k8s.job_controller import JobController, JobControllerConfig
 from aegis.k8s.keys import DEFAULT_NAMESPACE, generate_keys, key_manifests
 from aegis.k8s.manifests import DEFAULT_CONTROLLER_ADDRESS, PodSettings
 from aegis.k8s.render import dump, render
+from aegis.k8s.status_size import MAX_STATUS_BYTES
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,7 +74,26 @@ def _register_controller(sub: argparse._SubParsersAction[argparse.ArgumentParser
         default=ac.DEFAULT_METRICS_PORT,
         help="serve GET /metrics on this port (0: off)",
     )
+    p.add_argument(
+        "--max-object-bytes",
+        type=_object_bytes,
+        default=MAX_STATUS_BYTES,
+        metavar="B",
+        help="the largest object the API server keeps (etcd's --max-request-bytes, default "
+        f"{MAX_STATUS_BYTES}): a job whose status could outgrow it keeps it in ConfigMaps",
+    )
     p.set_defaults(func=controller_func)
+
+
+def _object_bytes(text: str) -> int:
+    """A size of at least 64 KiB (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of bytes: {text!r}") from None
+    if value < 64 << 10:
+        raise argparse.ArgumentTypeError(f"{value} is below 65536: no API server keeps so little")
+    return value
 
 
 def controller_func(args: argparse.Namespace) -> int:
@@ -87,7 +107,10 @@ def controller_func(args: argparse.Namespace) -> int:
     account = ac.load_account_dir(args.nats_account_dir)
     api = KubeApi.from_config(args.kubeconfig, args.context)
     config = ac.AegisControllerConfig(
-        nats_url=args.nats_url, namespace=args.namespace, resync_s=args.resync
+        nats_url=args.nats_url,
+        namespace=args.namespace,
+        resync_s=args.resync,
+        status_limit_bytes=args.max_object_bytes,
     )
     stop = threading.Event()
 

@@ -64,8 +64,10 @@ def _timeline(args: argparse.Namespace) -> int:
 
 def _from_kube(args: argparse.Namespace, name: str) -> Any:
     from aegis.k8s.api import KubeApi
+    from aegis.k8s.chunked_store import ChunkedStatusStore
     from aegis.k8s.errors import ApiError
     from aegis.k8s.resources import AEGIS, AEGIS_JOB
+    from aegis.runtime.errors import CorruptStatusError
     from aegis.timeline.model import TimelineError, from_cr_status
 
     faults: list[dict[str, Any]] = []
@@ -88,10 +90,12 @@ def _from_kube(args: argparse.Namespace, name: str) -> Any:
         try:
             api.get(AEGIS_JOB, args.namespace, name)
             cr = api.get(AEGIS, args.namespace, name)
+            status = dict(cr.get("status") or {})
+            if isinstance(status.get("snapshot"), dict):  # a job too large for its CR
+                whole = ChunkedStatusStore.reader(api, cr).read_snapshot(status["snapshot"])
+                status = {**status, **whole.to_obj()}
         finally:
             api.close()
-    except ApiError as exc:
+    except (ApiError, CorruptStatusError) as exc:
         raise TimelineError(f"aegisjob {args.namespace}/{name}: {exc}") from None
-    return from_cr_status(
-        name, args.namespace, dict(cr.get("status") or {}), dict(cr.get("spec") or {}), faults
-    )
+    return from_cr_status(name, args.namespace, status, dict(cr.get("spec") or {}), faults)

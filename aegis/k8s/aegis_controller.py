@@ -42,6 +42,8 @@ from typing import Any
 from aegis.checks.faultlog import FaultLogWriter
 from aegis.errors import AegisError
 from aegis.k8s.api import KubeApi
+from aegis.k8s.chunked_store import ChunkedStatusStore
+from aegis.k8s.cm_wal import ConfigMapWal, Deleter
 from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.credential_process import ApiSource, CredentialProcess
 from aegis.k8s.errors import ApiError, K8sError, StatusTooLargeError
@@ -49,16 +51,18 @@ from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, job_account, load_
 from aegis.k8s.manifests import DEFAULT_MASTER_PORT, ctl_secret
 from aegis.k8s.model import DEFAULT_MAX_RETRY
 from aegis.k8s.resources import AEGIS, SECRET, pod_name, service_name
-from aegis.k8s.status_size import LEAST_BUDGET, status_budget, status_size_problem
+from aegis.k8s.status_size import LEAST_BUDGET, MAX_STATUS_BYTES, status_budget
 from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, TERMINATED, ControllerExit
 from aegis.protocol.subjects import validate_label
 from aegis.runtime.controller import ControllerCore, JobConfig
 from aegis.runtime.controller_service import ControllerService
 from aegis.runtime.observability import JobObserver, MetricsServer, ObserverMetrics
-from aegis.runtime.store import Status
+from aegis.runtime.status_budget import StatusBudget
+from aegis.runtime.store import Status, StatusStore
 from aegis.runtime.transport.auth import Account, UserCredentials
 from aegis.runtime.transport.bus import Bus
+from aegis.runtime.wal import Log, WalRecord
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +93,9 @@ class AegisControllerConfig:
     backoff_max_s: float = 30.0
     master_port: int = DEFAULT_MASTER_PORT
     stop_wait_s: float = 5.0  # how long shutdown waits for each runner
+    # the largest object the API server keeps (etcd's --max-request-bytes): a job whose status
+    # could outgrow it keeps it in ConfigMaps
+    status_limit_bytes: int = MAX_STATUS_BYTES
 
 
 class Backoff:
@@ -113,7 +120,7 @@ class Backoff:
 @dataclass(frozen=True)
 class AegisSpec:
     """What the controller needs from an Aegis CR (metadata and spec; of the status only
-    whether a controller saved one: `resumed`)."""
+    whether a controller saved one, `resumed`, and whether in ConfigMaps, `chunked`)."""
 
     namespace: str
     name: str
@@ -123,6 +130,7 @@ class AegisSpec:
     token_sha256: str
     deleting: bool = False
     resumed: bool = False
+    chunked: bool = False
 
     @property
     def key(self) -> JobKey:
@@ -135,6 +143,7 @@ class AegisSpec:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
         spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
         assert isinstance(meta, Mapping) and isinstance(spec, Mapping)
+        status = obj.get("status")
         return cls(
             namespace=str(meta.get("namespace") or "default"),
             name=str(meta.get("name") or ""),
@@ -143,7 +152,8 @@ class AegisSpec:
             max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
             token_sha256=str(spec.get("bootstrapTokenSHA256") or ""),
             deleting=bool(meta.get("deletionTimestamp")),
-            resumed=isinstance(obj.get("status"), Mapping) and "version" in obj["status"],
+            resumed=isinstance(status, Mapping) and "version" in status,
+            chunked=isinstance(status, Mapping) and "snapshot" in status,
         )
 
     def problem(self) -> str | None:
@@ -159,17 +169,29 @@ class AegisSpec:
             return f"spec.maxRetry must be >= 0, got {self.max_retry}"
         if len(self.token_sha256) != 64:
             return "spec.bootstrapTokenSHA256 is missing or not a hex SHA-256"
-        if self.resumed:  # admitted, perhaps under an earlier rule: it goes on (least budget)
-            return None
-        return status_size_problem(self.name, self.worker_num, self.max_retry)
+        return None
 
-    def job_config(self, master_port: int) -> JobConfig:
+    def in_configmaps(self, limit: int = MAX_STATUS_BYTES) -> bool:
+        """Whether the job's status and WAL are kept in ConfigMaps (aegis.k8s.chunked_store),
+        not whole in the CR: a job whose status could outgrow the CR (objects of at most
+        `limit` bytes), unless a controller already saved it whole there (admitted under an
+        earlier rule, it goes on so)."""
+        if self.chunked:
+            return True
+        if self.resumed:
+            return False
+        return status_budget(self.name, self.worker_num, self.max_retry, limit) is None
+
+    def job_config(self, master_port: int, limit: int = MAX_STATUS_BYTES) -> JobConfig:
         """The runtime controller's view: pods by rank, rendezvous on worker 0's DNS name."""
         pods = tuple(pod_name(self.name, rank) for rank in range(self.worker_num))
         host = f"{pod_name(self.name, 0)}.{service_name(self.name)}.{self.namespace}.svc"
-        # the room its reasons and history may take in the CR (the least if it has none:
-        # `problem` refuses such a CR before it runs)
-        budget = status_budget(self.name, self.worker_num, self.max_retry) or LEAST_BUDGET
+        # the room its reasons and history may take in the CR; in ConfigMaps the defaults;
+        # the least for a job saved whole in its CR under an earlier rule (up to 2,518 workers
+        # for `train`) that has no room
+        budget = status_budget(self.name, self.worker_num, self.max_retry, limit)
+        if budget is None:
+            budget = StatusBudget() if self.in_configmaps(limit) else LEAST_BUDGET
         return JobConfig(
             self.name, self.namespace, pods, self.max_retry, host, master_port, status_budget=budget
         )
@@ -201,11 +223,12 @@ class _CrashOnFailedSave:
 
     The core has already advanced in memory when its save fails; carrying on would publish
     orders from an unpersisted state, so the service is stopped and the next attempt resumes
-    from what the CR holds; unless the status no longer fits in the CR (`too_large`, kept
-    for the runner, which then fails the job: no attempt could save it). `save` runs in the
-    group commit's worker thread: `on_failure` must be safe to call from there."""
+    from what the CR (and, for a job in ConfigMaps, its snapshot and WAL) holds; unless the
+    status no longer fits in the CR (`too_large`, kept for the runner, which then fails the
+    job: no attempt could save it). `save` runs in the group commit's worker thread:
+    `on_failure` must be safe to call from there."""
 
-    def __init__(self, store: CrStatusStore) -> None:
+    def __init__(self, store: StatusStore) -> None:
         self.store = store
         self.on_failure: Callable[[BaseException], None] | None = None
         self.too_large: StatusTooLargeError | None = None
@@ -221,9 +244,52 @@ class _CrashOnFailedSave:
         except Exception as exc:
             if isinstance(exc, StatusTooLargeError):
                 self.too_large = exc  # also when the core's first save, in its constructor, failed
-            if self.on_failure is not None:
-                self.on_failure(exc)
+            self.failed(exc)
             raise
+
+    def failed(self, exc: BaseException) -> None:
+        """Tell the runner that a write failed."""
+        if self.on_failure is not None:
+            self.on_failure(exc)
+
+
+class _CrashOnFailedAppend:
+    """Log wrapper for a job in ConfigMaps: a failed WAL append ends the attempt, as a failed
+    save does (the next attempt reads the log again: a record cut short is dropped)."""
+
+    def __init__(self, wal: ConfigMapWal, store: _CrashOnFailedSave) -> None:
+        self.wal = wal
+        self.store = store
+
+    @property
+    def where(self) -> str:
+        """Where the records are."""
+        return self.wal.where
+
+    @property
+    def fix(self) -> str:
+        """How to start afresh."""
+        return self.wal.fix
+
+    def read(self) -> list[WalRecord]:
+        """The whole records."""
+        return self.wal.read()
+
+    def append(self, number: int, body: Mapping[str, Any]) -> None:
+        """Append; on failure tell the runner, then re-raise."""
+        try:
+            self.wal.append(number, body)
+        except Exception as exc:
+            self.store.failed(exc)
+            raise
+
+    def reset(self) -> None:
+        """Delete the records (in the background)."""
+        self.wal.reset()
+
+    def close(self) -> None:
+        """Nothing to release."""
+        self.wal.close()
 
 
 class JobRunner:
@@ -326,14 +392,29 @@ class JobRunner:
 
     async def _attempt(self) -> int:
         spec = self.spec
-        store = _CrashOnFailedSave(CrStatusStore(self.api, spec.namespace, spec.name))
+        deleter = Deleter(self.api, spec.namespace)
+        try:
+            return await self._attempt_with(deleter)
+        finally:
+            deleter.close()
+
+    async def _attempt_with(self, deleter: Deleter) -> int:
+        spec = self.spec
+        cr = CrStatusStore(self.api, spec.namespace, spec.name)
+        wal: Log | None = None
+        limit = self.config.status_limit_bytes
+        if spec.in_configmaps(limit):
+            store = _CrashOnFailedSave(ChunkedStatusStore(self.api, cr, deleter))
+            wal = _CrashOnFailedAppend(ConfigMapWal(self.api, *spec.key, deleter), store)
+        else:
+            store = _CrashOnFailedSave(cr)
         self._store = store  # its too_large is read after the attempt
         # the structured fault log goes to the controller's stdout (the pod's log), one JSON line
         # per fault
         faults = FaultLogWriter(sys.stdout)
-        job = spec.job_config(self.config.master_port)
+        job = spec.job_config(self.config.master_port, limit)
         observer = JobObserver(spec.worker_num, shared=self.metrics)
-        core = ControllerCore(job, store, on_fault=observer.fault_sink(faults.write))
+        core = ControllerCore(job, store, on_fault=observer.fault_sink(faults.write), wal=wal)
         bus = await Bus.connect(
             self.config.nats_url,
             self.credentials,

@@ -168,11 +168,20 @@ class CrStatusStore:
         obj = self._read()
         return status_from_cr(obj)
 
+    def read(self) -> dict[str, Any]:
+        """The CR as the API holds it now (what later saves patch from)."""
+        return self._read()
+
     def save(self, status: Status) -> None:
         """Persist `status`; StatusConflictError if another writer changed it meanwhile."""
+        new = _to_cr(status.to_obj(), self._cr_forms)  # no JSON text to parse back
+        self.save_obj(new, len(status.pod_infos))
+
+    def save_obj(self, new: dict[str, Any], pods: int) -> None:
+        """Make the CR's status `new` (a merge patch of what changed; `pods`: for the message
+        of a status too large)."""
         if self._seen is None:
             self._read()
-        new = _to_cr(status.to_obj(), self._cr_forms)  # no JSON text to parse back
         for attempt in range(1, self.attempts + 1):
             body: dict[str, Any] = {"status": merge_patch(self._seen or {}, new)}
             if self._version:
@@ -181,7 +190,6 @@ class CrStatusStore:
                 obj = self.api.patch(AEGIS, self.namespace, self.name, body, sub="status")
             except ApiError as exc:
                 if exc.too_large:
-                    pods = len(status.pod_infos)
                     raise StatusTooLargeError(
                         f"aegis {self.namespace}/{self.name}: the API server refused its "
                         f"status of {pods} pods as too large ({exc.api_message}); the job "

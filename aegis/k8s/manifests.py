@@ -28,7 +28,6 @@ from aegis.k8s.resources import (
     secret_name,
     service_name,
 )
-from aegis.k8s.status_size import status_size_problem
 from aegis.protocol.environment import Var, parse_nproc
 from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.subjects import validate_label
@@ -75,9 +74,6 @@ def template_problem(job: JobView) -> str | None:
         return f"AegisJob name {job.name!r} is longer than {MAX_JOB_NAME} characters"
     if job.worker_num < 1 or job.max_retry < 0:
         return "spec.workerNum must be >= 1 and spec.maxRetry >= 0"
-    too_large = status_size_problem(job.name, job.worker_num, job.max_retry)
-    if too_large is not None:
-        return too_large
     try:
         parse_nproc(job.nproc_per_node, "spec.nprocPerNode")
     except AegisError as exc:

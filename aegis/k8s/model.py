@@ -163,6 +163,7 @@ class AegisView:
         status = _map(obj, "status")
         infos = _map(status, "podInfos").values()
         retries = [_int(i.get("retries"), 0) for i in infos if isinstance(i, Mapping)]
+        retries.append(_int(status.get("maxRetries"), 0))  # a job in ConfigMaps: the summary's
         nodes = [str(e.get("node")) for e in status.get("errorNodes") or [] if _has_node(e)]
         return cls(
             phase=str(status.get("phase") or ""),

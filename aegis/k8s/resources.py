@@ -47,6 +47,7 @@ AEGIS_JOB = Resource(GROUP, VERSION, "aegisjobs", "AegisJob")
 POD = Resource("", "v1", "pods", "Pod")
 SECRET = Resource("", "v1", "secrets", "Secret")
 SERVICE = Resource("", "v1", "services", "Service")
+CONFIG_MAP = Resource("", "v1", "configmaps", "ConfigMap")
 
 
 def pod_name(job: str, rank: int) -> str:

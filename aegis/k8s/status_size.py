@@ -12,7 +12,8 @@ reasons and the history room that keeps the status within `SAVE_SHARE` of the li
 every pod fails with a reason of the most that room allows, one node in eight is an error
 node and the history is full; the controller clips reasons to it
 (aegis/runtime/status_budget.py). A job for which even the least room (`MIN_REASON_BYTES`,
-`MIN_HISTORY`) does not fit is refused when it is submitted (`status_size_problem`).
+`MIN_HISTORY`) does not fit (`status_budget` is None: past `max_workers`) keeps its status in
+ConfigMaps instead, the CR a summary (aegis.k8s.chunked_store).
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ def status_budget(
 
 
 def max_workers(job_name: str, max_retry: int, limit: int = MAX_STATUS_BYTES) -> int:
-    """The most pods a job of this name and MaxRetry may have for its status to fit."""
+    """The most pods a job of this name and MaxRetry may have for its status to fit in its CR
+    (a larger one keeps it in ConfigMaps)."""
     lo, hi = 0, 1 << 20
     while lo < hi:  # the status grows with the pods: the last count that has a budget
         mid = (lo + hi + 1) // 2
@@ -107,19 +109,3 @@ def max_workers(job_name: str, max_retry: int, limit: int = MAX_STATUS_BYTES) ->
         else:
             hi = mid - 1
     return lo
-
-
-def status_size_problem(
-    job_name: str, worker_num: int, max_retry: int, limit: int = MAX_STATUS_BYTES
-) -> str | None:
-    """Why the job's status would not fit in its CR (None if it would)."""
-    if status_budget(job_name, worker_num, max_retry, limit) is not None:
-        return None
-    size = JobShape(job_name, worker_num, max_retry).grown_bytes(LEAST_BUDGET)
-    return (
-        f"spec.workerNum {worker_num}: the job's status could take ~{size / 2**20:.1f} MiB of "
-        f"its Aegis CR, and the API server keeps objects of at most {limit / 2**20:.1f} MiB "
-        f"(etcd's --max-request-bytes); a job named {job_name!r} with maxRetry {max_retry} "
-        f"may have at most {max_workers(job_name, max_retry, limit)} workers "
-        "(docs/kubernetes.md, 'Job size')"
-    )

@@ -73,7 +73,7 @@ from aegis.runtime.status_budget import StatusBudget
 from aegis.runtime.steplog import StepLog
 from aegis.runtime.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
 from aegis.runtime.undo import TrackedCounter, TrackedDict, UndoLog
-from aegis.runtime.wal import WalRecord, WriteAheadLog
+from aegis.runtime.wal import Log, WalRecord
 from aegis.values import Fn, ModelValue, Value, apply
 
 log = logging.getLogger(__name__)
@@ -364,10 +364,11 @@ class Outcome:
 class ControllerCore:
     """Executes the spec for one job; makes every event durable before its effects are seen.
 
-    With a WriteAheadLog (`wal`) a commit appends one record of the changes (the applied
+    With a write-ahead log (`wal`) a commit appends one record of the changes (the applied
     steps, the bookkeeping that changed) and snapshots the whole status now and then; without
-    one (the CR on Kubernetes) a commit saves the whole status. With `autocommit` each event
-    commits as it ends; the service turns it off and commits a batch of events at once."""
+    one (the CR of a job that fits in it, on Kubernetes) a commit saves the whole status. With
+    `autocommit` each event commits as it ends; the service turns it off and commits a batch of
+    events at once."""
 
     def __init__(
         self,
@@ -377,11 +378,11 @@ class ControllerCore:
         *,
         constants: Constants | None = None,
         on_fault: Callable[[FaultRecord], None] | None = None,
-        wal: WriteAheadLog | None = None,
+        wal: Log | None = None,
     ) -> None:
         """`constants` defaults to the job's (Workers = its pods, no fault budget); `on_fault`
         receives one record per fault (the structured fault log); `wal`: the write-ahead log
-        beside a file store (docs/persistence.md)."""
+        beside the store (a file; ConfigMaps on Kubernetes: docs/persistence.md)."""
         self.job = job
         self.store = store
         self.wal = wal
@@ -1156,9 +1157,8 @@ class ControllerCore:
         for rec in records:
             if rec.number <= covered:
                 continue  # in the snapshot already (a crash before the WAL was emptied)
-            where = f"{self.wal.path if self.wal else 'WAL'}:{rec.line}: record {rec.number}"
-            fix = f"move the status file and {self.wal.path.name if self.wal else 'the WAL'} away "
-            fix += "to start the job afresh"
+            where = f"{self.wal.where if self.wal else 'WAL'}:{rec.line}: record {rec.number}"
+            fix = self.wal.fix if self.wal else "move the status file away to start afresh"
             if rec.number != self._wal_next:
                 raise CorruptStatusError(
                     f"{where} follows record {self._wal_next - 1}: records are missing; {fix}"

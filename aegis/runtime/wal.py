@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from aegis.protocol import json_bytes
 from aegis.runtime.errors import CorruptStatusError
@@ -35,14 +35,46 @@ class WalRecord:
     line: int
 
 
+class Log(Protocol):
+    """What the controller needs of its write-ahead log: a file here (`WriteAheadLog`), one
+    ConfigMap per record on Kubernetes (aegis.k8s.cm_wal)."""
+
+    @property
+    def where(self) -> str:
+        """Where the records are, for messages."""
+        ...
+
+    @property
+    def fix(self) -> str:
+        """How to start the job afresh when the log cannot be replayed."""
+        ...
+
+    def read(self) -> list[WalRecord]:
+        """The whole records, oldest first (a torn last record is dropped)."""
+        ...
+
+    def append(self, number: int, body: Mapping[str, Any]) -> None:
+        """Make one record durable (called one at a time, never beside `reset`)."""
+        ...
+
+    def reset(self) -> None:
+        """Drop every record (a snapshot just saved covers them)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the log holds."""
+        ...
+
+
 def encode_line(number: int, body: Mapping[str, Any]) -> bytes:
     """The bytes of one record line (the body gets "n" = `number`)."""
     data = json_bytes.dumps({"n": number, **body})
     return b"%08x %s\n" % (zlib.crc32(data), data)
 
 
-def _decode_line(raw: bytes) -> dict[str, Any] | None:
-    """The JSON object of one line (without its newline), None if torn or tampered with."""
+def decode_line(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object of one line (without its newline), None if torn or tampered with (it
+    keeps its "n")."""
     crc, _, data = raw.partition(b" ")
     try:
         if len(crc) != 8 or int(crc, 16) != zlib.crc32(data):
@@ -78,7 +110,7 @@ class WriteAheadLog:
         records: list[WalRecord] = []
         offset = 0
         for index, raw in enumerate(lines):
-            body = _decode_line(raw)
+            body = decode_line(raw)
             if body is None:
                 if index == len(lines) - 1 and not tail:
                     self.torn_tail = True  # the last line: a write cut short, never acknowledged
@@ -123,6 +155,16 @@ class WriteAheadLog:
     def size(self) -> int:
         """Bytes of whole records in the file."""
         return self._good
+
+    @property
+    def where(self) -> str:
+        """The file's path."""
+        return str(self.path)
+
+    @property
+    def fix(self) -> str:
+        """How to start afresh: move the status file and this log away."""
+        return f"move the status file and {self.path.name} away to start the job afresh"
 
     def close(self) -> None:
         """Close the file (every append was already fsynced)."""

@@ -32,6 +32,7 @@ _DECLARED = {
     "v1/pods": ("Pod", True, {"status"}),
     "v1/secrets": ("Secret", True, set()),
     "v1/services": ("Service", True, set()),
+    "v1/configmaps": ("ConfigMap", True, set()),
     "v1/namespaces": ("Namespace", False, set()),
     "apiextensions.k8s.io/v1/customresourcedefinitions": ("CustomResourceDefinition", False, set()),
     "aegis.dev/v1alpha1/aegises": ("Aegis", True, {"status"}),

@@ -67,15 +67,16 @@ class Running:
 
 
 @contextmanager
-def running(url: str, nats: Nats) -> Iterator[Running]:
-    """The controller process as `aegis k8s controller` runs it: gRPC, /metrics, CR watch."""
-    config = AegisControllerConfig(
-        nats_url=nats.url, resync_s=0.5, backoff_initial_s=0.05, backoff_max_s=0.5
+def running(url: str, nats: Nats, **config: Any) -> Iterator[Running]:
+    """The controller process as `aegis k8s controller` runs it: gRPC, /metrics, CR watch
+    (`config`: more AegisControllerConfig fields)."""
+    settings = AegisControllerConfig(
+        nats_url=nats.url, resync_s=0.5, backoff_initial_s=0.05, backoff_max_s=0.5, **config
     )
     credentials = CredentialProcess(nats.account, nats.url, ApiSource(url=url), "127.0.0.1", 0)
     credentials.start()
     api = KubeApi.for_url(url, timeout_s=5.0)
-    controller = AegisController(api, nats.account, credentials, config)
+    controller = AegisController(api, nats.account, credentials, settings)
     metrics = MetricsServerThread(controller.metrics, "127.0.0.1", 0)
     metrics.start()
     stop = threading.Event()

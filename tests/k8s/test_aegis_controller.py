@@ -31,7 +31,7 @@ from aegis.k8s.aegis_controller import (
 )
 from aegis.k8s.api import KubeApi
 from aegis.k8s.credential_process import ApiSource, CredentialProcess
-from aegis.k8s.resources import AEGIS
+from aegis.k8s.resources import AEGIS, CONFIG_MAP
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.runtime.errors import BusError, CredentialsRejected
 from aegis.runtime.transport.auth import Operator
@@ -101,7 +101,8 @@ async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
     cluster: Cluster, nats: Nats
 ) -> None:
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("broken", token_hash="not-a-sha256"))
-    cluster.api.create(AEGIS, NAMESPACE, aegis_cr("huge", workers=12500))
+    negative = aegis_cr("negative")
+    cluster.api.create(AEGIS, NAMESPACE, {**negative, "spec": {**negative["spec"], "maxRetry": -1}})
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("corrupt"))
     cluster.api.patch(
         AEGIS, NAMESPACE, "corrupt", {"status": {"version": 1, "specState": {"variables": {}}}},
@@ -126,10 +127,10 @@ async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
         assert status(cluster)["masterSeq"] == 1
         # one job's failure stops no other: the broken CR was never started, the corrupt one
         # keeps being retried, and both are still there
-        assert not {"broken", "huge"} & {k[1] for k in ctl.controller.runners}
+        assert not {"broken", "negative"} & {k[1] for k in ctl.controller.runners}
         # and a CR that cannot be run says why, where the Job Controller reads it (its pods
         # can get no credentials)
-        for name, why in (("broken", "bootstrapTokenSHA256"), ("huge", "spec.workerNum 12500")):
+        for name, why in (("broken", "bootstrapTokenSHA256"), ("negative", "spec.maxRetry")):
             assert status(cluster, name)["phase"] == "Failed", name
             assert why in status(cluster, name)["message"], status(cluster, name)
         corrupt = ctl.controller.runners[(NAMESPACE, "corrupt")]
@@ -137,12 +138,16 @@ async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
         assert corrupt.alive and not corrupt.finished
 
 
+@pytest.mark.parametrize("where", ["cr", "configmaps"])
 async def test_a_restarted_controller_resumes_every_job_from_its_cr(
-    cluster: Cluster, nats: Nats
+    cluster: Cluster, nats: Nats, where: str
 ) -> None:
+    """Whether its status is whole in its CR or, for a job too large for it (here: a limit
+    that a 2-pod job outgrows), a snapshot and a WAL in ConfigMaps the CR names."""
+    limit = {"status_limit_bytes": 4096} if where == "configmaps" else {}
     cluster.api.create(AEGIS, NAMESPACE, aegis_cr("train"))
-    with running(cluster.url, nats) as ctl:
-        await wait_for_async(lambda: status(cluster).get("podInfos"), 10, "the status")
+    with running(cluster.url, nats, **limit) as ctl:
+        await wait_for_async(lambda: status(cluster).get("version"), 10, "the status")
         bus = Agents(ctl, cluster)
         try:
             await first_ack(bus, PODS[0])
@@ -158,8 +163,15 @@ async def test_a_restarted_controller_resumes_every_job_from_its_cr(
     before = status(cluster)
     assert (before["phase"], before["recoverCount"], before["masterSeq"]) == ("RunCommand", 1, 4)
     assert [before["podInfos"][p]["retries"] for p in PODS] == [1, 1]
+    kept = [o["metadata"]["name"] for o in cluster.api.list(CONFIG_MAP, NAMESPACE)]
+    if where == "configmaps":  # the CR: a summary naming the snapshot
+        assert "specState" not in before and before["maxRetries"] == 1
+        assert [n for n in kept if n.startswith("train-snap-")]
+        assert before["pods"] == {"total": 2, "byPhase": {"RunCommand": 2}}
+    else:
+        assert "specState" in before and not kept
 
-    with running(cluster.url, nats) as ctl:  # a new controller process
+    with running(cluster.url, nats, **limit) as ctl:  # a new controller process
         # the job's credentials are registered before its runner starts
         await wait_for_async(lambda: (NAMESPACE, "train") in ctl.controller.runners, 10, "runner")
         bus = Agents(ctl, cluster)
@@ -172,8 +184,11 @@ async def test_a_restarted_controller_resumes_every_job_from_its_cr(
         after = status(cluster)
         assert (after["phase"], after["recoverCount"], after["masterSeq"]) == ("RunCommand", 1, 4)
         assert [after["podInfos"][p]["retries"] for p in PODS] == [1, 1]
-        assert after["history"][: len(before["history"])] == before["history"]  # not reset
+        assert after.get("history", [])[: len(before.get("history", []))] == before.get(
+            "history", []
+        )  # not reset
         assert after["podInfos"][PODS[0]]["lastFailedReason"] == "CUDA error"
+        assert ("snapshot" in after) == (where == "configmaps")
 
 
 async def test_a_status_another_writer_changed_restarts_the_job_from_the_cr(

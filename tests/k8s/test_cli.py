@@ -66,3 +66,21 @@ def test_job_controller_once_with_a_kubeconfig(cluster: Cluster, tmp_path: Path)
     ]
     assert _run(argv) == 0
     assert sorted(cluster.pods()) == ["train-worker-0", "train-worker-1"]
+
+
+@pytest.mark.parametrize("bad", ["10", "lots", "-1"])
+def test_a_max_object_size_no_api_server_has_is_a_clear_error(
+    bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        _run(["k8s", "controller", "--max-object-bytes", bad])
+    assert exc.value.code == 2
+    assert "--max-object-bytes" in capsys.readouterr().err
+
+
+def test_the_controller_takes_the_api_servers_object_limit() -> None:
+    parser = argparse.ArgumentParser(prog="aegis")
+    k8s_cli.register(parser.add_subparsers(dest="command", required=True))
+    assert parser.parse_args(["k8s", "controller"]).max_object_bytes == 1_572_864
+    args = parser.parse_args(["k8s", "controller", "--max-object-bytes", "8388608"])
+    assert args.max_object_bytes == 8 << 20

@@ -22,11 +22,15 @@ import pytest
 
 from aegis.cli.ctl import Plan, UsageError, execute, load_kube_config
 from aegis.k8s.api import KubeApi
+from aegis.k8s.chunked_store import ChunkedStatusStore
+from aegis.k8s.cm_wal import Deleter
+from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.errors import ApiError
 from aegis.k8s.manifests import CTL_SECRET_KEY, LABEL_CTL, ctl_secret_name
 from aegis.k8s.resources import AEGIS, AEGIS_JOB, LABEL_JOB, SECRET
 from aegis.protocol.control import make_request
 from aegis.runtime.errors import BusError
+from aegis.runtime.store import PodInfo, Status
 
 from ..support import AEGIS as AEGIS_CLI
 from ..support import wait_for
@@ -266,6 +270,33 @@ def test_timeline_of_an_aegisjob_from_its_cr_and_the_controllers_fault_log(
     missing += ["--kubeconfig", str(kubeconfig(tmp_path, cluster.url))]
     r = subprocess.run(missing, capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode == 2 and "aegisjob team/nope" in r.stderr
+
+
+def test_timeline_of_a_job_kept_in_configmaps_shows_every_pod(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """The CR of a job too large for it shows a few pods; the timeline reads the snapshot."""
+    cluster.api.create(AEGIS_JOB, NAMESPACE, aegis_job(JOB, workers=3))
+    cluster.api.create(AEGIS, NAMESPACE, aegis_cr())
+    pods = {f"{JOB}-worker-{r}": PodInfo(inner_phase="RunCommand") for r in range(3)}
+    pods[f"{JOB}-worker-2"] = PodInfo(
+        inner_phase="RunCommand", retries=1, last_failed_reason="exit 1", updated_timestamp=5.0
+    )
+    status = Status(phase="RunCommand", recover_count=1, pod_infos=pods).with_snapshot()
+    deleter = Deleter(cluster.api, NAMESPACE)
+    ChunkedStatusStore(cluster.api, CrStatusStore(cluster.api, NAMESPACE, JOB), deleter).save(
+        status
+    )
+    deleter.close()
+    assert list(cluster.api.get(AEGIS, NAMESPACE, JOB)["status"]["podInfos"]) == [f"{JOB}-worker-2"]
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    out = tmp_path / "t.html"
+    argv = [*AEGIS_CLI, "timeline", f"aegisjob/{JOB}", "-n", NAMESPACE, "-o", str(out)]
+    argv += ["--kubeconfig", str(kubeconfig(tmp_path, cluster.url))]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    data = _embedded(out)
+    assert data["pods"] == sorted(pods) and data["recoverCount"] == 1
 
 
 def _embedded(html: Path) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """A job whose status would not fit in its Aegis CR (etcd keeps objects of at most its
---max-request-bytes) is refused when it is submitted, and one whose status outgrows it while
-running fails, saying why, instead of restarting its controller forever."""
+--max-request-bytes) keeps it in ConfigMaps (tests/k8s/test_configmap_store.py); one kept in
+its CR has a budget that holds its status within the limit whatever its faults leave, and
+one whose status outgrows it anyway fails, saying why, instead of restarting its controller
+forever."""
 
 from __future__ import annotations
 
@@ -27,7 +29,6 @@ from aegis.k8s.status_size import (
     estimated_status_bytes,
     max_workers,
     status_budget,
-    status_size_problem,
 )
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.exitcodes import ControllerExit
@@ -71,18 +72,14 @@ def test_the_estimate_bounds_the_status_the_store_writes(job: str, workers: int)
     assert real <= estimate <= 1.3 * real + 5000, (real, estimate)
 
 
-def test_the_largest_job_admitted_is_the_last_with_a_budget() -> None:
+def test_the_largest_job_kept_in_its_cr_is_the_last_with_a_budget() -> None:
     for job in ("j", "train", "a-job-name-of-forty-characters-exactly1"):
         for retries in (0, 3, 100):
             most = max_workers(job, retries)
-            assert status_size_problem(job, most, retries) is None
             assert status_budget(job, most, retries) is not None
-            why = status_size_problem(job, most + 1, retries)
-            assert why is not None and f"at most {most} workers" in why and "etcd" in why
             assert status_budget(job, most + 1, retries) is None
     assert 1500 < max_workers("train", 3) < 2500  # ~1,900: a default cluster's ceiling
-    assert status_size_problem("train", 1000, 3) is None
-    assert status_size_problem("train", 12500, 3) is not None
+    assert status_budget("train", 12500, 3) is None
 
 
 def test_a_smaller_job_gets_more_room_up_to_whole_reasons_and_history() -> None:
@@ -93,14 +90,13 @@ def test_a_smaller_job_gets_more_room_up_to_whole_reasons_and_history() -> None:
     assert sizes[-1] >= (MIN_REASON_BYTES, MIN_HISTORY)
 
 
-def test_an_aegisjob_too_large_for_its_status_fails_at_once_saying_why() -> None:
+def test_an_aegisjob_too_large_for_its_cr_is_run_all_the_same() -> None:
+    """Its status goes to ConfigMaps (the Aegis Controller decides; the Job Controller makes
+    the CR as for any job)."""
     job = JobView.from_obj(aegis_job("train", workers=12500))
-    why = template_problem(job)
-    assert why is not None and "spec.workerNum 12500" in why and "MiB" in why
+    assert template_problem(job) is None
     actions = reconcile(job, Observed(pods=[], aegis=None, secret=False, service=False))
-    failed = [a for a in actions if isinstance(a, UpdateJobStatus)]
-    assert failed and failed[0].phase == "Failed" and failed[0].message == why
-    assert template_problem(JobView.from_obj(aegis_job("train", workers=1000))) is None
+    assert not [a for a in actions if isinstance(a, UpdateJobStatus) and a.phase == "Failed"]
 
 
 def test_the_api_refusing_a_status_as_too_large_is_told_apart() -> None:
@@ -273,22 +269,27 @@ def test_an_admitted_jobs_status_stays_within_the_limit_whatever_its_faults_leav
 def test_the_aegis_controller_runs_a_job_with_its_budget() -> None:
     cr = aegis_cr("train", workers=1500)
     spec = AegisSpec.from_obj({**cr, "metadata": {**cr["metadata"], "uid": "u1"}})
-    assert spec.problem() is None
+    assert spec.problem() is None and not spec.in_configmaps()
     budget = spec.job_config(29500).status_budget
     assert budget == status_budget("train", 1500, spec.max_retry)
     assert budget.reason_bytes is not None and budget.reason_bytes < MAX_REASON_BYTES
-    too_large = AegisSpec.from_obj({**cr, "spec": {**cr["spec"], "workerNum": 12500}})
-    assert "spec.workerNum 12500" in (too_large.problem() or "")
+    large = AegisSpec.from_obj({**cr, "spec": {**cr["spec"], "workerNum": 12500}})
+    assert large.problem() is None and large.in_configmaps()
+    assert large.job_config(29500).status_budget == StatusBudget()  # whole reasons, history
+    assert spec.in_configmaps(limit=64 << 10)  # a cluster whose etcd keeps less
 
 
-def test_a_cr_a_controller_already_ran_goes_on_whatever_its_size() -> None:
-    """A job admitted under an earlier rule (up to 2,518 workers for 'train') and running
-    when the Aegis Controller is upgraded is resumed, with the least budget, not refused:
-    refusing it would fail a running job."""
+def test_a_cr_a_controller_already_ran_goes_on_as_it_was_saved() -> None:
+    """A job admitted under an earlier rule (up to 2,518 workers for 'train'), saved whole in
+    its CR and running when the Aegis Controller is upgraded, goes on so, with the least
+    budget; a job saved in ConfigMaps goes on there whatever the limit says."""
     cr = aegis_cr("train", workers=2400)
     fresh = AegisSpec.from_obj({**cr, "metadata": {**cr["metadata"], "uid": "u1"}})
-    assert "spec.workerNum 2400" in (fresh.problem() or "")
+    assert fresh.problem() is None and fresh.in_configmaps()
     saved = {**cr, "metadata": {**cr["metadata"], "uid": "u1"}, "status": {"version": 1}}
     resumed = AegisSpec.from_obj(saved)
-    assert resumed.resumed and resumed.problem() is None
+    assert resumed.resumed and resumed.problem() is None and not resumed.in_configmaps()
     assert resumed.job_config(29500).status_budget == LEAST_BUDGET
+    small = aegis_cr("train", workers=10)
+    chunked = {**small, "status": {"version": 1, "snapshot": {"generation": 3}}}
+    assert AegisSpec.from_obj(chunked).in_configmaps()
