@@ -5,7 +5,9 @@ job with the gRPC credential service (a child process, `credential_process.py`: 
 that job get user JWTs limited to the job's subjects, checked against
 `spec.bootstrapTokenSHA256` and the API's pods) and starts a `JobRunner`:
 the same `ControllerCore` + `ControllerService` as local mode, with `CrStatusStore` as its
-store and its own NATS connection made with the controller's credentials. A deleted CR has its
+store (or, for a job whose status could outgrow its CR, `ChunkedStatusStore` and a
+`ConfigMapWal`: docs/persistence.md) and its own NATS connection made with the controller's
+credentials. A deleted CR has its
 credentials revoked first, then its runner stopped.
 
 Each runner is a thread with its own event loop, because the CR store blocks on the API server:

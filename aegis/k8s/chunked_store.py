@@ -1,19 +1,18 @@
 """The status of a job too large for its Aegis CR: snapshots in ConfigMaps, a summary in the CR.
 
-`ChunkedStatusStore` is the `StatusStore` of such a job (aegis.k8s.status_size decides which
-jobs: those whose whole status could outgrow the API's object limit), beside its ConfigMap
-WAL (aegis.k8s.cm_wal). A save is a snapshot: the whole status (Status.encode), compressed
-and split over ConfigMaps `<cr>-snap-<g>-<k>` of a new generation g (aegis.k8s.blobs), then
-one merge patch of the CR's status that names generation g: that patch is the commit point.
-A controller that dies before it leaves the CR naming the previous generation, whose parts
-are all still there (they are deleted only after the patch, in the background); the parts of
-a generation no patch named are deleted when the next controller loads the CR, before it
-saves. The CR's status holds what
-users and the Job Controller read (`summary`): phase, shouldQuit, recoverCount, masterSeq,
-errorNodes, the most retries of any pod, the pods' count by inner phase, and the entries of
-up to SHOWN_PODS pods with retries or a failure reason; not the history, the spec state or
-the per-pod maps (those are in the snapshot; `aegis ctl status` shows them from the
-controller).
+`ChunkedStatusStore` is the `StatusStore` of such a job (the Aegis Controller decides which:
+`AegisSpec.in_configmaps`, those whose whole status could outgrow the API's object limit),
+beside its ConfigMap WAL (aegis.k8s.cm_wal). A save is a snapshot: the whole status
+(Status.encode), compressed and split over ConfigMaps `<cr>-snap-<uid8>-<g>-<k>` of a new
+generation g (aegis.k8s.blobs), then one merge patch of the CR's status that names generation
+g: that patch is the commit point. A controller that dies before it leaves the CR naming the
+previous generation, whose parts are all still there (they are deleted only after the patch,
+in the background); the parts of a generation no patch named are deleted when the next
+controller loads the CR, before it saves. The CR's status holds what users and the Job
+Controller read (`summary`): phase, shouldQuit, recoverCount, masterSeq, errorNodes, the most
+retries of any pod, the pods' count by inner phase, and the entries of up to SHOWN_PODS pods
+with retries or a failure reason; not the history, the spec state or the per-pod maps (those
+are in the snapshot; `aegis ctl status` shows them from the controller).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `ConfigMapWal` is the runtime's `Log` (aegis.runtime.wal) on the API server, for the jobs whose
 status does not fit in their CR (aegis.k8s.chunked_store holds their snapshots). Record `n`
 is the line a file WAL would hold (its checksum, its JSON with "n"), compressed and split over
-ConfigMaps `<cr>-wal-<n>-<k>` (aegis.k8s.blobs), created in order of k. Creating an object is
+ConfigMaps `<cr>-wal-<uid8>-<n>-<k>` (aegis.k8s.blobs), created in order of k. Creating an object is
 atomic, so a record is whole once its last part exists; the controller creates record n + 1
 only after every part of n, so only the last record can lack parts: that one was never
 acknowledged (the controller died writing it, or its create failed), and `read` drops it as
@@ -14,7 +14,9 @@ other content, another controller wrote it: StatusConflictError (crash-only, as 
 `reset` (after a snapshot, which covers every record so far) deletes the records in a
 background thread: a resumed controller skips the records its snapshot covers, so a deletion
 that fails or is cut short by a crash costs a later `reset` (or the CR's deletion, which
-takes its ConfigMaps with it) nothing more than a list.
+takes its ConfigMaps with it) nothing more than a list. Only whole records' numbers are
+deleted so: a torn record's number is written again by the next append, which a deletion
+still queued must not take.
 """
 
 from __future__ import annotations
