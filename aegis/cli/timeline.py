@@ -64,7 +64,7 @@ def _timeline(args: argparse.Namespace) -> int:
 
 def _from_kube(args: argparse.Namespace, name: str) -> Any:
     from aegis.k8s.api import KubeApi
-    from aegis.k8s.chunked_store import ChunkedStatusStore
+    from aegis.k8s.chunked_store import read_snapshot
     from aegis.k8s.errors import ApiError
     from aegis.k8s.resources import AEGIS, AEGIS_JOB
     from aegis.runtime.errors import CorruptStatusError
@@ -91,9 +91,9 @@ def _from_kube(args: argparse.Namespace, name: str) -> Any:
             api.get(AEGIS_JOB, args.namespace, name)
             cr = api.get(AEGIS, args.namespace, name)
             status = dict(cr.get("status") or {})
-            if isinstance(status.get("snapshot"), dict):  # a job too large for its CR
-                whole = ChunkedStatusStore.reader(api, cr).read_snapshot(status["snapshot"])
-                status = {**status, **whole.to_obj()}
+            found = read_snapshot(api, args.namespace, cr)  # a job too large for its CR
+            if found is not None:
+                status = {**status, **found[1].to_obj()}
         finally:
             api.close()
     except (ApiError, CorruptStatusError) as exc:

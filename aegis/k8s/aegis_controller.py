@@ -64,7 +64,7 @@ from aegis.runtime.status_budget import StatusBudget
 from aegis.runtime.store import Status, StatusStore
 from aegis.runtime.transport.auth import Account, UserCredentials
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.wal import Log, WalRecord
+from aegis.runtime.wal import Log
 
 log = logging.getLogger(__name__)
 
@@ -255,43 +255,23 @@ class _CrashOnFailedSave:
             self.on_failure(exc)
 
 
-class _CrashOnFailedAppend:
-    """Log wrapper for a job in ConfigMaps: a failed WAL append ends the attempt, as a failed
-    save does (the next attempt reads the log again: a record cut short is dropped)."""
+class _CrashOnFailedAppend(ConfigMapWal):
+    """The WAL of a job in ConfigMaps, whose failed append ends the attempt, as a failed save
+    does (the next attempt reads the log again: a record cut short is dropped)."""
 
-    def __init__(self, wal: ConfigMapWal, store: _CrashOnFailedSave) -> None:
-        self.wal = wal
+    def __init__(
+        self, store: _CrashOnFailedSave, api: KubeApi, key: JobKey, deleter: Deleter
+    ) -> None:
+        super().__init__(api, *key, deleter)
         self.store = store
-
-    @property
-    def where(self) -> str:
-        """Where the records are."""
-        return self.wal.where
-
-    @property
-    def fix(self) -> str:
-        """How to start afresh."""
-        return self.wal.fix
-
-    def read(self) -> list[WalRecord]:
-        """The whole records."""
-        return self.wal.read()
 
     def append(self, number: int, body: Mapping[str, Any]) -> None:
         """Append; on failure tell the runner, then re-raise."""
         try:
-            self.wal.append(number, body)
+            super().append(number, body)
         except Exception as exc:
             self.store.failed(exc)
             raise
-
-    def reset(self) -> None:
-        """Delete the records (in the background)."""
-        self.wal.reset()
-
-    def close(self) -> None:
-        """Nothing to release."""
-        self.wal.close()
 
 
 class JobRunner:
@@ -407,7 +387,7 @@ class JobRunner:
         limit = self.config.status_limit_bytes
         if spec.in_configmaps(limit):
             store = _CrashOnFailedSave(ChunkedStatusStore(self.api, cr, deleter))
-            wal = _CrashOnFailedAppend(ConfigMapWal(self.api, *spec.key, deleter), store)
+            wal = _CrashOnFailedAppend(store, self.api, spec.key, deleter)
         else:
             store = _CrashOnFailedSave(cr)
         self._store = store  # its too_large is read after the attempt

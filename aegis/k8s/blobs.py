@@ -75,10 +75,11 @@ def selector(cr: str, blob: str) -> str:
     return f"{LABEL_CR}={cr},{LABEL_BLOB}={blob}"
 
 
-def is_part_of(obj: Mapping[str, Any], cr: str, blob: str, uid: str) -> bool:
+def is_part_of(obj: Mapping[str, Any], cr: str, blob: str, uid: str | None) -> bool:
     """Whether `obj` is a part of the blobs of kind `blob` of the Aegis CR `cr` whose uid is
-    `uid` (not of an earlier CR of that name whose objects await the garbage collector).
-    Labels are checked here too: the API's label selector is not relied on."""
+    `uid` (not of an earlier CR of that name whose objects await the garbage collector; None:
+    of any CR of that name). Labels are checked here too: the API's label selector is not
+    relied on."""
     meta = obj.get("metadata") or {}
     labels = meta.get("labels") or {}
     owners = meta.get("ownerReferences") or []
@@ -87,7 +88,7 @@ def is_part_of(obj: Mapping[str, Any], cr: str, blob: str, uid: str) -> bool:
         and labels.get(LABEL_CR) == cr
         and labels.get(LABEL_BLOB) == blob
         and isinstance(owners, list)
-        and any(isinstance(o, Mapping) and o.get("uid") == uid for o in owners)
+        and (uid is None or any(isinstance(o, Mapping) and o.get("uid") == uid for o in owners))
     )
 
 

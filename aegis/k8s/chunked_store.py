@@ -17,21 +17,19 @@ are in the snapshot; `aegis ctl status` shows them from the controller).
 
 from __future__ import annotations
 
+import heapq
 import zlib
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from aegis.k8s.api import KubeApi
 from aegis.k8s.blobs import (
     PART_BYTES,
     is_part_of,
     join,
-    name_of,
     owner_reference,
     parsed_part,
     part_object,
-    selector,
     split,
     uid_tag,
 )
@@ -56,8 +54,8 @@ def snapshot_name(cr: str, tag: str, generation: int, part: int) -> str:
 def summary(status: Status, pointer: Mapping[str, int]) -> dict[str, Any]:
     """What the CR's status shows of `status`, whose snapshot `pointer` names."""
     infos = status.pod_infos
-    notable = [p for p, i in infos.items() if i.retries or i.last_failed_reason]
-    notable.sort(key=lambda p: (-infos[p].retries, p))
+    notable = (p for p, i in infos.items() if i.retries or i.last_failed_reason)
+    shown = heapq.nsmallest(SHOWN_PODS, notable, key=lambda p: (-infos[p].retries, p))
     return {
         "version": SCHEMA_VERSION,
         "phase": status.phase,
@@ -73,9 +71,29 @@ def summary(status: Status, pointer: Mapping[str, int]) -> dict[str, Any]:
             "total": len(infos),
             "byPhase": dict(Counter(i.inner_phase for i in infos.values())),
         },
-        "podInfos": {p: infos[p].json_obj for p in notable[:SHOWN_PODS]},
+        "podInfos": {p: infos[p].json_obj for p in shown},
         "snapshot": dict(pointer),
     }
+
+
+def read_snapshot(api: BlobApi, namespace: str, cr: Mapping[str, Any]) -> tuple[int, Status] | None:
+    """(generation, status) of the snapshot the Aegis CR object `cr` names, None if it names
+    none (a fresh job, or one saved whole in its CR). It only reads: `aegis timeline` reads a
+    job's so. CorruptStatusError says what is wrong."""
+    name = str((cr.get("metadata") or {}).get("name", ""))
+    status = cr.get("status")
+    pointer = status.get("snapshot") if isinstance(status, dict) else None
+    if pointer is None:
+        return None
+    generation, parts, crc = _parse(namespace, name, pointer)
+    owner = owner_reference(cr)
+    try:
+        data = join([_part(api, namespace, owner, (generation, k, parts)) for k in range(parts)])
+    except zlib.error:
+        data = b""
+    if not data or zlib.crc32(data) != crc:
+        raise _corrupt(namespace, name, f"snapshot {generation} fails its checksum")
+    return generation, Status.from_json(data.decode("utf-8"))
 
 
 class ChunkedStatusStore:
@@ -102,48 +120,28 @@ class ChunkedStatusStore:
         return self.cr.namespace
 
     def load(self) -> Status | None:
-        """The status the CR's snapshot pointer names (None before the first save)."""
+        """The status the CR's snapshot names (None before the first save). The parts of
+        every other generation are deleted now: those of one a dead controller wrote but never
+        named (the next save reuses its number) and old ones whose deletion did not happen.
+        Not in the background: a deletion queued now could run after this controller's next
+        save and take its parts."""
         obj = self.cr.read()
         self._owner = owner_reference(obj)
-        status = obj.get("status")
-        pointer = status.get("snapshot") if isinstance(status, dict) else None
-        if pointer is None:  # a fresh job (or one saved whole in its CR)
-            self._delete_others(0)
-            return status_from_cr(obj)
-        loaded = self.read_snapshot(pointer)
-        self.generation = int(pointer["generation"])
-        self._delete_others(self.generation)
+        found = read_snapshot(self.api, self.namespace, obj)
+        generation, loaded = found or (0, status_from_cr(obj))
+        self.deleter.delete_now(self.name, BLOB, self._owner["uid"], lambda g: g != generation)
+        self.generation = generation
         return loaded
-
-    def read_snapshot(self, pointer: Any) -> Status:
-        """The status in the snapshot `pointer` (the CR's status.snapshot) names, read only
-        (`aegis timeline` reads a job's this way); CorruptStatusError says what is wrong."""
-        generation, parts, crc = self._parse(pointer)
-        try:
-            data = join([self._part(generation, k, parts) for k in range(parts)])
-        except zlib.error:
-            data = b""
-        if not data or zlib.crc32(data) != crc:
-            raise CorruptStatusError(self._bad(f"snapshot {generation} fails its checksum"))
-        return Status.from_json(data.decode("utf-8"))
-
-    @classmethod
-    def reader(cls, api: KubeApi, cr: Mapping[str, Any]) -> ChunkedStatusStore:
-        """A store for reading the snapshots of the CR object `cr` (it deletes nothing)."""
-        meta = cr.get("metadata") or {}
-        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
-        store = cls(api, CrStatusStore(api, namespace, name), Deleter(api, namespace))
-        store._owner = owner_reference(cr)
-        return store
 
     def save(self, status: Status) -> None:
         """Write the status as generation + 1, make the CR name it, then delete the last."""
-        if self._owner is None:
+        if self._owner is None:  # the core loads before it saves; a store used alone may not
             self.load()
+        owner = self._owner
+        assert owner is not None
         generation = self.generation + 1
         data = status.encode()
         chunks = split(data, self.part_bytes)
-        owner = self._owner or {}
         for k, chunk in enumerate(chunks):
             name = snapshot_name(self.name, uid_tag(owner), generation, k)
             obj = part_object(name, self.name, BLOB, generation, (k, len(chunks)), chunk, owner)
@@ -157,51 +155,42 @@ class ChunkedStatusStore:
         pointer = {"generation": generation, "parts": len(chunks), "crc": zlib.crc32(data)}
         self.cr.save_obj(summary(status, pointer), len(status.pod_infos))  # the commit point
         self.generation = generation
-        self.deleter.delete_matching(self.name, BLOB, self._uid, lambda g: g < generation)
+        self.deleter.delete_matching(self.name, BLOB, owner["uid"], lambda g: g < generation)
 
-    def _parse(self, pointer: Any) -> tuple[int, int, int]:
-        try:
-            values = tuple(pointer[k] for k in ("generation", "parts", "crc"))
-        except (KeyError, TypeError):
-            values = ()
-        if len(values) != 3 or not all(isinstance(v, int) and v >= 0 for v in values):
-            raise CorruptStatusError(self._bad(f"status.snapshot {pointer!r} is malformed"))
-        generation, parts, crc = values
-        if parts < 1:
-            raise CorruptStatusError(self._bad(f"status.snapshot {pointer!r} has no parts"))
-        return generation, parts, crc
 
-    def _delete_others(self, generation: int) -> None:
-        """Delete the parts of every generation but `generation`, now: those of one a dead
-        controller wrote but never named (the next save would reuse its number) and of old
-        ones whose deletion did not happen. Not in the background: a deletion queued now
-        could run after this controller's next save and take its parts."""
-        for obj in self.api.list(CONFIG_MAP, self.namespace, selector(self.name, BLOB)):
-            if not is_part_of(obj, self.name, BLOB, self._uid):
-                continue
-            parsed = parsed_part(obj)
-            if parsed is None or parsed[0] != generation:
-                delete_quietly(self.api, self.namespace, name_of(obj))
+def _parse(namespace: str, name: str, pointer: Any) -> tuple[int, int, int]:
+    """(generation, parts, crc) of a CR's status.snapshot."""
+    try:
+        values = tuple(pointer[k] for k in ("generation", "parts", "crc"))
+    except (KeyError, TypeError):
+        values = ()
+    if len(values) != 3 or not all(isinstance(v, int) and v >= 0 for v in values):
+        raise _corrupt(namespace, name, f"status.snapshot {pointer!r} is malformed")
+    if values[1] < 1:
+        raise _corrupt(namespace, name, f"status.snapshot {pointer!r} has no parts")
+    return values
 
-    @property
-    def _uid(self) -> str:
-        return str((self._owner or {}).get("uid", ""))
 
-    def _part(self, generation: int, k: int, parts: int) -> bytes:
-        name = snapshot_name(self.name, uid_tag(self._owner or {}), generation, k)
-        try:
-            obj = self.api.get(CONFIG_MAP, self.namespace, name)
-        except ApiError as exc:
-            if exc.not_found:
-                raise CorruptStatusError(self._bad(f"snapshot part {name} is missing")) from None
-            raise
-        parsed = parsed_part(obj) if is_part_of(obj, self.name, BLOB, self._uid) else None
-        if parsed is None or parsed[:3] != (generation, k, parts):
-            raise CorruptStatusError(self._bad(f"ConfigMap {name} is not part {k} of {parts}"))
-        return parsed[3]
+def _part(
+    api: BlobApi, namespace: str, owner: Mapping[str, Any], at: tuple[int, int, int]
+) -> bytes:
+    """The data of part k of K of snapshot generation g, `at` = (g, k, K)."""
+    cr, (generation, k, parts) = str(owner["name"]), at
+    name = snapshot_name(cr, uid_tag(owner), generation, k)
+    try:
+        obj = api.get(CONFIG_MAP, namespace, name)
+    except ApiError as exc:
+        if exc.not_found:
+            raise _corrupt(namespace, cr, f"snapshot part {name} is missing") from None
+        raise
+    parsed = parsed_part(obj) if is_part_of(obj, cr, BLOB, str(owner["uid"])) else None
+    if parsed is None or parsed[:3] != at:
+        raise _corrupt(namespace, cr, f"ConfigMap {name} is not part {k} of {parts}")
+    return parsed[3]
 
-    def _bad(self, what: str) -> str:
-        return (
-            f"aegis {self.namespace}/{self.name}: {what}; delete the AegisJob and submit it "
-            "again to start the job afresh"
-        )
+
+def _corrupt(namespace: str, name: str, what: str) -> CorruptStatusError:
+    return CorruptStatusError(
+        f"aegis {namespace}/{name}: {what}; delete the AegisJob and submit it again to start "
+        "the job afresh"
+    )

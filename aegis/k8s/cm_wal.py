@@ -22,6 +22,7 @@ still queued must not take.
 from __future__ import annotations
 
 import logging
+import threading
 import zlib
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -79,30 +80,38 @@ class Deleter:
         self.api = api
         self.namespace = namespace
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="aegis-cm-delete")
+        self._closed = threading.Event()  # a deletion under way stops at its next object
 
     def delete_matching(self, cr: str, blob: str, uid: str, doomed: Callable[[int], bool]) -> None:
-        """Later: delete the parts of `cr`'s `blob` whose number `doomed(number)` is true, and
-        any part of an earlier CR of that name (its uid is not `uid`)."""
-        self._pool.submit(self._delete_matching, cr, blob, uid, doomed)
+        """`delete_now` later, in the deleter's thread (a failure is logged: a later call
+        deletes what is left)."""
+        self._pool.submit(self._quietly, cr, blob, uid, doomed)
 
-    def drain(self) -> None:
-        """Wait for the deletions asked for so far."""
-        self._pool.submit(lambda: None).result()
+    def delete_now(self, cr: str, blob: str, uid: str, doomed: Callable[[int], bool]) -> None:
+        """Delete the parts of `cr`'s `blob` whose number `doomed(number)` is true (or that do
+        not parse), and every part of an earlier CR of that name (its uid is not `uid`)."""
+        for obj in self.api.list(CONFIG_MAP, self.namespace, selector(cr, blob)):
+            if self._closed.is_set():
+                return  # the rest is left for a later call (or the garbage collector)
+            if not is_part_of(obj, cr, blob, None):
+                continue
+            part = parsed_part(obj)
+            if part is None or doomed(part[0]) or not is_part_of(obj, cr, blob, uid):
+                delete_quietly(self.api, self.namespace, name_of(obj))
+
+    def drain(self, timeout: float = 60.0) -> None:
+        """Wait for the deletions asked for so far (TimeoutError after `timeout` s)."""
+        self._pool.submit(lambda: None).result(timeout)
 
     def close(self) -> None:
-        """Stop; deletions not yet made are left (a later reset or the CR's deletion)."""
+        """Stop at once (the process's exit does not wait for a long deletion): deletions
+        not yet made are left to a later reset, a later load or the CR's deletion."""
+        self._closed.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _delete_matching(self, cr: str, blob: str, uid: str, doomed: Callable[[int], bool]) -> None:
+    def _quietly(self, cr: str, blob: str, uid: str, doomed: Callable[[int], bool]) -> None:
         try:
-            for obj in self.api.list(CONFIG_MAP, self.namespace, selector(cr, blob)):
-                if not is_part_of(obj, cr, blob, uid):
-                    if is_part_of(obj, cr, blob, _owner_uid(obj)):  # an earlier CR's
-                        delete_quietly(self.api, self.namespace, name_of(obj))
-                    continue
-                part = parsed_part(obj)
-                if part is None or doomed(part[0]):
-                    delete_quietly(self.api, self.namespace, name_of(obj))
+            self.delete_now(cr, blob, uid, doomed)
         except (ApiError, OSError) as exc:
             log.warning("aegis %s/%s: %s parts left for later: %s", self.namespace, cr, blob, exc)
 
@@ -114,12 +123,6 @@ def delete_quietly(api: BlobApi, namespace: str, name: str) -> None:
     except ApiError as exc:
         if not exc.not_found:
             raise
-
-
-def _owner_uid(obj: Mapping[str, Any]) -> str:
-    owners = (obj.get("metadata") or {}).get("ownerReferences") or [{}]
-    first = owners[0] if isinstance(owners, list) and owners else {}
-    return str(first.get("uid", "")) if isinstance(first, Mapping) else ""
 
 
 def record_name(cr: str, tag: str, number: int, part: int) -> str:

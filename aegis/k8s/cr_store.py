@@ -165,12 +165,8 @@ class CrStatusStore:
 
     def load(self) -> Status | None:
         """The saved status, or None if the controller has not saved one yet."""
-        obj = self._read()
+        obj = self.read()
         return status_from_cr(obj)
-
-    def read(self) -> dict[str, Any]:
-        """The CR as the API holds it now (what later saves patch from)."""
-        return self._read()
 
     def save(self, status: Status) -> None:
         """Persist `status`; StatusConflictError if another writer changed it meanwhile."""
@@ -181,7 +177,7 @@ class CrStatusStore:
         """Make the CR's status `new` (a merge patch of what changed; `pods`: for the message
         of a status too large)."""
         if self._seen is None:
-            self._read()
+            self.read()
         for attempt in range(1, self.attempts + 1):
             body: dict[str, Any] = {"status": merge_patch(self._seen or {}, new)}
             if self._version:
@@ -219,7 +215,8 @@ class CrStatusStore:
         self._version = _version(obj)
         log.info("aegis %s/%s: 409 on save, retry %d", self.namespace, self.name, attempt)
 
-    def _read(self) -> dict[str, Any]:
+    def read(self) -> dict[str, Any]:
+        """The CR as the API holds it now (what later saves patch from)."""
         try:
             obj = self.api.get(AEGIS, self.namespace, self.name)
         except ApiError as exc:

@@ -1157,24 +1157,27 @@ class ControllerCore:
         for rec in records:
             if rec.number <= covered:
                 continue  # in the snapshot already (a crash before the WAL was emptied)
-            where = f"{self.wal.where if self.wal else 'WAL'}:{rec.line}: record {rec.number}"
-            fix = self.wal.fix if self.wal else "move the status file away to start afresh"
             if rec.number != self._wal_next:
-                raise CorruptStatusError(
-                    f"{where} follows record {self._wal_next - 1}: records are missing; {fix}"
-                )
+                missing = f" follows record {self._wal_next - 1}: records are missing"
+                raise self._bad_record(rec, missing)
             try:
                 self._replay_record(engine, rec.body)
             except CorruptStatusError as exc:
-                raise CorruptStatusError(f"{where}: {exc}; {fix}") from None
+                raise self._bad_record(rec, f": {exc}") from None
             except (CodecError, EngineError, KeyError, TypeError, ValueError) as exc:
-                raise CorruptStatusError(f"{where} does not replay ({exc}); {fix}") from None
+                raise self._bad_record(rec, f" does not replay ({exc})") from None
             self._wal_next += 1
             self._since_snapshot += 1
             self._note_history(engine.state)
         self.extras.step_no = engine.seq_no
         self.extras.undo.forget()
         return engine.state
+
+    def _bad_record(self, rec: WalRecord, what: str) -> CorruptStatusError:
+        """The error of a WAL record that cannot be replayed: where it is, what, the fix."""
+        wal = self.wal
+        assert wal is not None  # the records come from it
+        return CorruptStatusError(f"{wal.where}:{rec.line}: record {rec.number}{what}; {wal.fix}")
 
     def _replay_record(self, engine: Engine, body: Mapping[str, Any]) -> None:
         """Apply one WAL record: its steps through the generated tables, then its deltas."""

@@ -169,6 +169,21 @@ def test_a_record_written_again_after_a_torn_one_outlives_the_deletions_before_i
         deleter.close()
 
 
+def test_a_closed_deleter_stops_at_its_next_object() -> None:
+    """The controller's exit does not wait for a long deletion (the rest is left)."""
+    api = MemoryApi()
+    api.create(AEGIS, NAMESPACE, aegis_cr("train"))
+    deleter = Deleter(api, NAMESPACE)
+    wal = ConfigMapWal(api, NAMESPACE, "train", deleter, part_bytes=SMALL)
+    wal.append(1, {"steps": list(range(40))})
+    uid = api.get(AEGIS, NAMESPACE, "train")["metadata"]["uid"]
+    deleter.close()
+    deleter.delete_now("train", "wal", uid, lambda n: True)
+    assert [r.number for r in wal.read()] == [1]
+    Deleter(api, NAMESPACE).delete_now("train", "wal", uid, lambda n: True)
+    assert wal.read() == []
+
+
 def test_a_cr_made_again_under_the_same_name_does_not_read_the_last_ones_objects(
     cluster: Cluster, deleter: Deleter
 ) -> None:

@@ -79,6 +79,17 @@ async def ctl_cli(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedP
     )
 
 
+def timeline_cli(
+    tmp_path: Path, url: str, job: str, *args: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`aegis timeline aegisjob/JOB` with a kubeconfig for `url`; the run and its HTML."""
+    out = tmp_path / "t.html"
+    argv = [*AEGIS_CLI, "timeline", f"aegisjob/{job}", "-n", NAMESPACE, "-o", str(out)]
+    argv += ["--kubeconfig", str(kubeconfig(tmp_path, url)), *args]
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env), out
+
+
 async def status_answer(cfg: Any) -> Any:
     """The controller's answer to `status`, once its runner has subscribed (it writes the CR
     status before it subscribes): asked again while nobody is subscribed, for at most 15 s."""
@@ -201,11 +212,7 @@ def test_timeline_of_an_aegisjob_from_its_cr_and_the_controllers_fault_log(
         },
         sub="status",
     )
-    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
-    out = tmp_path / "t.html"
-    argv = [*AEGIS_CLI, "timeline", f"aegisjob/{JOB}", "-n", NAMESPACE, "-o", str(out)]
-    argv += ["--kubeconfig", str(kubeconfig(tmp_path, cluster.url))]
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    r, out = timeline_cli(tmp_path, cluster.url, JOB)
     assert r.returncode == 0, r.stderr
     data = _embedded(out)
     assert data["pods"] == [f"{JOB}-worker-0", f"{JOB}-worker-1"]
@@ -255,9 +262,7 @@ def test_timeline_of_an_aegisjob_from_its_cr_and_the_controllers_fault_log(
         ),
     ]
     log.write_text("\n".join(lines) + "\n")
-    r = subprocess.run(
-        [*argv, "--faults", str(log)], capture_output=True, text=True, timeout=60, env=env
-    )
+    r, out = timeline_cli(tmp_path, cluster.url, JOB, "--faults", str(log))
     assert r.returncode == 0, r.stderr
     data = _embedded(out)
     assert [(m["kind"], m["level"]) for m in data["markers"]] == [
@@ -266,9 +271,7 @@ def test_timeline_of_an_aegisjob_from_its_cr_and_the_controllers_fault_log(
     ]
 
     # a job that does not exist is a clear usage error
-    missing = [*AEGIS_CLI, "timeline", "aegisjob/nope", "-n", NAMESPACE, "-o", str(out)]
-    missing += ["--kubeconfig", str(kubeconfig(tmp_path, cluster.url))]
-    r = subprocess.run(missing, capture_output=True, text=True, timeout=60, env=env)
+    r, _ = timeline_cli(tmp_path, cluster.url, "nope")
     assert r.returncode == 2 and "aegisjob team/nope" in r.stderr
 
 
@@ -289,11 +292,7 @@ def test_timeline_of_a_job_kept_in_configmaps_shows_every_pod(
     )
     deleter.close()
     assert list(cluster.api.get(AEGIS, NAMESPACE, JOB)["status"]["podInfos"]) == [f"{JOB}-worker-2"]
-    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
-    out = tmp_path / "t.html"
-    argv = [*AEGIS_CLI, "timeline", f"aegisjob/{JOB}", "-n", NAMESPACE, "-o", str(out)]
-    argv += ["--kubeconfig", str(kubeconfig(tmp_path, cluster.url))]
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    r, out = timeline_cli(tmp_path, cluster.url, JOB)
     assert r.returncode == 0, r.stderr
     data = _embedded(out)
     assert data["pods"] == sorted(pods) and data["recoverCount"] == 1
