@@ -34,15 +34,12 @@ from __future__ import annotations
 
 import argparse
 import copy
-import itertools
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +49,12 @@ sys.path.insert(0, str(ROOT))
 from aegis.k8s.chunked_store import ChunkedStatusStore  # noqa: E402
 from aegis.k8s.cm_wal import ConfigMapWal, Deleter  # noqa: E402
 from aegis.k8s.cr_store import CrStatusStore  # noqa: E402
-from aegis.k8s.errors import ApiError  # noqa: E402
 from aegis.k8s.resources import AEGIS, Resource  # noqa: E402
 from aegis.protocol.envelope import Message, MessagePhase, MessageType  # noqa: E402
 from aegis.runtime.controller import ControllerCore, Extras, JobConfig  # noqa: E402
 from aegis.runtime.store import FileStatusStore  # noqa: E402
 from aegis.runtime.wal import WriteAheadLog  # noqa: E402
+from bench.memory_api import MemoryApi, apply_merge_patch  # noqa: E402
 
 
 def _ack(pod: str) -> Message:
@@ -78,98 +75,10 @@ class MemoryCrApi:
     def patch(
         self, res: Resource, namespace: str | None, name: str, patch: Any, sub: str = ""
     ) -> dict[str, Any]:
-        self.obj["status"] = _apply_merge_patch(self.obj.get("status"), patch["status"])
+        self.obj["status"] = apply_merge_patch(self.obj.get("status"), patch["status"])
         version = int(self.obj["metadata"]["resourceVersion"]) + 1
         self.obj["metadata"] = {"resourceVersion": str(version)}
         return self.obj
-
-
-def _apply_merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: `patch` applied to `target` (changes `target` in place where it is a dict)."""
-    if not isinstance(patch, dict):
-        return patch
-    out = target if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = _apply_merge_patch(out.get(key), value)
-    return out
-
-
-Key = tuple[str, str | None, str]
-
-
-class MemoryApi:
-    """An in-memory API server: objects by (resource, namespace, name), get/list/create/
-    delete/patch as the API server answers them (409 on a name taken or a stale
-    resourceVersion, 404 on a missing object, label selectors of `k=v` terms), copies in and
-    out, no HTTP (tests/k8s/test_configmap_store.py runs hundreds of controller deaths on it;
-    the emulator costs tens of ms a call)."""
-
-    def __init__(self) -> None:
-        self.objects: dict[Key, dict[str, Any]] = {}
-        self._versions = itertools.count(1)
-
-    def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
-        return copy.deepcopy(self._find(res, namespace, name))
-
-    def list(
-        self, res: Resource, namespace: str | None = None, label_selector: str = ""
-    ) -> list[dict[str, Any]]:
-        terms = [t.split("=", 1) for t in label_selector.split(",") if t]
-        out = []
-        for (plural, ns, _), obj in sorted(self.objects.items(), key=lambda kv: str(kv[0])):
-            labels = obj.get("metadata", {}).get("labels") or {}
-            if (
-                plural == res.plural
-                and ns == namespace
-                and all(labels.get(k) == v for k, v in terms)
-            ):
-                out.append(copy.deepcopy(obj))
-        return out
-
-    def create(
-        self, res: Resource, namespace: str | None, body: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        obj = copy.deepcopy(dict(body))
-        meta = obj.setdefault("metadata", {})
-        key = (res.plural, namespace, str(meta.get("name")))
-        if key in self.objects:
-            raise ApiError(409, "AlreadyExists", f"{key[2]} already exists")
-        meta.update(uid=str(uuid.uuid4()), resourceVersion=str(next(self._versions)))
-        meta["namespace"] = namespace
-        self.objects[key] = obj
-        return copy.deepcopy(obj)
-
-    def delete(self, res: Resource, namespace: str | None, name: str) -> None:
-        self._find(res, namespace, name)
-        del self.objects[(res.plural, namespace, name)]
-
-    def patch(
-        self,
-        res: Resource,
-        namespace: str | None,
-        name: str,
-        patch: Mapping[str, Any],
-        sub: str = "",
-    ) -> dict[str, Any]:
-        obj = self._find(res, namespace, name)
-        meta = obj["metadata"]
-        wanted = (patch.get("metadata") or {}).get("resourceVersion")
-        if wanted and wanted != meta["resourceVersion"]:
-            raise ApiError(409, "Conflict", "the object has been modified")
-        for part, value in patch.items():
-            if part != "metadata" and (sub != "status" or part == "status"):
-                obj[part] = _apply_merge_patch(obj.get(part), copy.deepcopy(value))
-        meta["resourceVersion"] = str(next(self._versions))
-        return copy.deepcopy(obj)
-
-    def _find(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any]:
-        obj = self.objects.get((res.plural, namespace, name))
-        if obj is None:
-            raise ApiError(404, "NotFound", f"{res.plural} {name} not found")
-        return obj
 
 
 def _timed_commits(core: ControllerCore, pods: tuple[str, ...], events: int) -> list[float]:

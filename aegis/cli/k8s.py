@@ -9,8 +9,8 @@ import sys
 import threading
 from types import FrameType
 
-from aegis.k8s.api import KubeApi
-from aegis.k8s.job_controller import JobController, JobControllerConfig
+from aegis.k8s.api import POOL_SIZE, KubeApi
+from aegis.k8s.job_controller import POD_CALLS, JobController, JobControllerConfig
 from aegis.k8s.keys import DEFAULT_NAMESPACE, generate_keys, key_manifests
 from aegis.k8s.manifests import DEFAULT_CONTROLLER_ADDRESS, PodSettings
 from aegis.k8s.render import dump, render
@@ -42,8 +42,26 @@ def _register_job_controller(sub: argparse._SubParsersAction[argparse.ArgumentPa
         help="gRPC address of the Aegis Controller, given to the agents",
     )
     p.add_argument("--resync", type=float, default=30.0, metavar="S", help="full resync period")
+    p.add_argument(
+        "--pod-calls",
+        type=_pod_calls,
+        default=POD_CALLS,
+        metavar="N",
+        help=f"pod creations or deletions in flight at once, 1-{POOL_SIZE} (default {POD_CALLS})",
+    )
     p.add_argument("--once", action="store_true", help="reconcile every job once and exit")
     p.set_defaults(func=job_controller_func)
+
+
+def _pod_calls(text: str) -> int:
+    """1 to the client's connection pool (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= POOL_SIZE:
+        raise argparse.ArgumentTypeError(f"{value} is not within 1-{POOL_SIZE}")
+    return value
 
 
 def _register_controller(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -143,6 +161,7 @@ def job_controller_func(args: argparse.Namespace) -> int:
         namespace=args.namespace,
         pod=PodSettings(controller_address=args.controller_address),
         resync_s=args.resync,
+        pod_calls=args.pod_calls,
     )
     controller = JobController(api, config)
     try:

@@ -68,14 +68,21 @@ def test_job_controller_once_with_a_kubeconfig(cluster: Cluster, tmp_path: Path)
     assert sorted(cluster.pods()) == ["train-worker-0", "train-worker-1"]
 
 
-@pytest.mark.parametrize("bad", ["10", "lots", "-1"])
-def test_a_max_object_size_no_api_server_has_is_a_clear_error(
-    bad: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("command", "flag", "bad"),
+    [
+        *(("controller", "--max-object-bytes", bad) for bad in ("10", "lots", "-1")),
+        *(("job-controller", "--pod-calls", bad) for bad in ("0", "65", "many")),
+    ],
+)
+def test_a_size_out_of_range_is_a_clear_error(
+    command: str, flag: str, bad: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # an object size no API server has; more pod calls than the client's pooled connections
     with pytest.raises(SystemExit) as exc:
-        _run(["k8s", "controller", "--max-object-bytes", bad])
+        _run(["k8s", command, flag, bad])
     assert exc.value.code == 2
-    assert "--max-object-bytes" in capsys.readouterr().err
+    assert flag in capsys.readouterr().err
 
 
 def test_the_controller_takes_the_api_servers_object_limit() -> None:
@@ -84,3 +91,10 @@ def test_the_controller_takes_the_api_servers_object_limit() -> None:
     assert parser.parse_args(["k8s", "controller"]).max_object_bytes == 1_572_864
     args = parser.parse_args(["k8s", "controller", "--max-object-bytes", "8388608"])
     assert args.max_object_bytes == 8 << 20
+
+
+def test_the_job_controller_takes_its_pod_calls() -> None:
+    parser = argparse.ArgumentParser(prog="aegis")
+    k8s_cli.register(parser.add_subparsers(dest="command", required=True))
+    assert parser.parse_args(["k8s", "job-controller"]).pod_calls == 32
+    assert parser.parse_args(["k8s", "job-controller", "--pod-calls", "64"]).pod_calls == 64

@@ -1,0 +1,126 @@
+"""How long the Job Controller takes to create a large AegisJob's pods: one call at a time
+(as before slow-start batches) beside its default, in the same run, printed as JSON.
+
+    python bench/pod_creation.py [--pods 1250 12500] [--latency-ms 10] [--calls 1 32]
+
+Each run is one `JobController.reconcile_job` of a fresh AegisJob of `--pods` workers: the
+finalizer, Secret, Service and Aegis CR, every worker pod, the job's status, until a pass
+finds nothing to do. The API is the in-memory one (bench/memory_api.py) with every call held
+`--latency-ms` first, outside its lock, for the API server's round trip (admission and etcd's
+commit; 10 ms is a create on a healthy cluster, whose SLO allows 1 s at p99). No API server
+runs here, so the latency is modelled: the figures say how the controller's calls overlap,
+not what a given cluster answers. `cpu_s` is this process's CPU over the run (the controller,
+the fake API's copies and the threads' sleeps), `api_calls` what the fake answered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from aegis.k8s.job_controller import POD_CALLS, JobController, JobControllerConfig  # noqa: E402
+from aegis.k8s.manifests import PodSettings  # noqa: E402
+from aegis.k8s.resources import AEGIS_JOB, POD, Resource  # noqa: E402
+from bench.memory_api import MemoryApi  # noqa: E402
+
+NAMESPACE, JOB = "team", "train"
+
+
+class SlowApi(MemoryApi):
+    """MemoryApi whose every call waits `latency_s` first, counted by verb."""
+
+    def __init__(self, latency_s: float) -> None:
+        super().__init__()
+        self.latency_s = latency_s
+        self.calls: Counter[str] = Counter()
+        self._count = threading.Lock()
+
+    def _wait(self, verb: str) -> None:
+        with self._count:
+            self.calls[verb] += 1
+        time.sleep(self.latency_s)
+
+    def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
+        self._wait("get")
+        return super().get(res, namespace, name, sub)
+
+    def list(
+        self, res: Resource, namespace: str | None = None, label_selector: str = ""
+    ) -> list[dict[str, Any]]:
+        self._wait("list")
+        return super().list(res, namespace, label_selector)
+
+    def create(
+        self, res: Resource, namespace: str | None, body: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        self._wait("create")
+        return super().create(res, namespace, body)
+
+    def patch(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        patch: Mapping[str, Any],
+        sub: str = "",
+    ) -> dict[str, Any]:
+        self._wait("patch")
+        return super().patch(res, namespace, name, patch, sub)
+
+    def delete(self, res: Resource, namespace: str | None, name: str) -> None:
+        self._wait("delete")
+        super().delete(res, namespace, name)
+
+
+def aegis_job(workers: int) -> dict[str, Any]:
+    """An AegisJob manifest as a user writes it."""
+    container = {"name": "trainer", "image": "train:1", "command": ["python", "train.py"]}
+    return {
+        "apiVersion": AEGIS_JOB.api_version,
+        "kind": AEGIS_JOB.kind,
+        "metadata": {"name": JOB, "namespace": NAMESPACE},
+        "spec": {"workerNum": workers, "template": {"spec": {"containers": [container]}}},
+    }
+
+
+def measure(pods: int, latency_s: float, calls: int) -> dict[str, Any]:
+    """One reconcile of a fresh `pods`-worker AegisJob with `calls` pod calls at once."""
+    api = SlowApi(latency_s)
+    MemoryApi.create(api, AEGIS_JOB, NAMESPACE, aegis_job(pods))
+    config = JobControllerConfig(pod=PodSettings(controller_address="ctl:50051"), pod_calls=calls)
+    controller = JobController(api, config, new_token=lambda: "token")  # type: ignore[arg-type]
+    cpu, start = time.process_time(), time.perf_counter()
+    controller.reconcile_job(NAMESPACE, JOB)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    created = len(MemoryApi.list(api, POD, NAMESPACE))
+    if created != pods:
+        raise SystemExit(f"{created} of {pods} pods created")
+    return {"pod_calls": calls, "s": round(wall, 2), "cpu_s": round(cpu, 2), **api.calls}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", type=int, nargs="+", default=[1250, 12500])
+    parser.add_argument("--latency-ms", type=float, default=10.0)
+    parser.add_argument("--calls", type=int, nargs="+", default=[1, POD_CALLS])
+    args = parser.parse_args()
+    for pods in args.pods:
+        runs = [measure(pods, args.latency_ms / 1e3, calls) for calls in args.calls]
+        out: dict[str, Any] = {"pods": pods, "latency_ms": args.latency_ms, "runs": runs}
+        if len(runs) > 1:
+            out["time_ratio_last_to_first"] = round(runs[-1]["s"] / runs[0]["s"], 3)
+        print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()
