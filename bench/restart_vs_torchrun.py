@@ -4,14 +4,15 @@ Both run examples/train_ddp.py (or --script) with CRASH_ONCE_RANK: one rank exit
 first attempt. The script appends to TIMES_FILE its crash ("crash <rank> <t>"), each rank's
 start ("start <rank> <t>") and when each rank's `init_process_group` returned ("pg <rank> <t>";
 the first attempt gets there only with --crash-after: its crashed rank joins, then crashes).
-`--aegis standby` also runs `aegis run --preload torch` (docs/restart.md). Per run:
+`--aegis bare` also runs `aegis run --standby`, `--aegis standby` `aegis run --preload torch`
+(docs/restart.md). Per run:
   recovered   the command exited 0 and every rank was relaunched once after the crash (one
               start after the crash and one process group, ready after the crash)
   relaunch s  crash -> the last rank's start in the second attempt
   pg-ready s  crash -> the last rank's process group ready again
   spawn->pg s the slowest rank's start -> its process group ready, in the second attempt
 Usage: python bench/restart_vs_torchrun.py [N | NxK ...] [--rounds R] [--script PATH]
-                                          [--aegis cold standby] [--crash-after S]
+                                          [--aegis cold bare standby] [--crash-after S]
                                           [--run-timeout S]
                                           [--peers torchrun [torchrun-nodes]]
                                           [--keep-failed DIR] [-v]
@@ -125,15 +126,17 @@ def free_port() -> int:
 
 
 def commands(kind: str, layout: Layout, script: str, tmp: str) -> list[list[str]]:
-    """The processes of one run: "aegis", "aegis-standby" (`aegis run --preload torch`: each
-    rank's next attempt started ahead), "torchrun" (one group of N*K processes) or
+    """The processes of one run: "aegis", "aegis-bare" (`aegis run --standby`: each rank's
+    next attempt started ahead), "aegis-standby" (`aegis run --preload torch`: started ahead
+    with torch imported), "torchrun" (one group of N*K processes) or
     "torchrun-nodes" (N torchrun agents with --nnodes N, K processes each, on loopback)."""
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1"]
     if kind in AEGIS_KINDS:
-        standby = ["--preload", "torch"] if kind == "aegis-standby" else []
+        standby = {"aegis-bare": ["--standby"], "aegis-standby": ["--preload", "torch"]}
+        start = standby.get(kind, [])
         return [[sys.executable, "-m", "aegis.cli", "run", "--nnodes", str(layout.nodes),
                  "--nproc-per-node", str(layout.procs), "--state-dir", f"{tmp}/state",
-                 *standby, "--", sys.executable, script]]  # fmt: skip
+                 *start, "--", sys.executable, script]]  # fmt: skip
     if kind == "torchrun":
         return [[*torchrun, "--nproc-per-node", str(layout.world), script]]
     port = str(free_port())
@@ -266,7 +269,8 @@ def measure(kind: str, layout: Layout, results: Results, setup: Setup = Setup())
     return str(times)
 
 
-AEGIS_KINDS = ("aegis", "aegis-standby")
+AEGIS_KINDS = ("aegis", "aegis-bare", "aegis-standby")
+AEGIS_STARTS = ("cold", "bare", "standby")  # --aegis's choices, in AEGIS_KINDS' order
 PEERS = ("torchrun", "torchrun-nodes")
 MEASURES = (("relaunch", "relaunch s"), ("pg_ready", "pg-ready s"), ("spawn_to_pg", "spawn->pg s"))
 
@@ -275,6 +279,7 @@ def table(layout: Layout, results: dict[str, Results]) -> list[str]:
     """The rows of one layout: each kind's recovery count and medians, then the ratios."""
     label = {
         "aegis": "aegis",
+        "aegis-bare": "aegis --standby",
         "aegis-standby": "aegis --preload",
         "torchrun": "torchrun",
         "torchrun-nodes": "torchrun x nodes",
@@ -325,9 +330,10 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--aegis",
         nargs="+",
-        choices=("cold", "standby"),
+        choices=AEGIS_STARTS,
         default=["cold", "standby"],
-        help="aegis as it starts by default (cold), and with --preload torch (standby)",
+        help="aegis as it starts by default (cold), with --standby (bare) and with --preload "
+        "torch (standby)",
     )
     parser.add_argument(
         "--crash-after",
@@ -354,7 +360,7 @@ def main(argv: Sequence[str]) -> int:
     if args.crash_after is not None and not 0 <= args.crash_after < args.run_timeout:
         parser.error(f"--crash-after must be in 0..{args.run_timeout:g} s")
     setup = Setup(args.script, args.keep_failed, args.crash_after, args.run_timeout)
-    ours = [k for k, v in zip(AEGIS_KINDS, ("cold", "standby"), strict=True) if v in args.aegis]
+    ours = [k for k, v in zip(AEGIS_KINDS, AEGIS_STARTS, strict=True) if v in args.aegis]
     layouts = [Layout.parse(s) for s in args.sizes]
     head = "".join(f" {title:>22}" for _, title in MEASURES)
     print(f"{'layout':>6} {'':<17} {'recovered':>9}{head}", flush=True)
