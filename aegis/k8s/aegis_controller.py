@@ -51,7 +51,7 @@ from aegis.k8s.credential_process import ApiSource, CredentialProcess
 from aegis.k8s.errors import ApiError, K8sError, StatusTooLargeError
 from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, job_account, load_account
 from aegis.k8s.manifests import DEFAULT_MASTER_PORT, ctl_secret
-from aegis.k8s.model import DEFAULT_MAX_RETRY
+from aegis.k8s.model import DEFAULT_MAX_RETRY, MAX_WORKERS
 from aegis.k8s.resources import AEGIS, SECRET, pod_name, service_name
 from aegis.k8s.status_size import LEAST_BUDGET, MAX_STATUS_BYTES, status_budget
 from aegis.protocol.errors import InvalidNameError
@@ -165,8 +165,8 @@ class AegisSpec:
             validate_label("job", self.name)
         except InvalidNameError as exc:
             return str(exc)
-        if self.worker_num < 1:
-            return f"spec.workerNum must be >= 1, got {self.worker_num}"
+        if not 1 <= self.worker_num <= MAX_WORKERS:
+            return f"spec.workerNum must be 1 to {MAX_WORKERS}, got {self.worker_num}"
         if self.max_retry < 0:
             return f"spec.maxRetry must be >= 0, got {self.max_retry}"
         if len(self.token_sha256) != 64:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aegis.errors import AegisError
-from aegis.k8s.model import JobView
+from aegis.k8s.model import MAX_WORKERS, JobView
 from aegis.k8s.resources import (
     AEGIS,
     LABEL_JOB,
@@ -72,8 +72,8 @@ def template_problem(job: JobView) -> str | None:
         return str(exc)
     if len(job.name) > MAX_JOB_NAME:
         return f"AegisJob name {job.name!r} is longer than {MAX_JOB_NAME} characters"
-    if job.worker_num < 1 or job.max_retry < 0:
-        return "spec.workerNum must be >= 1 and spec.maxRetry >= 0"
+    if not 1 <= job.worker_num <= MAX_WORKERS or job.max_retry < 0:
+        return f"spec.workerNum must be 1 to {MAX_WORKERS} and spec.maxRetry >= 0"
     try:
         parse_nproc(job.nproc_per_node, "spec.nprocPerNode")
     except AegisError as exc:

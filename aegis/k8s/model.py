@@ -11,6 +11,10 @@ from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, LABEL_RANK
 # AegisJob phases (the Aegis CR has the controller's phases; these are the job's).
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
 DEFAULT_MAX_RETRY = 3
+# more worker pods than the largest clusters have nodes (65,000): a larger workerNum is a typo,
+# refused before anything is built for it (the CRDs say so too; a cluster without them would
+# hand the controllers a billion workers, and a plan of a billion pods takes all the memory)
+MAX_WORKERS = 100_000
 
 
 def _map(obj: Any, key: str) -> Mapping[str, Any]:

@@ -118,6 +118,9 @@ def reconcile(job: JobView, seen: Observed) -> list[Action]:
         return head + _delete_all(seen.pods, "job failed")
     if job.phase == SUCCEEDED:
         return head
+    problem = template_problem(job)  # before any plan: its workerNum may be absurd
+    if problem is not None:
+        return [*head, _status(job, FAILED, problem), *_delete_all(seen.pods, problem)]
     plan = _plan_pods(job, seen.pods)
     verdict = _failure(job, seen, plan)
     if verdict is not None:
@@ -161,9 +164,6 @@ def _delete_all(pods: Sequence[PodView], reason: str) -> list[Action]:
 
 
 def _failure(job: JobView, seen: Observed, plan: _PodPlan) -> str | None:
-    problem = template_problem(job)
-    if problem is not None:
-        return problem
     cr = seen.aegis
     if cr is not None and cr.should_quit:
         return "the Aegis Controller set shouldQuit"

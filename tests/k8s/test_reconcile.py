@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from aegis.k8s.model import AegisView, JobView, Observed, PodView
+from aegis.k8s.model import MAX_WORKERS, AegisView, JobView, Observed, PodView
 from aegis.k8s.reconcile import (
     Action,
     AddFinalizer,
@@ -194,6 +194,14 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
                 "Failed", "spec.template.spec.containers[0].command is required: the agent runs it"
             )
         ],
+    ),
+    (
+        # a cluster without the CRD's maximum lets it through; the plan of every missing pod
+        # was built before the template was checked, and at 10**9 workers took all the memory
+        "more workers than any cluster has nodes: Failed, no pod planned",
+        job(worker_num=MAX_WORKERS + 1, phase=""),
+        Observed(),
+        [status("Failed", f"spec.workerNum must be 1 to {MAX_WORKERS} and spec.maxRetry >= 0")],
     ),
 ]
 

@@ -16,7 +16,7 @@ from aegis.k8s.aegis_controller import AegisSpec
 from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.errors import ApiError, StatusTooLargeError
 from aegis.k8s.manifests import template_problem
-from aegis.k8s.model import AegisView, JobView, Observed
+from aegis.k8s.model import MAX_WORKERS, AegisView, JobView, Observed
 from aegis.k8s.reconcile import UpdateJobStatus, reconcile
 from aegis.k8s.resources import AEGIS, Resource
 from aegis.k8s.status_size import (
@@ -277,6 +277,9 @@ def test_the_aegis_controller_runs_a_job_with_its_budget() -> None:
     assert large.problem() is None and large.in_configmaps()
     assert large.job_config(29500).status_budget == StatusBudget()  # whole reasons, history
     assert spec.in_configmaps(limit=64 << 10)  # a cluster whose etcd keeps less
+    # past the CRD's maximum (a cluster without the CRDs): refused, not a billion-pod core
+    absurd = AegisSpec.from_obj({**cr, "spec": {**cr["spec"], "workerNum": MAX_WORKERS + 1}})
+    assert absurd.problem() == f"spec.workerNum must be 1 to {MAX_WORKERS}, got {MAX_WORKERS + 1}"
 
 
 def test_a_cr_a_controller_already_ran_goes_on_as_it_was_saved() -> None:
