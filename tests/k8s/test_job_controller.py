@@ -271,3 +271,15 @@ def test_a_pod_event_that_changes_nothing_a_reconcile_reads_reconciles_nothing()
     events += [("DELETED", pod("Failed", "False", **ended))]
     # seen, running, failed (exit 1), gone
     assert queued_by_watch(POD, events) == [(NAMESPACE, "train")] * 4
+
+
+def test_a_larger_job_gets_its_pods_over_concurrent_requests(cluster: Cluster) -> None:
+    """40 workers: batches of 1, 2, 4, 8, 16 and 9 creates, up to 16 at once through the
+    client's connection pool (threads sharing one KubeApi) to the emulated API server."""
+    controller = _start(cluster, workers=40)
+    pods = cluster.pods()
+    assert sorted(pods) == sorted(f"train-worker-{r}" for r in range(40))
+    for name, pod in pods.items():
+        env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+        assert name == f"train-worker-{env['AEGIS_RANK']}"  # each body went with its own name
+    assert controller.reconcile_job(NAMESPACE, "train") == []  # nothing missing, nothing twice
