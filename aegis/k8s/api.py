@@ -29,6 +29,7 @@ Query = list[tuple[str, str]]  # module-level: `KubeApi.list` shadows the builti
 # connections kept to the API server: the Aegis Controller calls it from each job's runner and
 # from the credential service's checks (up to 32 at once) without opening one per call
 POOL_SIZE = 64
+LIST_PAGE = 500  # objects per page of a list (kubectl's --chunk-size, client-go's pager)
 
 
 class KubeApi:
@@ -90,9 +91,31 @@ class KubeApi:
     def list(
         self, res: Resource, namespace: str | None = None, label_selector: str = ""
     ) -> list[dict[str, Any]]:
-        """The items of a collection (all namespaces when namespace is None)."""
+        """The items of a collection (all namespaces when namespace is None), read in pages of
+        LIST_PAGE objects as kubectl and client-go's pager read them: a 12,500-pod job's pods
+        in 25 answers, not one of tens of MB. The pages are one consistent list (the API
+        server serves them from the first page's version); when that version has expired
+        (410 at a later page), the list is read again in one piece, as client-go does."""
+        path = res.path(namespace)
         query = [("labelSelector", label_selector)] if label_selector else []
-        items = self._json("GET", res.path(namespace), query=query).get("items") or []
+        items: list[Any] = []
+        token = ""
+        while True:
+            paging = [("limit", str(LIST_PAGE)), *([("continue", token)] if token else [])]
+            try:
+                page = self._json("GET", path, query=[*query, *paging])
+            except ApiError as exc:
+                if not (token and exc.status == 410):
+                    raise
+                items = self._json("GET", path, query=query).get("items") or []
+                break
+            items += page.get("items") or []
+            meta = page.get("metadata")
+            last, token = token, str(meta.get("continue") or "") if isinstance(meta, dict) else ""
+            if not token:
+                break
+            if token == last:  # a server that would page forever
+                raise ApiError(0, "BadResponse", f"GET {path}: the same continue token twice")
         return [i for i in items if isinstance(i, dict)]
 
     def create(

@@ -49,8 +49,19 @@ class Emulator(kmock.KubernetesEmulator):
     # object past its --max-request-bytes (a stand-in: a job's first save sends its whole
     # status; None: no limit)
     max_status_body: int | None = attrs.field(default=None, init=False)
+    # a list's later pages get 410 Expired, as when the first page's version has been
+    # compacted away in etcd
+    expire_continue: bool = attrs.field(default=False, init=False)
 
     async def _handle(self, request: kmock.Request) -> Any:
+        if (
+            request.action == kmock.action.LIST
+            and self.expire_continue
+            and request.params.get("continue")
+        ):
+            return await self._render_error(
+                kmock.KubernetesError(410, "Expired", "the continue token has expired")
+            )
         data = request.data
         if request.resource is None or not isinstance(data, dict):
             return await super()._handle(request)
@@ -71,6 +82,26 @@ class Emulator(kmock.KubernetesEmulator):
                 meta.setdefault("uid", str(uuid.uuid4()))
                 meta.setdefault("creationTimestamp", _now())
         return await super()._handle(request)
+
+    async def _serve_list(self, request: kmock.Request) -> Any:
+        """kmock's list, in pages of `limit` when asked, continued after the last name (in
+        name order: a real API server's pages come in etcd's key order)."""
+        answer: dict[str, Any] = await super()._serve_list(request)  # type: ignore[assignment]
+        limit = int(request.params.get("limit") or 0)
+        if not limit:
+            return answer
+
+        def key(obj: dict[str, Any]) -> tuple[str, str]:
+            return (obj["metadata"].get("namespace") or "", obj["metadata"]["name"])
+
+        token = request.params.get("continue")
+        after = tuple(token.split("/", 1)) if token else ("",)
+        items = sorted((o for o in answer["items"] if key(o) > after), key=key)
+        page, rest = items[:limit], items[limit:]
+        meta = dict(answer.get("metadata") or {})
+        if rest:
+            meta["continue"] = "/".join(key(page[-1]))
+        return {**answer, "metadata": meta, "items": page}
 
     def _stale(self, request: kmock.Request, data: dict[str, Any]) -> bool:
         wanted = (data.get("metadata") or {}).get("resourceVersion")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 
+import kmock
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aegis.k8s import api as api_module
 from aegis.k8s.api import KubeApi, _event, _lines, _loads
 from aegis.k8s.errors import ApiError
 from aegis.k8s.resources import AEGIS, POD, Resource
@@ -35,6 +37,48 @@ def test_crud_round_trip_and_errors(cluster: Cluster) -> None:
     with pytest.raises(ApiError, match="not declared"):
         api.list(Resource("x.dev", "v1", "things", "Thing"), NAMESPACE)
     assert api.list(AEGIS, NAMESPACE) == []
+
+
+@pytest.mark.parametrize("expired", [False, True])
+def test_a_list_is_read_in_pages(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch, expired: bool
+) -> None:
+    """Seven pods in pages of three: three answers; when the list's version has expired at
+    the second page (410), one more list in one piece, and no pod twice or missing."""
+    monkeypatch.setattr(api_module, "LIST_PAGE", 3)
+    names = [f"p{i}" for i in range(7)]
+    for name in names:
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+        }
+        cluster.api.create(POD, NAMESPACE, pod)
+    cluster.emulator.expire_continue = expired
+    before = _lists(cluster)
+    assert sorted(p["metadata"]["name"] for p in cluster.api.list(POD, NAMESPACE)) == names
+    made = _lists(cluster)[len(before) :]
+    if expired:  # the first page, the refused second, the whole list
+        assert [r.get("limit") for r in made] == ["3", "3", None]
+    else:
+        assert [r.get("continue") for r in made] == [None, "team/p2", "team/p5"]
+
+
+def test_a_server_that_would_page_forever_is_an_api_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    api = KubeApi.for_url("http://127.0.0.1:1")
+    same = {"items": [{"metadata": {"name": "p"}}], "metadata": {"continue": "again"}}
+    monkeypatch.setattr(api, "_json", lambda *args, **kwargs: same)
+    with pytest.raises(ApiError, match="the same continue token twice"):
+        api.list(POD, NAMESPACE)
+
+
+def _lists(cluster: Cluster) -> list[dict[str, str]]:
+    """The query of each pod list the emulator has answered so far."""
+    return [
+        dict(r.params)
+        for r in cluster.emulator  # kmock iterates the requests it has served
+        if r.action == kmock.action.LIST and r.resource is not None and r.resource.plural == "pods"
+    ]
 
 
 def test_unreachable_server_is_an_api_error() -> None:
