@@ -24,8 +24,8 @@ Key = tuple[str, str | None, str]
 
 
 def _copy(obj: Any) -> Any:
-    """A copy through JSON, as the API server's objects go over the wire (and ~5x faster than
-    copy.deepcopy at a 12,500-pod list)."""
+    """A copy through JSON, as the API server's objects go over the wire (and ~2x faster than
+    copy.deepcopy: 0.51 s against 1.13 s for a 12,500-pod list)."""
     return orjson.loads(orjson.dumps(obj))
 
 
