@@ -47,20 +47,26 @@ class MemoryApi:
     delete/patch as the API server answers them (409 on a name taken or a stale
     resourceVersion, 404 on a missing object, label selectors of `k=v` terms, a list of every
     namespace for None, a merge patch of metadata or, with `sub="status"`, of the status
-    only), JSON copies in and out."""
+    only), JSON copies in and out. Every call first calls `before(verb, res)`, outside the
+    lock: a subclass delays, counts or refuses calls there."""
 
     def __init__(self) -> None:
         self.objects: dict[Key, dict[str, Any]] = {}
         self._versions = itertools.count(1)
         self._lock = threading.Lock()
 
+    def before(self, verb: str, res: Resource) -> None:
+        """Called first by every call ("get", "list", "create", "delete", "patch")."""
+
     def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
+        self.before("get", res)
         with self._lock:
             return _copy(self._find(res, namespace, name))
 
     def list(
         self, res: Resource, namespace: str | None = None, label_selector: str = ""
     ) -> list[dict[str, Any]]:
+        self.before("list", res)
         terms = [t.split("=", 1) for t in label_selector.split(",") if t]
         with self._lock:
             found = [
@@ -75,6 +81,7 @@ class MemoryApi:
     def create(
         self, res: Resource, namespace: str | None, body: Mapping[str, Any]
     ) -> dict[str, Any]:
+        self.before("create", res)
         obj = _copy(dict(body))
         meta = obj.setdefault("metadata", {})
         key = (res.plural, namespace, str(meta.get("name")))
@@ -87,6 +94,7 @@ class MemoryApi:
             return _copy(obj)
 
     def delete(self, res: Resource, namespace: str | None, name: str) -> None:
+        self.before("delete", res)
         with self._lock:
             self._find(res, namespace, name)
             del self.objects[(res.plural, namespace, name)]
@@ -99,6 +107,7 @@ class MemoryApi:
         patch: Mapping[str, Any],
         sub: str = "",
     ) -> dict[str, Any]:
+        self.before("patch", res)
         with self._lock:
             obj = self._find(res, namespace, name)
             meta = obj["metadata"]

@@ -7,6 +7,7 @@ It creates and deletes the Aegis CR but never writes its status (the Aegis Contr
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import queue
@@ -168,18 +169,13 @@ class JobController:
         Job controller does), so a refusal that every call would get (a quota, a webhook)
         costs one call, not one per pod. The first error ends the run, raised once its
         batch is done; a pod refused as invalid (the job is failed) ends it too."""
-        start = 0
-        while start < len(actions):
-            end = start + 1
-            while end < len(actions) and type(actions[end]) is type(actions[start]):
-                end += 1
-            run = actions[start:end]
-            if len(run) > 1 and isinstance(run[0], CreatePod | DeletePod):
+        for kind, same in itertools.groupby(actions, key=type):
+            run = list(same)
+            if len(run) > 1 and kind in (CreatePod, DeletePod):
                 self._apply_batches(job, run)
             else:
                 for action in run:
                     self.apply(job, action)
-            start = end
 
     def _apply_batches(self, job: JobView, run: Sequence[Action]) -> None:
         workers = max(1, min(self.config.pod_calls, len(run)))

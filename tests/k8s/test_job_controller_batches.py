@@ -8,8 +8,7 @@ calls (up to `pod_calls`), each finished before the next is sent.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
@@ -28,7 +27,7 @@ CONFIG = JobControllerConfig(pod=PodSettings(controller_address="ctl:50051"))
 
 class _Api(MemoryApi):
     """MemoryApi whose pod creates and deletes first call `hook(verb, n)` (n: that verb's
-    call number, from 1), outside the API's lock."""
+    call number, from 1)."""
 
     def __init__(self, hook: Callable[[str, int], None] = lambda verb, n: None) -> None:
         super().__init__()
@@ -36,30 +35,20 @@ class _Api(MemoryApi):
         self.calls = {"create": 0, "delete": 0}
         self._counting = threading.Lock()
 
-    def _call(self, verb: str) -> None:
+    def before(self, verb: str, res: Resource) -> None:
+        if res is not POD or verb not in self.calls:
+            return
         with self._counting:
             self.calls[verb] += 1
             n = self.calls[verb]
         self.hook(verb, n)
 
-    def create(
-        self, res: Resource, namespace: str | None, body: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        if res is POD:
-            self._call("create")
-        return super().create(res, namespace, body)
-
-    def delete(self, res: Resource, namespace: str | None, name: str) -> None:
-        if res is POD:
-            self._call("delete")
-        super().delete(res, namespace, name)
-
     def pods(self) -> list[str]:
-        return [p["metadata"]["name"] for p in MemoryApi.list(self, POD, NAMESPACE)]
+        return [p["metadata"]["name"] for p in self.list(POD, NAMESPACE)]
 
 
 def _controller(api: _Api, workers: int) -> JobController:
-    MemoryApi.create(api, AEGIS_JOB, NAMESPACE, aegis_job(workers))
+    api.create(AEGIS_JOB, NAMESPACE, aegis_job(workers))
     return JobController(api, CONFIG, new_token=lambda: "tok")  # type: ignore[arg-type]
 
 
@@ -115,7 +104,7 @@ def test_a_pod_refused_as_invalid_fails_the_job_once() -> None:
 
     api = _Api(hook)
     _controller(api, 20).reconcile_job(NAMESPACE, "train")
-    status = MemoryApi.get(api, AEGIS_JOB, NAMESPACE, "train")["status"]
+    status = api.get(AEGIS_JOB, NAMESPACE, "train")["status"]
     assert status["phase"] == "Failed" and "bad quantity" in status["message"]
     assert api.calls["create"] == 1  # not one refused create (and status patch) per pod
 
@@ -136,5 +125,5 @@ def test_a_failed_job_deletes_its_pods_in_batches() -> None:
     )
     controller.reconcile_job(NAMESPACE, "train")
     assert api.pods() == [] and api.calls["delete"] == 20
-    status = MemoryApi.get(api, AEGIS_JOB, NAMESPACE, "train")["status"]
+    status = api.get(AEGIS_JOB, NAMESPACE, "train")["status"]
     assert status["phase"] == "Failed" and "retries exhausted" in status["message"]
