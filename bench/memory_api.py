@@ -3,16 +3,19 @@
 The kmock emulator of tests/k8s/cluster.py answers over real HTTP but costs tens of ms a call
 (and its create grows with the objects it holds); `MemoryApi` answers the same calls the
 way the API server does, for hundreds of controller deaths (tests/k8s/test_configmap_store.py)
-or a 12,500-pod job's creation (bench/pod_creation.py). Thread-safe: the Job Controller
-creates pods from several threads.
+or a 12,500-pod job's creation and start (bench/pod_creation.py, bench/pod_reads.py).
+Thread-safe: the Job Controller creates pods from several threads and watches from others.
 """
 
 from __future__ import annotations
 
 import itertools
+import queue
 import threading
+import time
 import uuid
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -21,6 +24,10 @@ from aegis.k8s.errors import ApiError
 from aegis.k8s.resources import Resource
 
 Key = tuple[str, str | None, str]
+Items = list[dict[str, Any]]  # module-level: `MemoryApi.list` shadows the builtin inside
+Event = tuple[int, str, str, bytes]  # version, type, plural, the object's JSON then
+HISTORY = 20_000  # events a watch can start behind the newest (older: 410, list again)
+_END: Event = (0, "", "", b"")
 
 
 def _copy(obj: Any) -> Any:
@@ -45,15 +52,19 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
 class MemoryApi:
     """An in-memory API server: objects by (resource, namespace, name), get/list/create/
     delete/patch as the API server answers them (409 on a name taken or a stale
-    resourceVersion, 404 on a missing object, label selectors of `k=v` terms, a list of every
-    namespace for None, a merge patch of metadata or, with `sub="status"`, of the status
-    only), JSON copies in and out. Every call first calls `before(verb, res)`, outside the
-    lock: a subclass delays, counts or refuses calls there."""
+    resourceVersion, 404 on a missing object, label selectors of `k=v` and `k` terms, a list
+    of every namespace for None, a merge patch of metadata or, with `sub="status"`, of the
+    status only), JSON copies in and out, and watches from a list's resourceVersion (410 when
+    it is more than HISTORY events old). Every call first calls `before(verb, res)`, outside
+    the lock: a subclass delays, counts or refuses calls there."""
 
     def __init__(self) -> None:
         self.objects: dict[Key, dict[str, Any]] = {}
         self._versions = itertools.count(1)
+        self._version = 0
         self._lock = threading.Lock()
+        self._history: deque[Event] = deque(maxlen=HISTORY)
+        self._watchers: set[queue.Queue[Event]] = set()
 
     def before(self, verb: str, res: Resource) -> None:
         """Called first by every call ("get", "list", "create", "delete", "patch")."""
@@ -66,17 +77,69 @@ class MemoryApi:
     def list(
         self, res: Resource, namespace: str | None = None, label_selector: str = ""
     ) -> list[dict[str, Any]]:
+        return self.list_versioned(res, namespace, label_selector)[0]
+
+    def list_versioned(
+        self, res: Resource, namespace: str | None = None, label_selector: str = ""
+    ) -> tuple[Items, str]:
         self.before("list", res)
-        terms = [t.split("=", 1) for t in label_selector.split(",") if t]
         with self._lock:
             found = [
                 obj
                 for (plural, ns, _), obj in sorted(self.objects.items(), key=lambda kv: str(kv[0]))
-                if plural == res.plural
-                and namespace in (None, ns)
-                and all((obj["metadata"].get("labels") or {}).get(k) == v for k, v in terms)
+                if plural == res.plural and _selects(obj, namespace, label_selector)
             ]
-            return _copy(found)
+            return _copy(found), str(self._version)
+
+    def watch(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        label_selector: str = "",
+        timeout_s: int = 300,
+        resource_version: str = "",
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The changes after `resource_version` (every object as ADDED without one) until
+        `timeout_s` passes or `close_watches`."""
+        self.before("watch", res)
+        inbox: queue.Queue[Event] = queue.Queue()
+        with self._lock:
+            if resource_version:
+                since = int(resource_version)
+                if since < self._version and (not self._history or self._history[0][0] > since + 1):
+                    raise ApiError(410, "Expired", f"too old resource version: {since}")
+                backlog = [e for e in self._history if e[0] > since]
+            else:
+                backlog = [
+                    (0, "ADDED", plural, orjson.dumps(obj))
+                    for (plural, _, _), obj in self.objects.items()
+                    if plural == res.plural
+                ]
+            for event in backlog:
+                inbox.put(event)
+            self._watchers.add(inbox)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    event = inbox.get(timeout=left)
+                except queue.Empty:
+                    return
+                if event is _END:
+                    return
+                _, kind, plural, data = event
+                obj = orjson.loads(data) if plural == res.plural else None
+                if obj is not None and _selects(obj, namespace, label_selector):
+                    yield kind, obj
+        finally:
+            with self._lock:
+                self._watchers.discard(inbox)
+
+    def close_watches(self) -> None:
+        """End every open watch now."""
+        with self._lock:
+            for inbox in self._watchers:
+                inbox.put(_END)
 
     def create(
         self, res: Resource, namespace: str | None, body: Mapping[str, Any]
@@ -88,16 +151,17 @@ class MemoryApi:
         with self._lock:
             if key in self.objects:
                 raise ApiError(409, "AlreadyExists", f"{key[2]} already exists")
-            meta.update(uid=str(uuid.uuid4()), resourceVersion=str(next(self._versions)))
-            meta["namespace"] = namespace
+            meta.update(uid=str(uuid.uuid4()), namespace=namespace)
             self.objects[key] = obj
+            self._changed(res, "ADDED", obj)
             return _copy(obj)
 
     def delete(self, res: Resource, namespace: str | None, name: str) -> None:
         self.before("delete", res)
         with self._lock:
-            self._find(res, namespace, name)
+            obj = self._find(res, namespace, name)
             del self.objects[(res.plural, namespace, name)]
+            self._changed(res, "DELETED", obj)
 
     def patch(
         self,
@@ -120,11 +184,35 @@ class MemoryApi:
                     apply_merge_patch(meta, _copy(kept))
                 elif part != "metadata" and (sub != "status" or part == "status"):
                     obj[part] = apply_merge_patch(obj.get(part), _copy(value))
-            meta["resourceVersion"] = str(next(self._versions))
+            self._changed(res, "MODIFIED", obj)
             return _copy(obj)
+
+    def _changed(self, res: Resource, kind: str, obj: dict[str, Any]) -> None:
+        """Give `obj` the next resourceVersion and send the change to the watches (called
+        under the lock)."""
+        self._version = next(self._versions)
+        obj["metadata"]["resourceVersion"] = str(self._version)
+        event = (self._version, kind, res.plural, orjson.dumps(obj))
+        self._history.append(event)
+        for inbox in self._watchers:
+            inbox.put(event)
 
     def _find(self, res: Resource, namespace: str | None, name: str) -> dict[str, Any]:
         obj = self.objects.get((res.plural, namespace, name))
         if obj is None:
             raise ApiError(404, "NotFound", f"{res.plural} {name} not found")
         return obj
+
+
+def _selects(obj: Mapping[str, Any], namespace: str | None, label_selector: str) -> bool:
+    """Whether a list or watch of that namespace (None: every one) and selector (terms `k=v`
+    and `k`, the label present) takes `obj`."""
+    meta = obj["metadata"]
+    if namespace not in (None, meta.get("namespace")):
+        return False
+    labels = meta.get("labels") or {}
+    for term in filter(None, label_selector.split(",")):
+        key, equals, value = term.partition("=")
+        if key not in labels or (equals and labels[key] != value):
+            return False
+    return True

@@ -26,6 +26,7 @@ JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 _CHUNK = 64 * 1024
 Query = list[tuple[str, str]]  # module-level: `KubeApi.list` shadows the builtin inside
+Items = list[dict[str, Any]]
 # connections kept to the API server: the Aegis Controller calls it from each job's runner and
 # from the credential service's checks (up to 32 at once) without opening one per call
 POOL_SIZE = 64
@@ -96,10 +97,16 @@ class KubeApi:
         in 25 answers, not one of tens of MB. The pages are one consistent list (the API
         server serves them from the first page's version); when that version has expired
         (410 at a later page), the list is read again in one piece, as client-go does."""
+        return self.list_versioned(res, namespace, label_selector)[0]
+
+    def list_versioned(
+        self, res: Resource, namespace: str | None = None, label_selector: str = ""
+    ) -> tuple[Items, str]:
+        """`list`, and the list's resourceVersion: a watch from it misses no change."""
         path = res.path(namespace)
         query = [("labelSelector", label_selector)] if label_selector else []
         items: list[Any] = []
-        token = ""
+        token, version = "", ""
         while True:
             paging = [("limit", str(LIST_PAGE)), *([("continue", token)] if token else [])]
             try:
@@ -107,16 +114,18 @@ class KubeApi:
             except ApiError as exc:
                 if not (token and exc.status == 410):
                     raise
-                items = self._json("GET", path, query=query).get("items") or []
+                page = self._json("GET", path, query=query)
+                items, version = page.get("items") or [], _version(page)
                 break
             items += page.get("items") or []
+            version = version or _version(page)  # the first page's: the list's version
             meta = page.get("metadata")
             last, token = token, str(meta.get("continue") or "") if isinstance(meta, dict) else ""
             if not token:
                 break
             if token == last:  # a server that would page forever
                 raise ApiError(0, "BadResponse", f"GET {path}: the same continue token twice")
-        return [i for i in items if isinstance(i, dict)]
+        return [i for i in items if isinstance(i, dict)], version
 
     def create(
         self, res: Resource, namespace: str | None, body: Mapping[str, Any]
@@ -146,11 +155,16 @@ class KubeApi:
         namespace: str | None = None,
         label_selector: str = "",
         timeout_s: int = 300,
+        resource_version: str = "",
     ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(type, object) events until the server ends the watch or `timeout_s` passes."""
+        """(type, object) events until the server ends the watch or `timeout_s` passes: the
+        changes after `resource_version` (a list's), else every object as ADDED first. A
+        version too old to watch from is ApiError(410): list again."""
         query = [("watch", "true"), ("timeoutSeconds", str(timeout_s))]
         if label_selector:
             query.append(("labelSelector", label_selector))
+        if resource_version:
+            query.append(("resourceVersion", resource_version))
         resp = self._request("GET", res.path(namespace), query, None, None, timeout_s + 15.0)
         if resp.status >= 400:
             raise _error(resp.status, self._read(resp, "GET", res.path(namespace)))
@@ -227,6 +241,11 @@ def _loads(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return json.loads(data)
+
+
+def _version(page: Mapping[str, Any]) -> str:
+    meta = page.get("metadata")
+    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
 
 
 def _event(line: bytes) -> tuple[str, dict[str, Any]]:

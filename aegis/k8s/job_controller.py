@@ -1,8 +1,10 @@
 """The Job Controller's I/O: observe one AegisJob, `reconcile` it, apply the actions.
 
 `run` watches AegisJobs, their pods and Aegis CRs, and reconciles every job whose objects
-changed (plus a periodic full resync). Each applied action is logged as one JSON line.
-It creates and deletes the Aegis CR but never writes its status (the Aegis Controller does).
+changed (plus a periodic full resync). While it runs, a reconcile reads the job's pods from
+its pod cache (aegis/k8s/pod_cache.py, kept by a list and a watch), not from a list of its
+own. Each applied action is logged as one JSON line. It creates and deletes the Aegis CR
+but never writes its status (the Aegis Controller does).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from aegis.k8s.manifests import (
     workers_service,
 )
 from aegis.k8s.model import FAILED, AegisView, JobView, Observed, PodView, job_selector, owned_by
+from aegis.k8s.pod_cache import PodCache
 from aegis.k8s.reconcile import (
     Action,
     AddFinalizer,
@@ -78,6 +81,9 @@ class JobControllerConfig:
     watch_timeout_s: int = 300
     max_passes: int = 5
     pod_calls: int = POD_CALLS
+    # while `run` runs, reconciles read pods from the watch-fed cache (False: a list each,
+    # as before it: bench/pod_reads.py measures the two side by side)
+    cache_pods: bool = True
 
 
 def _new_token() -> str:
@@ -96,8 +102,9 @@ class JobController:
         self.api = api
         self.config = config or JobControllerConfig()
         self._new_token = new_token
-        # what a reconcile reads of each Aegis CR and worker pod, as the watches last showed it
+        # what a reconcile reads of each Aegis CR, as the watch last showed it
         self._seen: dict[tuple[str, str, str], tuple[object, ...]] = {}
+        self.pods = PodCache()  # filled while `run` runs
 
     def observe(self, namespace: str, name: str) -> tuple[JobView, Observed] | None:
         """The job and what it owns now, or None if the AegisJob is gone."""
@@ -105,11 +112,14 @@ class JobController:
         if obj is None:
             return None
         job = JobView.from_obj(obj)
-        pods = [
-            PodView.from_obj(p)
-            for p in self.api.list(POD, namespace, job_selector(name))
-            if _label(p, LABEL_JOB) == name and owned_by(p, job.uid)
-        ]
+        if self.pods.synced and self.config.cache_pods:
+            pods = self.pods.pods(namespace, name, job.uid)
+        else:
+            pods = [
+                PodView.from_obj(p)
+                for p in self.api.list(POD, namespace, job_selector(name))
+                if _label(p, LABEL_JOB) == name and owned_by(p, job.uid)
+            ]
         cr = self._owned(AEGIS, job, name)
         return job, Observed(
             pods=sorted(pods, key=lambda p: p.name),
@@ -142,13 +152,16 @@ class JobController:
     def run(self, stop: threading.Event) -> None:
         """Watch and reconcile until `stop` is set."""
         pending: queue.Queue[JobKey] = queue.Queue()
-        for res in (AEGIS_JOB, POD, AEGIS):
+        for res in (AEGIS_JOB, AEGIS):
             threading.Thread(
                 target=self._watch,
                 args=(res, pending, stop),
                 name=f"watch-{res.plural}",
                 daemon=True,
             ).start()
+        threading.Thread(
+            target=self._inform, args=(pending, stop), name="watch-pods", daemon=True
+        ).start()
         next_resync = 0.0
         try:
             while not stop.is_set():
@@ -210,6 +223,7 @@ class JobController:
                 return self._create_pod(job, body)
             case DeletePod(name=pod):
                 self._delete(POD, ns, pod)
+                self.pods.deleted(ns, pod)
             case DeleteAegis():
                 self._delete(AEGIS, ns, name)
             case DeleteSecret():
@@ -229,7 +243,9 @@ class JobController:
 
     def _create_pod(self, job: JobView, body: Mapping[str, Any]) -> bool:
         try:
-            self._create(POD, job.namespace, body)
+            made = self._create(POD, job.namespace, body)
+            if made is not None:
+                self.pods.created(made)
             return True
         except ApiError as exc:
             if not exc.invalid:
@@ -256,12 +272,16 @@ class JobController:
             if not (exc.conflict or exc.not_found):
                 raise  # on a conflict the next pass sees the new finalizers
 
-    def _create(self, res: Resource, namespace: str, body: Mapping[str, Any]) -> None:
+    def _create(
+        self, res: Resource, namespace: str, body: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """The object created, or None when one of that name exists already."""
         try:
-            self.api.create(res, namespace, body)
+            return self.api.create(res, namespace, body)
         except ApiError as exc:
             if not exc.conflict:
                 raise
+            return None
 
     def _delete(self, res: Resource, namespace: str, name: str) -> None:
         try:
@@ -316,20 +336,44 @@ class JobController:
                 log.warning("watching %s failed, retrying: %s", res.plural, exc)
                 stop.wait(2.0)
 
+    def _inform(self, out: queue.Queue[JobKey], stop: threading.Event) -> None:
+        """Keep the pod cache: list the worker pods, then watch from the list's version until
+        the watch ends (`watch_timeout_s`, or the server ends it), and again; the jobs whose
+        pods changed go to `out`. Each round starts from a fresh list, so nothing the cache
+        holds is older than a watch's length; a version too old to watch from (410) is listed
+        again at once, any other failure after 2 s (and never more than a list a second)."""
+        ns = self.config.namespace
+        while not stop.is_set():
+            began = time.monotonic()
+            try:
+                items, version = self.api.list_versioned(POD, ns, LABEL_JOB)
+                for key in sorted(self.pods.replace(items, version)):
+                    out.put(key)
+                for kind, obj in self.api.watch(
+                    POD, ns, LABEL_JOB, self.config.watch_timeout_s, resource_version=version
+                ):
+                    if (moved := self.pods.apply(kind, obj)) is not None:
+                        out.put(moved)
+                    if stop.is_set():
+                        return
+            except ApiError as exc:
+                log.warning("listing or watching pods failed, listing again: %s", exc)
+                if exc.status != 410:
+                    stop.wait(2.0)
+            stop.wait(max(0.0, began + 1.0 - time.monotonic()))
+
     def _moved(self, res: Resource, kind: str, obj: Mapping[str, Any]) -> bool:
-        """Whether an Aegis CR's or a worker pod's watch event changes what a reconcile reads
-        of it (its AegisView or PodView, and its identity and owners), or deletes it. The
-        Aegis Controller patches its CR's status at every group commit, tens of times a
-        second while a large job's pods report, the kubelet a pod's conditions as it starts,
-        and each reconcile lists every pod of the job: the other events are not reconciled
-        (the resync still reconciles every job)."""
+        """Whether an Aegis CR's watch event changes what a reconcile reads of it (its
+        AegisView, identity and owners), or deletes it. The Aegis Controller patches its CR's
+        status at every group commit, tens of times a second while a large job's pods report:
+        the other events are not reconciled (the resync still reconciles every job)."""
         meta = obj.get("metadata") or {}
         name = (res.plural, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         if kind == "DELETED":
             self._seen.pop(name, None)
             return True
         owners = meta.get("ownerReferences") or []
-        view = AegisView.from_obj(obj) if res is AEGIS else PodView.from_obj(obj)
+        view = AegisView.from_obj(obj)
         seen = (
             view,
             meta.get("uid"),

@@ -3,6 +3,7 @@ benches that run on it rely on it (merge patches, preconditions, selectors, name
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import pytest
@@ -50,6 +51,55 @@ def test_a_list_selects_by_label_and_namespace() -> None:
     assert names(api.list(POD, "a", "aegis.dev/job=train")) == ["p1"]
     assert names(api.list(POD, None, "aegis.dev/job=train")) == ["p1", "p3"]  # every namespace
     assert names(api.list(POD, "b")) == ["p3"]
+
+
+def test_a_selector_term_without_a_value_asks_for_the_label() -> None:
+    api = MemoryApi()
+    api.create(POD, "a", _pod("p1", "train"))
+    api.create(POD, "a", {"metadata": {"name": "p2"}})
+    assert [p["metadata"]["name"] for p in api.list(POD, "a", "aegis.dev/job")] == ["p1"]
+
+
+def test_a_watch_from_a_lists_version_brings_each_change_after_it_in_order() -> None:
+    api = MemoryApi()
+    api.create(POD, "a", _pod("p1", "train"))
+    listed, version = api.list_versioned(POD, "a")
+    assert [p["metadata"]["name"] for p in listed] == ["p1"]
+    api.patch(POD, "a", "p1", {"status": {"phase": "Running"}})
+    api.create(POD, "a", _pod("p2", "train"))
+    api.create(POD, "b", _pod("p3", "train"))  # another namespace: not this watch's
+    api.delete(POD, "a", "p1")
+    api.create(AEGIS, "a", {"metadata": {"name": "j"}})  # another resource: neither
+    events = api.watch(POD, "a", "aegis.dev/job", timeout_s=5, resource_version=version)
+    first = next(events)  # the watch has begun
+    api.close_watches()  # it ends after what it holds
+    got = [(kind, obj["metadata"]["name"], obj.get("status")) for kind, obj in [first, *events]]
+    assert got == [
+        ("MODIFIED", "p1", {"phase": "Running"}),
+        ("ADDED", "p2", None),
+        ("DELETED", "p1", {"phase": "Running"}),
+    ]
+    everything = api.watch(POD, "a", timeout_s=5)  # no version: what is there, as ADDED
+    first = next(everything)
+    api.close_watches()
+    assert [(k, o["metadata"]["name"]) for k, o in [first, *everything]] == [("ADDED", "p2")]
+
+
+def test_a_watch_from_a_version_past_its_history_is_410() -> None:
+    api = MemoryApi()
+    _, version = api.list_versioned(POD, "a")
+    api._history = deque(maxlen=2)
+    for n in range(3):
+        api.create(POD, "a", _pod(f"p{n}", "train"))
+    with pytest.raises(ApiError) as gone:
+        next(api.watch(POD, "a", resource_version=version))
+    assert gone.value.status == 410
+    _, version = api.list_versioned(POD, "a")
+    api.create(POD, "a", _pod("p9", "train"))
+    watch = api.watch(POD, "a", resource_version=version)
+    assert next(watch)[1]["metadata"]["name"] == "p9"
+    api.close_watches()
+    assert list(watch) == []  # ended by close_watches
 
 
 def test_a_patch_of_metadata_or_status_changes_only_that() -> None:

@@ -1,8 +1,10 @@
 """A kmock Kubernetes emulator served from its own thread, for the sync client under test.
 
 kmock 0.8 knows no resourceVersion, uid or label selectors; `Emulator` adds the first two (a
-409 on a stale resourceVersion, like the real API server) so that conflicts and ownership are
-tested for real. Label selectors stay client-side (the code filters by label itself).
+409 on a stale resourceVersion, like the real API server; a list's version) so that conflicts
+and ownership are tested for real. Label selectors stay client-side (the code filters by label
+itself). A watch from a resourceVersion starts, as kmock's every watch, with every object as
+ADDED: a cache fed by a list and then such a watch is told again what it holds.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class Emulator(kmock.KubernetesEmulator):
     # a list's later pages get 410 Expired, as when the first page's version has been
     # compacted away in etcd
     expire_continue: bool = attrs.field(default=False, init=False)
+    # this many watches from a resourceVersion get 410 Gone, as when etcd has compacted it
+    expire_watches: int = attrs.field(default=0, init=False)
 
     async def _handle(self, request: kmock.Request) -> Any:
         if (
@@ -61,6 +65,15 @@ class Emulator(kmock.KubernetesEmulator):
         ):
             return await self._render_error(
                 kmock.KubernetesError(410, "Expired", "the continue token has expired")
+            )
+        if (
+            request.action == kmock.action.WATCH
+            and self.expire_watches > 0
+            and request.params.get("resourceVersion")
+        ):
+            self.expire_watches -= 1
+            return await self._render_error(
+                kmock.KubernetesError(410, "Expired", "too old resource version")
             )
         data = request.data
         if request.resource is None or not isinstance(data, dict):
@@ -87,6 +100,7 @@ class Emulator(kmock.KubernetesEmulator):
         """kmock's list, in pages of `limit` when asked, continued after the last name (in
         name order: a real API server's pages come in etcd's key order)."""
         answer: dict[str, Any] = await super()._serve_list(request)  # type: ignore[assignment]
+        answer["metadata"] = {"resourceVersion": str(self._version[0])}  # the newest change's
         limit = int(request.params.get("limit") or 0)
         if not limit:
             return answer

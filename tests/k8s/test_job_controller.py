@@ -6,10 +6,12 @@ kubelet and scheduler are played by Cluster.run_pod / finish_pod.
 
 from __future__ import annotations
 
+import collections
 import queue
 import threading
 from typing import Any
 
+from aegis.k8s.api import KubeApi
 from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.job_controller import JobController, JobControllerConfig, JobKey
 from aegis.k8s.keys import token_sha256
@@ -204,23 +206,119 @@ def test_run_watches_and_reconciles(cluster: Cluster) -> None:
     assert not thread.is_alive()
 
 
+def test_run_reads_pods_from_its_watch_not_a_list_per_reconcile(cluster: Cluster) -> None:
+    """Six pods start, run, one fails and is made again on another node: each of those
+    changes is a reconcile, and each reconcile read the pods from the cache that one list
+    and its watch keep, not from a list of its own (before: a list per reconcile)."""
+    stop = threading.Event()
+    api = KubeApi.for_url(cluster.url, timeout_s=5.0)
+    api._client.user_agent = "job-controller"  # its requests apart from the test's
+    controller = JobController(api, JobControllerConfig(pod=CONFIG.pod, resync_s=60))
+    thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
+    thread.start()
+    workers = [f"train-worker-{r}" for r in range(6)]
+    try:
+        wait_for(lambda: controller.pods.synced, 10, "the pods listed")  # (none yet)
+        cluster.api.create(AEGIS_JOB, NAMESPACE, aegis_job(workers=6))
+        wait_for(lambda: sorted(cluster.pods()) == workers, 10, "six pods")
+        for name in workers:
+            cluster.run_pod(name)
+        wait_for(lambda: cluster.job("train")["status"]["phase"] == "Running", 10, "running")
+        cluster.finish_pod("train-worker-3", exit_code=1, node="bad-3")
+        wait_for(
+            lambda: (
+                cluster.job("train")["status"]["podRestarts"] == 1
+                and "affinity" in cluster.pods().get("train-worker-3", {}).get("spec", {})
+            ),
+            10,
+            "worker 3 made again",
+        )
+    finally:
+        stop.set()
+        thread.join(5)
+        api.close()
+    assert not thread.is_alive()
+    assert _node_exclusion(cluster.pods()["train-worker-3"]) == ["bad-3"]
+    assert cluster.job("train")["status"]["podRestarts"] == 1  # the failure counted once
+    # one list for every reconcile; 6 pods, failed worker 3 deleted once and made again
+    served = _pod_requests(cluster, "job-controller")
+    assert served == {"LIST": 1, "WATCH": 1, "CREATE": 7, "DELETE": 1}
+
+
+def test_a_watch_from_a_version_gone_lists_again(cluster: Cluster) -> None:
+    """etcd compacted the list's version before the watch began (410): the pods are listed
+    again and watched from the new list's version; a change after it reaches the cache."""
+    _start(cluster, workers=2)
+    cluster.emulator.expire_watches = 1
+    stop = threading.Event()
+    api = KubeApi.for_url(cluster.url, timeout_s=5.0)
+    api._client.user_agent = "job-controller"
+    controller = JobController(api, CONFIG)
+    queued: queue.Queue[JobKey] = queue.Queue()
+    thread = threading.Thread(target=controller._inform, args=(queued, stop), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: controller.pods.synced, 10, "the first list")
+        cluster.run_pod("train-worker-1")
+        wait_for(
+            lambda: (
+                [p.phase for p in controller.pods.pods(NAMESPACE, "train", _uid(cluster))]
+                == ["Pending", "Running"]
+            ),
+            10,
+            "worker 1 running, through the second watch",
+        )
+    finally:
+        stop.set()
+        api.close()
+        thread.join(5)
+    assert not thread.is_alive()
+    assert _pod_requests(cluster, "job-controller") == {"LIST": 2, "WATCH": 2}
+
+
+def _uid(cluster: Cluster) -> str:
+    return str(cluster.job("train")["metadata"]["uid"])
+
+
+def _pod_requests(cluster: Cluster, agent: str) -> dict[str, int]:
+    """How many pod requests of each kind the emulator served to clients of that User-Agent."""
+    return dict(
+        collections.Counter(
+            r.action.name
+            for r in cluster.emulator  # kmock iterates the requests it has served
+            if r.headers.get("User-Agent") == agent
+            and r.resource is not None
+            and r.resource.plural == "pods"
+            and r.action is not None
+        )
+    )
+
+
 class _Events:
-    """An API whose watch replays `events` once, then stops the watch loop."""
+    """An API whose list is empty and whose watch replays `events` once, then stops the
+    watch loop."""
 
     def __init__(self, events: list[tuple[str, dict[str, Any]]], stop: threading.Event):
         self.events, self.stop = events, stop
 
-    def watch(self, res: Any, namespace: Any, selector: str, timeout_s: int) -> Any:
+    def list_versioned(self, res: Any, namespace: Any, selector: str) -> Any:
+        return [], "1"
+
+    def watch(self, res: Any, namespace: Any, selector: str, timeout_s: int, **_: Any) -> Any:
         yield from self.events
         self.stop.set()  # the watch loop ends once it has taken them all
 
 
 def queued_by_watch(res: Resource, events: list[tuple[str, dict[str, Any]]]) -> list[JobKey]:
-    """The job keys a fresh Job Controller's watch of `res` queues for these events."""
+    """The job keys a fresh Job Controller's watch of `res` (its pod cache's, for pods)
+    queues for these events."""
     stop = threading.Event()
     controller = JobController(_Events(events, stop), CONFIG)  # type: ignore[arg-type]
     queued: queue.Queue[JobKey] = queue.Queue()
-    controller._watch(res, queued, stop)
+    if res is POD:
+        controller._inform(queued, stop)
+    else:
+        controller._watch(res, queued, stop)
     return [queued.get_nowait() for _ in range(queued.qsize())]
 
 
