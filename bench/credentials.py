@@ -11,17 +11,20 @@ another process (real gRPC, each its own NKey), and the bench waits for every cr
 process holds what the Aegis Controller process holds; its CPU time per credential is printed
 beside the wall time (the lock the controller's job runners share).
 
-Three ways side by side, in one run:
+Four ways side by side, in one run:
 
   loop      the service on a thread and event loop of this process, the check on that loop
             (the Aegis Controller before: each GET held up every other request, so N checks
             ran one after the other, and every request took this process's interpreter lock)
   threads   the same, the check in the service's threads (CHECK_THREADS at once)
-  process   the service in a process of its own, checks in its threads (`CredentialProcess`:
-            the Aegis Controller now)
+  process   the service in a process of its own, checks in its threads (`CredentialProcess`
+            without its pod cache: a GET per request)
+  cached    the same with its pod cache (the Aegis Controller now): one list and a watch of
+            the pods, which exist before the agents ask (as a pod exists before its agent
+            runs); a pod the watch shows is accepted without a GET
 
 It prints, per latency, each way's seconds for all N, credentials a second, this process's CPU
-per credential, and each way's time over the loop's.
+per credential, the GETs the fake API answered, and each way's time over the loop's.
 """
 
 from __future__ import annotations
@@ -59,12 +62,19 @@ from bench.scale import raise_nofile  # noqa: E402
 
 NAMESPACE, JOB = "team", "creds"
 NATS_URL = "nats://127.0.0.1:4222"  # named in each credential; nothing connects to it
-WAYS = ("loop", "threads", "process")
+WAYS = ("loop", "threads", "process", "cached")
 
 
-def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection) -> None:
-    """The fake API's process: GET /api/v1/namespaces/NS/pods/NAME after `latency_s`; sends
-    its URL, then the number of GETs it answered when told to stop."""
+def _pod(name: str, uid: str) -> dict[str, Any]:
+    meta = {"name": name, "namespace": NAMESPACE, "uid": uid, "labels": {LABEL_JOB: JOB}}
+    return {"kind": "Pod", "apiVersion": "v1", "metadata": meta, "status": {"phase": "Running"}}
+
+
+def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection, watching: Any) -> None:
+    """The fake API's process: GET /api/v1/namespaces/NS/pods/NAME after `latency_s`, a list
+    of every pod (one page) after it, and a watch that sends nothing (`watching` is set when
+    one begins: the list came first); sends its URL, then the number of GETs it answered
+    when told to stop."""
 
     async def serve() -> None:
         gets = 0
@@ -76,11 +86,29 @@ def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection) -> Non
             name = request.match_info["name"]
             if request.match_info["ns"] != NAMESPACE or name not in uids:
                 return web.json_response({"kind": "Status", "code": 404}, status=404)
-            meta = {"name": name, "uid": uids[name], "labels": {LABEL_JOB: JOB}}
-            return web.json_response({"kind": "Pod", "apiVersion": "v1", "metadata": meta})
+            return web.json_response(_pod(name, uids[name]))
+
+        async def pods(request: web.Request) -> web.StreamResponse:
+            if request.query.get("watch") != "true":
+                await asyncio.sleep(latency_s)
+                items = (
+                    [_pod(n, u) for n, u in uids.items()]
+                    if request.match_info.get("ns", NAMESPACE) == NAMESPACE
+                    else []
+                )
+                return web.json_response(
+                    {"kind": "PodList", "metadata": {"resourceVersion": "1"}, "items": items}
+                )
+            stream = web.StreamResponse()
+            await stream.prepare(request)
+            watching.set()
+            await asyncio.sleep(float(request.query.get("timeoutSeconds", "300")))
+            return stream
 
         app = web.Application()
         app.router.add_get("/api/v1/namespaces/{ns}/pods/{name}", pod)
+        app.router.add_get("/api/v1/namespaces/{ns}/pods", pods)
+        app.router.add_get("/api/v1/pods", pods)  # every namespace's
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -133,11 +161,15 @@ def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -
     account = Operator().create_job_account(NAMESPACE, JOB)
     uids = {f"{JOB}-worker-{i}": str(uuid.uuid4()) for i in range(agents)}
     api_end, api_child = ctx.Pipe()
-    api_proc = ctx.Process(target=_serve_pods, args=(uids, latency_s, api_child), daemon=True)
+    watching = ctx.Event()
+    api_args = (uids, latency_s, api_child, watching)
+    api_proc = ctx.Process(target=_serve_pods, args=api_args, daemon=True)
     api_proc.start()
     try:
         url = _receive(api_end, api_proc, 60, "the fake API's URL")
         server = _server(way, account, url)
+        if way == "cached" and not watching.wait(60):
+            raise RuntimeError("the credential process never watched the pods")
         cpu = time.process_time()
         try:
             end, child = ctx.Pipe()
@@ -159,11 +191,12 @@ def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -
         api_proc.join(30)
         if api_proc.is_alive():
             api_proc.kill()
-    assert gets == agents, (gets, agents)
+    assert gets == (0 if way == "cached" else agents), (way, gets, agents)
     return {
         "s": round(seconds, 3),
         "per_s": round(agents / seconds, 1),
         "controller_cpu_ms_per_credential": round(1000 * cpu / agents, 3),
+        "pod_gets": gets,
     }
 
 
@@ -188,8 +221,12 @@ class _ThreadServer:
 def _server(way: str, account: JobAccount, url: str) -> Any:
     """The credential server of `way`, serving `account`'s job (its pods checked on the API
     at `url`)."""
-    if way == "process":
-        process = CredentialProcess(account.account, NATS_URL, ApiSource(url=url), "127.0.0.1", 0)
+    if way in ("process", "cached"):
+        source = ApiSource(url=url)
+        cached = way == "cached"
+        process = CredentialProcess(
+            account.account, NATS_URL, source, "127.0.0.1", 0, cache_pods=cached
+        )
         process.start()
         # the bench's job account holds the token; the process is told its hash, as the CR says
         process.register(NAMESPACE, JOB, token_sha256(account.bootstrap_token))
@@ -213,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         loop = ways["loop"]["s"]
         for way in WAYS[1:]:
             ways[f"{way}_over_loop"] = round(ways[way]["s"] / loop, 3)
+        ways["cached_over_process"] = round(ways["cached"]["s"] / ways["process"]["s"], 3)
         out["by_latency_ms"][f"{ms:g}"] = ways
         if not args.json:
             line = ", ".join(f"{way} {ways[way]['s']} s" for way in WAYS)

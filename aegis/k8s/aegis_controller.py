@@ -719,7 +719,9 @@ def serve(
     """`aegis k8s controller`: the credential server (a child process reaching the API as
     `api_source` says), `/metrics` (unless `metrics_port` is 0) and the CR watch, until
     `stop` is set."""
-    credentials = CredentialProcess(account, config.nats_url, api_source, grpc_host, grpc_port)
+    credentials = CredentialProcess(
+        account, config.nats_url, api_source, grpc_host, grpc_port, namespace=config.namespace
+    )
     credentials.start()
     log.info("gRPC credential server on %s; NATS at %s", credentials.address, config.nats_url)
     metrics = ObserverMetrics()

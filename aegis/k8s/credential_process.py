@@ -9,7 +9,8 @@ lock). In a child process the two run on two cores.
 The parent (`CredentialProcess`) starts `python -m aegis.k8s.credential_process` so that it
 dies with the parent (`dies_with_parent`), and speaks JSON lines on its stdin/stdout:
 
-    parent: {"account_jwt", "account_seed", "nats_url", "host", "port", "api": {...}}
+    parent: {"account_jwt", "account_seed", "nats_url", "host", "port", "api": {...},
+             "pods": {"cache": bool, "namespace": str | None}}
     child:  {"ready": "host:port"} | {"error": "why"}
     parent: {"op": "add", "namespace", "job", "token_sha256"} | {"op": "remove", ...}
     child:  {"ok": true} | {"error": "why"}
@@ -19,6 +20,11 @@ child. A child that died (or does not answer within CALL_TIMEOUT_S) is started a
 every job the parent registered, by the next call or the controller's next turn
 (`ensure_running`, every 0.2 s); the bindings of incarnations to keys start afresh then, as
 after a restart of the whole controller.
+
+The child keeps a cache of the worker pods (one list, then a watch: aegis/k8s/informer.py,
+in `pods.namespace`, None: every namespace) and accepts a pod the watch shows alive with the
+agent's incarnation without asking the API (aegis/k8s/pod_identity.py); any other request is
+checked with a GET, as without the cache.
 """
 
 from __future__ import annotations
@@ -38,7 +44,9 @@ from typing import Any
 
 from aegis.k8s.api import KubeApi
 from aegis.k8s.errors import K8sError
+from aegis.k8s.informer import start_pod_informer
 from aegis.k8s.keys import job_account, load_account
+from aegis.k8s.pod_cache import PodCache
 from aegis.k8s.pod_identity import pod_expected
 from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import Account
@@ -71,7 +79,15 @@ class CredentialProcess:
     job (its credentials issued from then on, for the pods the API has) and `revoke` it."""
 
     def __init__(
-        self, account: Account, nats_url: str, source: ApiSource, host: str, port: int
+        self,
+        account: Account,
+        nats_url: str,
+        source: ApiSource,
+        host: str,
+        port: int,
+        *,
+        namespace: str | None = None,
+        cache_pods: bool = True,
     ) -> None:
         self._config = {
             "account_jwt": account.jwt,
@@ -80,6 +96,7 @@ class CredentialProcess:
             "host": host,
             "port": port,
             "api": {"url": source.url, "kubeconfig": source.kubeconfig, "context": source.context},
+            "pods": {"cache": cache_pods, "namespace": namespace},
         }
         self._jobs: dict[tuple[str, str], str] = {}  # registered: (namespace, job) -> token hash
         self._lock = threading.Lock()
@@ -262,6 +279,7 @@ async def _serve_child() -> int:
         config = json.loads(await loop.run_in_executor(None, read))
         account = load_account(config["account_jwt"], config["account_seed"].encode("ascii"))
         api = ApiSource(**config["api"]).connect()
+        pods = PodCache() if config["pods"]["cache"] else None
         service = CredentialService(config["nats_url"])
         server = CredentialServer(service, config["host"], int(config["port"]))
         await server.start()
@@ -269,6 +287,9 @@ async def _serve_child() -> int:
         _answer({"error": f"{type(exc).__name__}: {exc}"})
         return 1
     _answer({"ready": server.address})
+    informed = threading.Event()  # set: the informer ends
+    if pods is not None:
+        start_pod_informer(api, pods, config["pods"]["namespace"], informed)
     try:
         while line := await loop.run_in_executor(None, read):
             try:
@@ -277,7 +298,7 @@ async def _serve_child() -> int:
                 if request["op"] == "add":
                     job = job_account(account, *key, request["token_sha256"])
                     # an API call each: in the service's threads, not its loop
-                    service.add_job(job, pod_expected(api, *key), expects_blocks=True)
+                    service.add_job(job, pod_expected(api, *key, pods), expects_blocks=True)
                 elif request["op"] == "remove":
                     service.remove_job(*key)
                 else:
@@ -287,8 +308,9 @@ async def _serve_child() -> int:
                 continue
             _answer({"ok": True})
     finally:
+        informed.set()
         await server.stop()
-        api.close()
+        api.close()  # ends the informer's watch
     return 0
 
 

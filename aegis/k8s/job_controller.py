@@ -23,6 +23,7 @@ from typing import Any
 
 from aegis.k8s.api import KubeApi
 from aegis.k8s.errors import ApiError
+from aegis.k8s.informer import inform_pods
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.manifests import (
     PodSettings,
@@ -337,30 +338,10 @@ class JobController:
                 stop.wait(2.0)
 
     def _inform(self, out: queue.Queue[JobKey], stop: threading.Event) -> None:
-        """Keep the pod cache: list the worker pods, then watch from the list's version until
-        the watch ends (`watch_timeout_s`, or the server ends it), and again; the jobs whose
-        pods changed go to `out`. Each round starts from a fresh list, so nothing the cache
-        holds is older than a watch's length; a version too old to watch from (410) is listed
-        again at once, any other failure after 2 s (and never more than a list a second)."""
-        ns = self.config.namespace
-        while not stop.is_set():
-            began = time.monotonic()
-            try:
-                items, version = self.api.list_versioned(POD, ns, LABEL_JOB)
-                for key in sorted(self.pods.replace(items, version)):
-                    out.put(key)
-                for kind, obj in self.api.watch(
-                    POD, ns, LABEL_JOB, self.config.watch_timeout_s, resource_version=version
-                ):
-                    if (moved := self.pods.apply(kind, obj)) is not None:
-                        out.put(moved)
-                    if stop.is_set():
-                        return
-            except ApiError as exc:
-                log.warning("listing or watching pods failed, listing again: %s", exc)
-                if exc.status != 410:
-                    stop.wait(2.0)
-            stop.wait(max(0.0, began + 1.0 - time.monotonic()))
+        """Keep the pod cache (aegis/k8s/informer.py); the jobs whose pods changed go to `out`."""
+        inform_pods(
+            self.api, self.pods, self.config.namespace, stop, out.put, self.config.watch_timeout_s
+        )
 
     def _moved(self, res: Resource, kind: str, obj: Mapping[str, Any]) -> bool:
         """Whether an Aegis CR's watch event changes what a reconcile reads of it (its

@@ -1,4 +1,6 @@
-"""The worker pods as the Job Controller's list and watch last showed them (pure, no I/O).
+"""The worker pods as a list and a watch last showed them (pure, no I/O; aegis/k8s/informer.py
+keeps it current): the Job Controller's reconciles read a job's pods here, the credential
+service its pod checks.
 
 A reconcile reads a job's pods from here instead of listing them from the API server: a
 12,500-pod job's pods change thousands of times while they start (scheduled, running, ready),
@@ -194,6 +196,12 @@ class PodCache:
             for uid in (pod.uid if pod else "", made[0].uid if made else ""):
                 if uid:
                     self._deleted.add(uid)
+
+    def get(self, namespace: str, name: str) -> CachedPod | None:
+        """The pod of that name as the list and the watch last showed it (not the
+        controller's own writes), or None."""
+        with self._lock:
+            return self._pods.get((namespace, name))
 
     def pods(self, namespace: str, job: str, owner_uid: str) -> list[PodView]:
         """The job's pods owned by the AegisJob of that uid, by name."""

@@ -1,5 +1,6 @@
 """bench/credentials.py at a tiny size: every agent gets its credential each way, each pod
-checked once against the fake API (what the figures mean, not how fast anything is)."""
+checked once against the fake API or, with the pod cache, not at all (what the figures mean,
+not how fast anything is)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ def test_both_ways_issue_every_credential_after_one_api_check_each() -> None:
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["agents"] == 12 and set(out["by_latency_ms"]) == {"0", "2"}
     for figures in out["by_latency_ms"].values():
-        for way in ("loop", "threads", "process"):
+        for way in ("loop", "threads", "process", "cached"):
             assert figures[way]["s"] > 0 and figures[way]["per_s"] > 0
+        # a GET per agent, but none where the pod cache's list and watch showed every pod
+        assert [figures[w]["pod_gets"] for w in ("loop", "process", "cached")] == [12, 12, 0]
         # the process way leaves the controller's own process (nearly) idle
         assert (
             figures["process"]["controller_cpu_ms_per_credential"]

@@ -56,6 +56,8 @@ class Emulator(kmock.KubernetesEmulator):
     expire_continue: bool = attrs.field(default=False, init=False)
     # this many watches from a resourceVersion get 410 Gone, as when etcd has compacted it
     expire_watches: int = attrs.field(default=0, init=False)
+    # a GET of one pod gets 503 (a test that only a cache can pass)
+    refuse_pod_gets: bool = attrs.field(default=False, init=False)
 
     async def _handle(self, request: kmock.Request) -> Any:
         if (
@@ -65,6 +67,15 @@ class Emulator(kmock.KubernetesEmulator):
         ):
             return await self._render_error(
                 kmock.KubernetesError(410, "Expired", "the continue token has expired")
+            )
+        if (
+            self.refuse_pod_gets
+            and request.action == kmock.action.FETCH
+            and request.resource is not None
+            and request.resource.plural == "pods"
+        ):
+            return await self._render_error(
+                kmock.KubernetesError(503, "ServiceUnavailable", "pod reads refused by the test")
             )
         if (
             request.action == kmock.action.WATCH

@@ -18,6 +18,7 @@ import pytest
 from aegis.k8s.credential_process import ApiSource, CredentialProcess
 from aegis.k8s.errors import K8sError
 from aegis.k8s.keys import token_sha256
+from aegis.k8s.resources import LABEL_JOB, POD
 from aegis.runtime.errors import CredentialsRejected
 from aegis.runtime.transport.auth import Operator
 from aegis.runtime.transport.grpc_credentials import request_credentials
@@ -92,6 +93,62 @@ async def test_a_dead_child_is_started_again_with_every_job(
     creds.ensure_running()  # the controller's resync
     assert creds.starts == 3
     assert await _ask(creds, cluster, "other", "other-worker-1") == NATS_URL
+
+
+@pytest.mark.parametrize("cache", [True, False])
+async def test_the_child_accepts_the_pods_its_watch_shows_without_asking_the_api(
+    cluster: Cluster, cache: bool
+) -> None:
+    """Pod GETs refused: with its pod cache the child accepts the pods its list and watch
+    showed (12,500 agents asking at once were 12,500 GETs); without it, it cannot."""
+    uids = {}
+    for pod in ("train-worker-0", "train-worker-1", "other-worker-0"):
+        meta = {"name": pod, "namespace": NAMESPACE, "labels": {LABEL_JOB: pod.split("-")[0]}}
+        made = cluster.api.create(POD, NAMESPACE, {"kind": "Pod", "metadata": meta})
+        uids[pod] = made["metadata"]["uid"]
+    cluster.emulator.refuse_pod_gets = True
+    account = Operator().create_job_account("aegis-system", "shared").account
+    source = ApiSource(url=cluster.url)
+    process = CredentialProcess(account, NATS_URL, source, "127.0.0.1", 0, cache_pods=cache)
+    process.start()
+    try:
+        process.register(NAMESPACE, "train", token_sha256(TOKEN))
+        if cache:  # the cache holds the list's pods before its watch asks
+            wait_for(lambda: _pod_requests(cluster, "WATCH"), 10, "the child's pod watch")
+
+        async def ask(pod: str, incarnation: str) -> str:
+            issued = await request_credentials(
+                process.address, namespace=NAMESPACE, job="train", pod_name=pod,
+                bootstrap_token=TOKEN, incarnation=incarnation, attempts=1,
+            )  # fmt: skip
+            return issued.nats_url
+
+        if cache:
+            assert await ask("train-worker-0", uids["train-worker-0"]) == NATS_URL
+            assert await ask("train-worker-1", uids["train-worker-1"]) == NATS_URL
+            assert _pod_requests(cluster, "FETCH") == 0
+        # never from the cache: another uid, another job's pod (each then asked of the API)
+        for pod, incarnation in [
+            ("train-worker-0", "not-its-uid"),
+            ("other-worker-0", uids["other-worker-0"]),
+            *([] if cache else [("train-worker-1", uids["train-worker-1"])]),
+        ]:
+            with pytest.raises(CredentialsRejected, match="not one this job expects"):
+                await ask(pod, incarnation)
+        assert _pod_requests(cluster, "FETCH") == (2 if cache else 3)
+    finally:
+        process.stop()
+
+
+def _pod_requests(cluster: Cluster, action: str) -> int:
+    return sum(
+        1
+        for r in cluster.emulator  # kmock iterates the requests it has served
+        if r.action is not None
+        and r.action.name == action
+        and r.resource is not None
+        and r.resource.plural == "pods"
+    )
 
 
 def test_stop_leaves_no_child_and_the_seed_is_not_on_its_command_line(cluster: Cluster) -> None:
