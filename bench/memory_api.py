@@ -26,7 +26,9 @@ from aegis.k8s.resources import Resource
 Key = tuple[str, str | None, str]
 Items = list[dict[str, Any]]  # module-level: `MemoryApi.list` shadows the builtin inside
 Event = tuple[int, str, str, bytes]  # version, type, plural, the object's JSON then
-HISTORY = 20_000  # events a watch can start behind the newest (older: 410, list again)
+# events a watch can start behind the newest (older: 410, list again), and their bytes at
+# most (a ConfigMap WAL's parts are up to 700 KB: 20,000 of them would be 14 GB)
+HISTORY, HISTORY_BYTES = 20_000, 64 << 20
 _END: Event = (0, "", "", b"")
 
 
@@ -63,7 +65,8 @@ class MemoryApi:
         self._versions = itertools.count(1)
         self._version = 0
         self._lock = threading.Lock()
-        self._history: deque[Event] = deque(maxlen=HISTORY)
+        self._history: deque[Event] = deque()
+        self._history_bytes = 0
         self._watchers: set[queue.Queue[Event]] = set()
 
     def before(self, verb: str, res: Resource) -> None:
@@ -194,6 +197,9 @@ class MemoryApi:
         obj["metadata"]["resourceVersion"] = str(self._version)
         event = (self._version, kind, res.plural, orjson.dumps(obj))
         self._history.append(event)
+        self._history_bytes += len(event[3])
+        while len(self._history) > HISTORY or self._history_bytes > HISTORY_BYTES:
+            self._history_bytes -= len(self._history.popleft()[3])
         for inbox in self._watchers:
             inbox.put(event)
 

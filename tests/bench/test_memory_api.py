@@ -3,7 +3,6 @@ benches that run on it rely on it (merge patches, preconditions, selectors, name
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import pytest
@@ -12,8 +11,8 @@ from hypothesis import strategies as st
 
 from aegis.k8s.cr_store import merge_patch
 from aegis.k8s.errors import ApiError
-from aegis.k8s.resources import AEGIS, POD
-from bench.memory_api import MemoryApi, apply_merge_patch
+from aegis.k8s.resources import AEGIS, CONFIG_MAP, POD
+from bench.memory_api import HISTORY_BYTES, MemoryApi, apply_merge_patch
 
 
 def json_objects(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -88,9 +87,10 @@ def test_a_watch_from_a_lists_version_brings_each_change_after_it_in_order() -> 
 def test_a_watch_from_a_version_past_its_history_is_410() -> None:
     api = MemoryApi()
     _, version = api.list_versioned(POD, "a")
-    api._history = deque(maxlen=2)
-    for n in range(3):
-        api.create(POD, "a", _pod(f"p{n}", "train"))
+    big = {"metadata": {"name": "big"}, "data": {"x": "y" * (HISTORY_BYTES // 2 + 1)}}
+    api.create(CONFIG_MAP, "a", big)
+    api.patch(CONFIG_MAP, "a", "big", {"data": {"z": "1"}})  # the first event is dropped
+    assert len(api._history) == 1
     with pytest.raises(ApiError) as gone:
         next(api.watch(POD, "a", resource_version=version))
     assert gone.value.status == 410
