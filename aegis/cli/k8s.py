@@ -10,7 +10,12 @@ import threading
 from types import FrameType
 
 from aegis.k8s.api import POOL_SIZE, KubeApi
-from aegis.k8s.job_controller import POD_CALLS, JobController, JobControllerConfig
+from aegis.k8s.job_controller import (
+    POD_CALLS,
+    RECONCILE_WORKERS,
+    JobController,
+    JobControllerConfig,
+)
 from aegis.k8s.keys import DEFAULT_NAMESPACE, generate_keys, key_manifests
 from aegis.k8s.manifests import DEFAULT_CONTROLLER_ADDRESS, PodSettings
 from aegis.k8s.render import dump, render
@@ -44,16 +49,23 @@ def _register_job_controller(sub: argparse._SubParsersAction[argparse.ArgumentPa
     p.add_argument("--resync", type=float, default=30.0, metavar="S", help="full resync period")
     p.add_argument(
         "--pod-calls",
-        type=_pod_calls,
+        type=_within_pool,
         default=POD_CALLS,
         metavar="N",
         help=f"pod creations or deletions in flight at once, 1-{POOL_SIZE} (default {POD_CALLS})",
+    )
+    p.add_argument(
+        "--reconcile-workers",
+        type=_within_pool,
+        default=RECONCILE_WORKERS,
+        metavar="N",
+        help=f"jobs reconciled at once, 1-{POOL_SIZE} (default {RECONCILE_WORKERS})",
     )
     p.add_argument("--once", action="store_true", help="reconcile every job once and exit")
     p.set_defaults(func=job_controller_func)
 
 
-def _pod_calls(text: str) -> int:
+def _within_pool(text: str) -> int:
     """1 to the client's connection pool (argparse type)."""
     try:
         value = int(text)
@@ -162,6 +174,7 @@ def job_controller_func(args: argparse.Namespace) -> int:
         pod=PodSettings(controller_address=args.controller_address),
         resync_s=args.resync,
         pod_calls=args.pod_calls,
+        reconcile_workers=args.reconcile_workers,
     )
     controller = JobController(api, config)
     try:

@@ -1,7 +1,9 @@
 """The Job Controller's I/O: observe one AegisJob, `reconcile` it, apply the actions.
 
 `run` watches AegisJobs, their pods and Aegis CRs, and reconciles every job whose objects
-changed (plus a periodic full resync). While it runs, a reconcile reads the job's pods from
+changed (plus a periodic full resync), up to `reconcile_workers` jobs at once and never one
+job twice at once (a job changed while it is reconciled is reconciled again after). While it
+runs, a reconcile reads the job's pods from
 its pod cache (aegis/k8s/pod_cache.py, kept by a list and a watch), not from a list of its
 own. Each applied action is logged as one JSON line. It creates and deletes the Aegis CR
 but never writes its status (the Aegis Controller does).
@@ -17,11 +19,11 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from aegis.k8s.api import KubeApi
+from aegis.k8s.api import POOL_SIZE, KubeApi
 from aegis.k8s.errors import ApiError
 from aegis.k8s.informer import inform_pods
 from aegis.k8s.keys import token_sha256
@@ -68,6 +70,10 @@ log = logging.getLogger(__name__)
 # pod creations (or deletions) in flight at once when a reconcile has many: a 12,500-pod job's
 # pods one call after another would take minutes of the API server's ~10 ms a create
 POD_CALLS = 32
+# jobs reconciled at once: a large job's pod creations (seconds) do not hold up the others
+# (Kubernetes' Job controller syncs 5 at once); their pod calls share the client's POOL_SIZE
+# pooled connections
+RECONCILE_WORKERS = 4
 
 JobKey = tuple[str, str]  # (namespace, AegisJob name)
 
@@ -82,6 +88,7 @@ class JobControllerConfig:
     watch_timeout_s: int = 300
     max_passes: int = 5
     pod_calls: int = POD_CALLS
+    reconcile_workers: int = RECONCILE_WORKERS
     # while `run` runs, reconciles read pods from the watch-fed cache (False: a list each,
     # as before it: bench/pod_reads.py measures the two side by side)
     cache_pods: bool = True
@@ -106,6 +113,8 @@ class JobController:
         # what a reconcile reads of each Aegis CR, as the watch last showed it
         self._seen: dict[tuple[str, str, str], tuple[object, ...]] = {}
         self.pods = PodCache()  # filled while `run` runs
+        # the pod calls in flight, of every reconcile at once: the client's pooled connections
+        self._calls = threading.BoundedSemaphore(POOL_SIZE)
 
     def observe(self, namespace: str, name: str) -> tuple[JobView, Observed] | None:
         """The job and what it owns now, or None if the AegisJob is gone."""
@@ -164,16 +173,25 @@ class JobController:
             target=self._inform, args=(pending, stop), name="watch-pods", daemon=True
         ).start()
         next_resync = 0.0
+        dirty: set[JobKey] = set()  # to reconcile
+        busy: dict[JobKey, Future[None]] = {}  # being reconciled
+        workers = max(1, self.config.reconcile_workers)
         try:
-            while not stop.is_set():
-                keys: set[JobKey] = set()
-                if time.monotonic() >= next_resync:
-                    keys.update(self._safe_all_keys())
-                    next_resync = time.monotonic() + self.config.resync_s
-                keys.update(_drain(pending, timeout=0.5 if not keys else 0.0))
-                for key in sorted(keys):
-                    self._safe_reconcile(key)
-        finally:
+            with ThreadPoolExecutor(workers, thread_name_prefix="reconcile") as pool:
+                while not stop.is_set():
+                    if time.monotonic() >= next_resync:
+                        dirty.update(self._safe_all_keys())
+                        next_resync = time.monotonic() + self.config.resync_s
+                    idle = not dirty and not busy
+                    dirty.update(_drain(pending, timeout=0.5 if idle else 0.05))
+                    for key, call in list(busy.items()):
+                        if call.done():
+                            del busy[key]
+                            call.result()  # anything but an ApiError ends the controller
+                    for key in sorted(dirty - busy.keys())[: workers - len(busy)]:
+                        dirty.discard(key)
+                        busy[key] = pool.submit(self._safe_reconcile, key)
+        finally:  # the pool has waited for the reconciles under way
             stop.set()
             self.api.close_watches()
 
@@ -196,12 +214,16 @@ class JobController:
         with ThreadPoolExecutor(workers, thread_name_prefix="pod-calls") as pool:
             done, size = 0, 1
             while done < len(run):
-                batch = [pool.submit(self.apply, job, a) for a in run[done : done + size]]
+                batch = [pool.submit(self._apply_pooled, job, a) for a in run[done : done + size]]
                 wait(batch)
                 if not all([call.result() for call in batch]):  # the first error is raised
                     return
                 done += len(batch)
                 size = min(2 * size, workers)
+
+    def _apply_pooled(self, job: JobView, action: Action) -> bool:
+        with self._calls:  # one of the client's pooled connections, whichever job's
+            return self.apply(job, action)
 
     def apply(self, job: JobView, action: Action) -> bool:
         """Carry out one action; tolerate 'already exists' and 'already gone'. False when a

@@ -73,6 +73,7 @@ def test_job_controller_once_with_a_kubeconfig(cluster: Cluster, tmp_path: Path)
     [
         *(("controller", "--max-object-bytes", bad) for bad in ("10", "lots", "-1")),
         *(("job-controller", "--pod-calls", bad) for bad in ("0", "65", "many")),
+        *(("job-controller", "--reconcile-workers", bad) for bad in ("0", "65", "some")),
     ],
 )
 def test_a_size_out_of_range_is_a_clear_error(
@@ -98,3 +99,6 @@ def test_the_job_controller_takes_its_pod_calls() -> None:
     k8s_cli.register(parser.add_subparsers(dest="command", required=True))
     assert parser.parse_args(["k8s", "job-controller"]).pod_calls == 32
     assert parser.parse_args(["k8s", "job-controller", "--pod-calls", "64"]).pod_calls == 64
+    assert parser.parse_args(["k8s", "job-controller"]).reconcile_workers == 4
+    args = parser.parse_args(["k8s", "job-controller", "--reconcile-workers", "1"])
+    assert args.reconcile_workers == 1
