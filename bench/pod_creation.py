@@ -2,6 +2,7 @@
 (as before slow-start batches) beside its default, in the same run, printed as JSON.
 
     python bench/pod_creation.py [--pods 1250 12500] [--latency-ms 10] [--calls 1 32]
+                                 [--beside 10] [--workers 1 4]
 
 Each run is one `JobController.reconcile_job` of a fresh AegisJob of `--pods` workers: the
 finalizer, Secret, Service and Aegis CR, every worker pod, the job's status, until a pass
@@ -11,6 +12,12 @@ commit; 10 ms is a create on a healthy cluster, whose SLO allows 1 s at p99). No
 runs here, so the latency is modelled: the figures say how the controller's calls overlap,
 not what a given cluster answers. `cpu_s` is this process's CPU over the run (the controller,
 the fake API's copies and the threads' sleeps), `api_calls` what the fake answered.
+
+With `--beside N`, each size also runs the Job Controller's `run` (its watches and its pod
+cache) with `--workers` jobs reconciled at once, one after the other: the large job is created,
+then a job of N workers, and the line says when the small job's last pod and the large job's
+last pod existed, from the large job's creation (one at a time, the small job waits for the
+large job's reconcile).
 """
 
 from __future__ import annotations
@@ -27,9 +34,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from aegis.k8s.job_controller import POD_CALLS, JobController, JobControllerConfig  # noqa: E402
+from aegis.k8s.job_controller import (  # noqa: E402
+    POD_CALLS,
+    RECONCILE_WORKERS,
+    JobController,
+    JobControllerConfig,
+)
 from aegis.k8s.manifests import PodSettings  # noqa: E402
-from aegis.k8s.resources import AEGIS_JOB, POD, Resource  # noqa: E402
+from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, POD, Resource  # noqa: E402
 from bench.memory_api import MemoryApi  # noqa: E402
 
 NAMESPACE, JOB = "team", "train"
@@ -77,17 +89,59 @@ def measure(pods: int, latency_s: float, calls: int) -> dict[str, Any]:
     return {"pod_calls": calls, "s": round(wall, 2), "cpu_s": round(cpu, 2), **api.calls}
 
 
+def beside(pods: int, small: int, latency_s: float, workers: int) -> dict[str, Any]:
+    """Seconds from a `pods`-worker job's creation until its pods and those of a `small`-worker
+    job created right after it exist, with `workers` jobs reconciled at once."""
+    api = SlowApi(latency_s)
+    config = JobControllerConfig(
+        pod=PodSettings(controller_address="ctl:50051"), reconcile_workers=workers
+    )
+    controller = JobController(api, config, new_token=lambda: "token")  # type: ignore[arg-type]
+    stop = threading.Event()
+    thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
+    thread.start()
+    while not controller.pods.synced:  # the pod cache listed (nothing yet)
+        time.sleep(0.01)
+    little = aegis_job(small)
+    little["metadata"]["name"] = "small"
+    start = time.perf_counter()
+    api.create(AEGIS_JOB, NAMESPACE, aegis_job(pods))
+    api.create(AEGIS_JOB, NAMESPACE, little)
+    done: dict[str, float] = {}
+    deadline = start + 60 + pods * latency_s
+    while len(done) < 2:
+        if time.perf_counter() > deadline:
+            raise SystemExit(f"not every pod after {deadline - start:.0f} s")
+        for job, want in ((JOB, pods), ("small", small)):
+            with api._lock:
+                have = sum(1 for k, o in api.objects.items() if k[0] == POD.plural
+                           and o["metadata"]["labels"].get(LABEL_JOB) == job)  # fmt: skip
+            if job not in done and have == want:
+                done[job] = round(time.perf_counter() - start, 2)
+        time.sleep(0.01)
+    stop.set()
+    api.close_watches()
+    thread.join(60)
+    return {"reconcile_workers": workers, "small_s": done["small"], "large_s": done[JOB]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pods", type=int, nargs="+", default=[1250, 12500])
     parser.add_argument("--latency-ms", type=float, default=10.0)
     parser.add_argument("--calls", type=int, nargs="+", default=[1, POD_CALLS])
+    parser.add_argument("--beside", type=int, default=0, metavar="N")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, RECONCILE_WORKERS])
     args = parser.parse_args()
     for pods in args.pods:
         runs = [measure(pods, args.latency_ms / 1e3, calls) for calls in args.calls]
         out: dict[str, Any] = {"pods": pods, "latency_ms": args.latency_ms, "runs": runs}
         if len(runs) > 1:
             out["time_ratio_last_to_first"] = round(runs[-1]["s"] / runs[0]["s"], 3)
+        if args.beside:
+            out["beside"] = [
+                beside(pods, args.beside, args.latency_ms / 1e3, n) for n in args.workers
+            ]
         print(json.dumps(out), flush=True)
 
 
