@@ -24,7 +24,6 @@ import math
 import sys
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -37,20 +36,14 @@ from aegis.k8s.manifests import PodSettings  # noqa: E402
 from aegis.k8s.reconcile import Action  # noqa: E402
 from aegis.k8s.resources import AEGIS_JOB, POD, Resource  # noqa: E402
 from bench.memory_api import Items, MemoryApi  # noqa: E402
-from bench.pod_creation import JOB, NAMESPACE, aegis_job  # noqa: E402
+from bench.pod_creation import JOB, NAMESPACE, SlowApi, aegis_job  # noqa: E402
 
 KUBELET = "kubelet"  # the simulated kubelet's thread: its calls are not the controller's
 
 
-class CountingApi(MemoryApi):
-    """MemoryApi whose calls from the controller's threads wait `latency_s` (a list once per
+class CountingApi(SlowApi):
+    """SlowApi whose calls from the controller's threads only wait `latency_s` (a list once per
     page) and are counted: calls by verb, pod lists, their pages and the pods in them."""
-
-    def __init__(self, latency_s: float) -> None:
-        super().__init__()
-        self.latency_s = latency_s
-        self.calls: Counter[str] = Counter()
-        self._count = threading.Lock()
 
     def before(self, verb: str, res: Resource) -> None:
         if threading.current_thread().name == KUBELET:
@@ -117,6 +110,8 @@ def measure(pods: int, per_s: float, latency_s: float, cache: bool) -> dict[str,
     controller = CountingController(api, config, new_token=lambda: "token")  # type: ignore[arg-type]
     stop, done = threading.Event(), threading.Event()
     threading.Thread(target=controller.run, args=(stop,), daemon=True).start()
+    while not controller.pods.synced:  # its informer's list (of no pod yet) is done
+        time.sleep(0.01)
     sim = threading.Thread(target=kubelet, args=(api, per_s, done), name=KUBELET, daemon=True)
     cpu, start = time.process_time(), time.perf_counter()
     threading.current_thread().name = KUBELET  # the user's create is not the controller's

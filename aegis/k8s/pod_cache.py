@@ -102,10 +102,6 @@ class _Marks:
         self.prune()
         return key in self._until
 
-    def __len__(self) -> int:
-        self.prune()
-        return len(self._until)
-
     def prune(self) -> None:
         now = self._clock()
         while self._until and next(iter(self._until.values())) <= now:
