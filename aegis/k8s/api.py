@@ -249,11 +249,16 @@ def _version(page: Mapping[str, Any]) -> str:
 
 
 def _event(line: bytes) -> tuple[str, dict[str, Any]]:
+    """A watch line's (type, object); ApiError for an ERROR event, and for anything but a JSON
+    object whose object is one (a watch thread that met a list there would die, and the cache
+    it kept would go stale without a word)."""
     try:
         event = _loads(line)
         kind, obj = str(event.get("type", "")), event.get("object") or {}
     except (ValueError, AttributeError):
         raise ApiError(0, "BadResponse", f"watch: not a JSON event: {line[:200]!r}") from None
+    if not isinstance(obj, dict):
+        raise ApiError(0, "BadResponse", f"watch: an event's object is not one: {line[:200]!r}")
     if kind == "ERROR":
         raise ApiError(int(obj.get("code", 0)), str(obj.get("reason", "")), str(obj.get("message")))
     return kind, obj

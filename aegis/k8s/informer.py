@@ -33,7 +33,8 @@ def inform_pods(
     one) into `cache`, then watch them from the list's version until the watch ends, and
     again. Each job whose pods changed is passed to `moved`. Each round starts from a fresh
     list, so nothing the cache holds is older than a watch's length; a version too old to
-    watch from (410) is listed again at once, any other failure after RETRY_S."""
+    watch from (410) is listed again at once, any other failure after RETRY_S, and the cache
+    reads as not synced from a failure until the next list."""
     while not stop.is_set():
         began = time.monotonic()
         try:
@@ -48,9 +49,14 @@ def inform_pods(
                 if stop.is_set():
                     return
         except ApiError as exc:
+            cache.stale()
             log.warning("listing or watching pods failed, listing again: %s", exc)
             if exc.status != 410:
                 stop.wait(RETRY_S)
+        except Exception:  # a bug here must not leave a cache that nobody keeps any more
+            cache.stale()
+            log.exception("keeping the pod cache failed, listing again")
+            stop.wait(RETRY_S)
         stop.wait(max(0.0, began + MIN_ROUND_S - time.monotonic()))
 
 

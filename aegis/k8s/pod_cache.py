@@ -125,8 +125,14 @@ class PodCache:
 
     @property
     def synced(self) -> bool:
-        """Whether a list has filled the cache (before it, reconciles list for themselves)."""
+        """Whether a list has filled the cache and its watch has not failed since (otherwise
+        reconciles list for themselves and pod checks ask the API)."""
         return self._synced
+
+    def stale(self) -> None:
+        """The list or the watch failed: what the cache holds may be behind until the next
+        list (`replace`)."""
+        self._synced = False
 
     def replace(self, objs: Iterable[Mapping[str, Any]], version: str = "") -> set[JobKey]:
         """A fresh list (of that resourceVersion): the cache becomes it. The jobs whose pods
@@ -195,9 +201,9 @@ class PodCache:
 
     def get(self, namespace: str, name: str) -> CachedPod | None:
         """The pod of that name as the list and the watch last showed it (not the
-        controller's own writes), or None."""
+        controller's own writes), or None (also while the cache is not synced)."""
         with self._lock:
-            return self._pods.get((namespace, name))
+            return self._pods.get((namespace, name)) if self._synced else None
 
     def pods(self, namespace: str, job: str, owner_uid: str) -> list[PodView]:
         """The job's pods owned by the AegisJob of that uid, by name."""

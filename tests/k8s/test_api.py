@@ -99,6 +99,11 @@ def test_watch_events_are_parsed_and_errors_raised() -> None:
     assert gone.value.status == 410
     with pytest.raises(ApiError, match="not a JSON event"):
         _event(b"garbage")
+    # an object that is not one (it raised AttributeError in the watch's thread, or went on
+    # to the cache): a clear ApiError, after which the watchers list or watch again
+    for line in (b'{"type": "ADDED", "object": [1]}', b'{"type": "ERROR", "object": "x"}'):
+        with pytest.raises(ApiError, match="an event's object is not one"):
+            _event(line)
 
 
 def test_missing_kubeconfig_is_an_api_error(tmp_path: object) -> None:

@@ -36,11 +36,14 @@ class _Api:
     def __init__(self, stop: _Stop, rounds: list[tuple[Any, Any]]) -> None:
         self.stop, self.rounds = stop, rounds
         self.asked: list[tuple[str, str]] = []
+        self.cache: PodCache | None = None
+        self.synced_at_list: list[bool] = []  # whether the cache read as synced at each list
 
     def list_versioned(self, res: Resource, namespace: Any, selector: str) -> Any:
         assert res is POD and selector == LABEL_JOB
         listed, _ = self.rounds[0]
         self.asked.append(("list", namespace))
+        self.synced_at_list.append(self.cache is not None and self.cache.synced)
         if isinstance(listed, ApiError):
             self.rounds.pop(0)
             self._end()
@@ -65,6 +68,7 @@ class _Api:
 def _inform(rounds: list[tuple[Any, Any]]) -> tuple[_Api, _Stop, PodCache, list[Any]]:
     stop = _Stop()
     api, cache = _Api(stop, rounds), PodCache()
+    api.cache = cache
     moved: list[Any] = []
     inform_pods(api, cache, NS, stop, moved.append)  # type: ignore[arg-type]
     return api, stop, cache, moved
@@ -86,13 +90,16 @@ def test_each_round_lists_then_watches_from_the_lists_version() -> None:
     [
         (ApiError(500, "InternalError", "etcd"), [RETRY_S]),  # then the round's rest
         (ApiError(410, "Expired", "too old resource version"), []),  # at once
+        (RuntimeError("a bug"), [RETRY_S]),  # logged; the cache is kept all the same
     ],
 )
-def test_a_failed_watch_lists_again_after_its_pause(error: ApiError, waits: list[float]) -> None:
-    _, stop, _, _ = _inform([(([], "1"), error), (([], "2"), [])])
+def test_a_failed_watch_lists_again_after_its_pause(error: Exception, waits: list[float]) -> None:
+    api, stop, cache, _ = _inform([(([], "1"), error), (([], "2"), [])])
     # every round also waits out the rest of its second (the rounds here take no time)
     assert stop.waits[: len(waits)] == waits
     assert stop.waits[len(waits) :] == [MIN_ROUND_S, MIN_ROUND_S]
+    # from the failure to the next list the cache is not trusted (reconciles list, checks GET)
+    assert api.synced_at_list == [False, False] and cache.synced
 
 
 def test_a_watch_that_ends_at_once_is_not_a_storm_of_lists() -> None:

@@ -61,6 +61,13 @@ def test_anything_else_is_asked_of_the_api(
     assert _check(api, cache, "w-0", "a") == (accepted, 1)
 
 
+def test_a_cache_whose_watch_failed_is_not_asked() -> None:
+    api, cache = _Api(), PodCache()  # the API no longer has the pod
+    cache.replace([pod("w-0", "a", "Running")])
+    cache.stale()  # the watch failed: it may have missed the deletion
+    assert _check(api, cache, "w-0", "a") == (False, 1)
+
+
 def test_another_jobs_pod_is_never_taken_from_the_cache() -> None:
     other = pod("w-0", "a")
     other["metadata"]["labels"] = {LABEL_JOB: "other"}
