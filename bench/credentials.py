@@ -168,10 +168,10 @@ def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -
     try:
         url = _receive(api_end, api_proc, 60, "the fake API's URL")
         server = _server(way, account, url)
-        if way == "cached" and not watching.wait(60):
-            raise RuntimeError("the credential process never watched the pods")
         cpu = time.process_time()
         try:
+            if way == "cached" and not watching.wait(60):  # (an idle wait: no CPU)
+                raise RuntimeError("the credential process never watched the pods")
             end, child = ctx.Pipe()
             args = (server.address, account.bootstrap_token, uids, child)
             agents_proc = ctx.Process(target=_ask_all, args=args, daemon=True)

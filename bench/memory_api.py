@@ -25,6 +25,7 @@ from aegis.k8s.resources import Resource
 
 Key = tuple[str, str | None, str]
 Items = list[dict[str, Any]]  # module-level: `MemoryApi.list` shadows the builtin inside
+Names = list[str]
 Event = tuple[int, str, str, bytes]  # version, type, plural, the object's JSON then
 # events a watch can start behind the newest (older: 410, list again), and their bytes at
 # most (a ConfigMap WAL's parts are up to 700 KB: 20,000 of them would be 14 GB)
@@ -93,6 +94,16 @@ class MemoryApi:
                 if plural == res.plural and _selects(obj, namespace, label_selector)
             ]
             return _copy(found), str(self._version)
+
+    def names(self, res: Resource, namespace: str | None, label_selector: str = "") -> Names:
+        """The names a list would return, without copies and without `before`: a bench's or a
+        test's own look at the objects, not an API call."""
+        with self._lock:
+            return sorted(
+                name
+                for (plural, _, name), obj in self.objects.items()
+                if plural == res.plural and _selects(obj, namespace, label_selector)
+            )
 
     def watch(
         self,

@@ -38,15 +38,21 @@ from aegis.k8s.resources import AEGIS_JOB, POD, Resource  # noqa: E402
 from bench.memory_api import Items, MemoryApi  # noqa: E402
 from bench.pod_creation import JOB, NAMESPACE, SlowApi, aegis_job  # noqa: E402
 
-KUBELET = "kubelet"  # the simulated kubelet's thread: its calls are not the controller's
-
 
 class CountingApi(SlowApi):
     """SlowApi whose calls from the controller's threads only wait `latency_s` (a list once per
-    page) and are counted: calls by verb, pod lists, their pages and the pods in them."""
+    page) and are counted: calls by verb, pod lists, their pages and the pods in them. The
+    threads in `uncounted` (the user's, the simulated kubelet's) are not the controller."""
+
+    def __init__(self, latency_s: float) -> None:
+        super().__init__(latency_s)
+        self.uncounted = {threading.get_ident()}
+
+    def _counted(self) -> bool:
+        return threading.get_ident() not in self.uncounted
 
     def before(self, verb: str, res: Resource) -> None:
-        if threading.current_thread().name == KUBELET:
+        if not self._counted():
             return
         with self._count:
             self.calls[verb] += 1
@@ -58,7 +64,7 @@ class CountingApi(SlowApi):
     ) -> tuple[Items, str]:
         items, version = super().list_versioned(res, namespace, label_selector)
         pages = max(1, math.ceil(len(items) / LIST_PAGE))
-        if threading.current_thread().name != KUBELET:
+        if self._counted():
             time.sleep(self.latency_s * pages)
             if res is POD:
                 with self._count:
@@ -80,13 +86,11 @@ class CountingController(JobController):
 
 def kubelet(api: CountingApi, per_s: float, done: threading.Event) -> None:
     """Bind, run and ready the job's pods as they appear, `per_s` a second."""
+    api.uncounted.add(threading.get_ident())
     handled: set[str] = set()
     start = time.monotonic()
     while not done.is_set():
-        with api._lock:
-            fresh = sorted(
-                name for plural, _, name in api.objects if plural == "pods" and name not in handled
-            )
+        fresh = [name for name in api.names(POD, NAMESPACE) if name not in handled]
         for name in fresh:
             due = start + len(handled) / per_s
             if (wait := due - time.monotonic()) > 0 and done.wait(wait):
@@ -112,11 +116,9 @@ def measure(pods: int, per_s: float, latency_s: float, cache: bool) -> dict[str,
     threading.Thread(target=controller.run, args=(stop,), daemon=True).start()
     while not controller.pods.synced:  # its informer's list (of no pod yet) is done
         time.sleep(0.01)
-    sim = threading.Thread(target=kubelet, args=(api, per_s, done), name=KUBELET, daemon=True)
+    sim = threading.Thread(target=kubelet, args=(api, per_s, done), daemon=True)
     cpu, start = time.process_time(), time.perf_counter()
-    threading.current_thread().name = KUBELET  # the user's create is not the controller's
-    api.create(AEGIS_JOB, NAMESPACE, aegis_job(pods))
-    threading.current_thread().name = "MainThread"
+    api.create(AEGIS_JOB, NAMESPACE, aegis_job(pods))  # the user's: not counted
     sim.start()
     deadline = start + 30 + 10 * pods / per_s
     while _phase(api) != "Running":
@@ -139,9 +141,7 @@ def measure(pods: int, per_s: float, latency_s: float, cache: bool) -> dict[str,
 
 
 def _phase(api: MemoryApi) -> str:
-    with api._lock:
-        job = api.objects.get((AEGIS_JOB.plural, NAMESPACE, JOB)) or {}
-        return str((job.get("status") or {}).get("phase") or "")
+    return str((api.get(AEGIS_JOB, NAMESPACE, JOB).get("status") or {}).get("phase") or "")
 
 
 def main() -> None:

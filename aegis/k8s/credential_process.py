@@ -287,9 +287,9 @@ async def _serve_child() -> int:
         _answer({"error": f"{type(exc).__name__}: {exc}"})
         return 1
     _answer({"ready": server.address})
-    informed = threading.Event()  # set: the informer ends
+    stop_informer = threading.Event()
     if pods is not None:
-        start_pod_informer(api, pods, config["pods"]["namespace"], informed)
+        start_pod_informer(api, pods, config["pods"]["namespace"], stop_informer)
     try:
         while line := await loop.run_in_executor(None, read):
             try:
@@ -308,7 +308,7 @@ async def _serve_child() -> int:
                 continue
             _answer({"ok": True})
     finally:
-        informed.set()
+        stop_informer.set()
         await server.stop()
         api.close()  # ends the informer's watch
     return 0

@@ -3,10 +3,10 @@
 `run` watches AegisJobs, their pods and Aegis CRs, and reconciles every job whose objects
 changed (plus a periodic full resync), up to `reconcile_workers` jobs at once and never one
 job twice at once (a job changed while it is reconciled is reconciled again after). While it
-runs, a reconcile reads the job's pods from
-its pod cache (aegis/k8s/pod_cache.py, kept by a list and a watch), not from a list of its
-own. Each applied action is logged as one JSON line. It creates and deletes the Aegis CR
-but never writes its status (the Aegis Controller does).
+runs, a reconcile reads the job's pods from its pod cache (aegis/k8s/pod_cache.py, kept by a
+list and a watch), not from a list of its own. Each applied action is logged as one JSON
+line. It creates and deletes the Aegis CR but never writes its status (the Aegis Controller
+does).
 """
 
 from __future__ import annotations

@@ -57,6 +57,8 @@ def test_a_selector_term_without_a_value_asks_for_the_label() -> None:
     api.create(POD, "a", _pod("p1", "train"))
     api.create(POD, "a", {"metadata": {"name": "p2"}})
     assert [p["metadata"]["name"] for p in api.list(POD, "a", "aegis.dev/job")] == ["p1"]
+    assert api.names(POD, "a", "aegis.dev/job") == ["p1"]  # the same, without a copy
+    assert api.names(POD, None) == ["p1", "p2"]
 
 
 def test_a_watch_from_a_lists_version_brings_each_change_after_it_in_order() -> None:

@@ -14,9 +14,11 @@ def test_pod_creation_creates_each_pod_once_whatever_the_calls_at_once() -> None
 
 
 def test_a_small_job_beside_a_large_one_gets_its_pods_either_way() -> None:
+    # `beside` ends only once both jobs have every pod (SystemExit past its deadline)
     for workers in (1, 4):
         run = pod_creation.beside(40, 3, 0.0, workers)
-        assert run["reconcile_workers"] == workers and run["small_s"] >= 0 and run["large_s"] > 0
+        assert set(run) == {"reconcile_workers", "small_s", "large_s"}
+        assert run["reconcile_workers"] == workers
 
 
 def test_pod_reads_lists_per_reconcile_only_without_the_cache() -> None:
