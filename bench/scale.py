@@ -93,6 +93,8 @@ class JobRun:
     cpu_s: dict[str, float] = field(default_factory=dict)  # process -> CPU seconds in the job
     sampled: list[ProcSample] = field(default_factory=list)  # the controller, nats-server
     fleet_sample: GroupSample | None = None  # the fleet's processes' CPU over time
+    # the bench's own process alone: the credential service (and the agents, in one process)
+    bench_sample: GroupSample | None = None
     fleet_procs: int = 1  # the processes the simulated agents ran in (Fleet.processes)
     # the controller's own aegis_fault_to_order_seconds: [(bucket bound s, cumulative count)]
     fault_to_order: list[tuple[float, float]] = field(default_factory=list)
@@ -322,8 +324,10 @@ async def _run_job(
             sampled = [ProcSample(controller.current.pid), ProcSample(nats.pid)]
             running: list[Fleet | ProcFleet | SplitFleet] = []  # the fleet, once made
             fleet_sample = GroupSample(lambda: [os.getpid(), *(running and running[0].child_pids)])
+            bench_sample = GroupSample(lambda: [os.getpid()])
             stop_sampling = asyncio.Event()
-            sampler = asyncio.create_task(_sample(sampled, stop_sampling, [fleet_sample]))
+            groups = [fleet_sample, bench_sample]
+            sampler = asyncio.create_task(_sample(sampled, stop_sampling, groups))
             fleet_cpu = time.process_time()  # the fleet and the credential service
             # its start-up is not counted
             controller_cpu = cpu_seconds(controller.current.pid) or 0.0
@@ -416,6 +420,7 @@ async def _run_job(
         cpu,
         sampled,
         fleet_sample,
+        bench_sample if isinstance(fleet, ProcFleet) else None,  # only then no agent in it
         fleet.processes,
     )
     run.final_phase, run.recover_count = final.get("phase"), final.get("recoverCount")
@@ -666,7 +671,9 @@ def cpu_windows(job: JobRun, cores: int) -> dict[str, Any]:
     order's fan-out included, and any --work-s). With the simulated agents and nats-server
     on the same `cores` as the controller, their CPU bounds what the machine can show: the
     floor on credentials -> RunCommand and the ceiling on reports/s with a controller that
-    cost nothing (on a cluster the agents run on their own nodes)."""
+    cost nothing (on a cluster the agents run on their own nodes). With the agents in child
+    processes the bench's own process is the credential service: its CPU, nats-server's and
+    the controller's bound credentials -> RunCommand with agents that cost nothing."""
     s = job.stats
     run = sorted(s.run_orders.values())
     if not run or job.fleet_sample is None or len(job.sampled) < 2:
@@ -691,6 +698,19 @@ def cpu_windows(job: JobRun, cores: int) -> dict[str, Any]:
     if to_run is not None:
         figures["cpu_s_to_runcommand"] = {k: round(v, 2) for k, v in to_run.items()}
         figures["runcommand_floor_s"] = round((to_run["fleet"] + to_run["nats_server"]) / cores, 2)
+        bench = job.bench_sample
+        a = None if bench is None else bench.cpu_at(s.started)
+        b = None if bench is None else bench.cpu_at(run[-1])
+        if a is not None and b is not None:
+            # the agents in child processes: the bench's own process is the credential
+            # service (and the bench's bookkeeping), a part of the system under test
+            service = min(b - a, to_run["fleet"])
+            figures["fleet_split_to_runcommand"] = {
+                "bench_process": round(service, 2),
+                "agent_processes": round(to_run["fleet"] - service, 2),
+            }
+            system = service + to_run["nats_server"] + to_run["controller"]
+            figures["system_floor_s"] = round(system / cores, 2)
     round_reports = [answered for sent, answered in s.report_times if sent >= run[0]]
     in_round = used(run[0], max(round_reports)) if round_reports else None
     if in_round is not None:

@@ -66,6 +66,8 @@ def test_a_small_fleet_runs_a_healthy_job_and_one_with_a_crash() -> None:
     cpu = out["cpu_s"]
     assert isinstance(cpu, dict) and cpu.keys() == {"fleet", "controller", "nats_server"}, cpu
     assert cpu["controller"] > 0 and cpu["fleet"] > 0, cpu
+    # the agents ran in the bench's process: its CPU is not the credential service's alone
+    assert "system_floor_s" not in out and "fleet_split_to_runcommand" not in out, out
     per_event = out["controller_cpu_ms_per_event"]
     assert isinstance(per_event, float) and per_event == pytest.approx(
         1000 * cpu["controller"] / (8 + 16), rel=0.01
@@ -251,6 +253,14 @@ def test_cpu_windows_split_the_cpu_by_process_group_and_bound_what_the_machine_c
     late = GroupSample(lambda: [], series=[(2.0, 0.0), (20.0, 9.0)])
     early = JobRun(stats, 20.0, 0, 100.0, 0, None, sampled=job.sampled, fleet_sample=late)
     assert "cpu_s_to_runcommand" not in cpu_windows(early, cores=2)
+    # no agent in the bench's process: its 0.5 cores are the credential service's, and with
+    # agents that cost nothing the rest would need (4.95 + 4.95 + 7.92) CPU s on 2 cores
+    assert "system_floor_s" not in out  # not told which part of the fleet is the bench's
+    job.bench_sample = GroupSample(lambda: [], series=steady(0.5))
+    out = cpu_windows(job, cores=2)
+    assert out["fleet_split_to_runcommand"] == {"bench_process": 4.95, "agent_processes": 9.9}
+    assert out["system_floor_s"] == 8.91
+    assert out["cpu_s_to_runcommand"] == to_run  # the groups as before
 
 
 def test_a_process_group_keeps_counting_what_an_exited_member_used() -> None:
@@ -298,6 +308,11 @@ def test_the_fleet_runs_in_child_processes_and_its_figures_add_up() -> None:
     assert 0 <= to_run["fleet"] <= cpu["fleet"] + 0.5, (to_run, cpu)
     floor = (to_run["fleet"] + to_run["nats_server"]) / (os.cpu_count() or 1)
     assert out["runcommand_floor_s"] == pytest.approx(floor, abs=0.011)  # each part rounded
+    split = out["fleet_split_to_runcommand"]  # the agents all in the children
+    assert split["bench_process"] >= 0 and split["agent_processes"] >= 0, split
+    assert sum(split.values()) == pytest.approx(to_run["fleet"], abs=0.011), (split, to_run)
+    system = split["bench_process"] + to_run["nats_server"] + to_run["controller"]
+    assert out["system_floor_s"] == pytest.approx(system / (os.cpu_count() or 1), abs=0.011)
     per = out["command_round_cpu_ms_per_report"]
     assert isinstance(per, dict) and all(v >= 0 for v in per.values()), per
 
