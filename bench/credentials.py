@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import sys
@@ -78,6 +79,7 @@ def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection, watchi
 
     async def serve() -> None:
         gets = 0
+        stopping = asyncio.Event()  # ends the watches: the server's cleanup waits for them
 
         async def pod(request: web.Request) -> web.Response:
             nonlocal gets
@@ -102,7 +104,10 @@ def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection, watchi
             stream = web.StreamResponse()
             await stream.prepare(request)
             watching.set()
-            await asyncio.sleep(float(request.query.get("timeoutSeconds", "300")))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    stopping.wait(), float(request.query.get("timeoutSeconds", "300"))
+                )
             return stream
 
         app = web.Application()
@@ -116,6 +121,7 @@ def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection, watchi
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         conn.send(f"http://127.0.0.1:{port}")
         await asyncio.get_running_loop().run_in_executor(None, conn.recv)  # "stop"
+        stopping.set()
         conn.send(gets)
         await runner.cleanup()
 
@@ -191,6 +197,9 @@ def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -
         api_proc.join(30)
         if api_proc.is_alive():
             api_proc.kill()
+            api_proc.join()
+    if api_proc.exitcode != 0:
+        raise RuntimeError(f"the fake API did not end by itself (exit {api_proc.exitcode})")
     assert gets == (0 if way == "cached" else agents), (way, gets, agents)
     return {
         "s": round(seconds, 3),
