@@ -83,10 +83,28 @@ def measure(pods: int, latency_s: float, calls: int) -> dict[str, Any]:
     cpu, start = time.process_time(), time.perf_counter()
     controller.reconcile_job(NAMESPACE, JOB)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    created = sum(1 for plural, _, _ in api.objects if plural == POD.plural)
+    created = len(api.names(POD, NAMESPACE))
     if created != pods:
         raise SystemExit(f"{created} of {pods} pods created")
     return {"pod_calls": calls, "s": round(wall, 2), "cpu_s": round(cpu, 2), **api.calls}
+
+
+def start_run(
+    controller: JobController, wait_s: float = 60.0
+) -> tuple[threading.Event, threading.Thread]:
+    """`controller.run` in a thread, returned once its pod cache has listed (so that its watch
+    shows every pod made after); SystemExit if that takes longer than `wait_s` or `run` ended.
+    Stop it with the event, then the API's `close_watches`."""
+    stop = threading.Event()
+    thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + wait_s
+    while not controller.pods.synced:
+        if time.monotonic() > deadline or not thread.is_alive():
+            stop.set()
+            raise SystemExit(f"the Job Controller's pods not listed within {wait_s:g} s")
+        time.sleep(0.01)
+    return stop, thread
 
 
 def beside(pods: int, small: int, latency_s: float, workers: int) -> dict[str, Any]:
@@ -97,11 +115,7 @@ def beside(pods: int, small: int, latency_s: float, workers: int) -> dict[str, A
         pod=PodSettings(controller_address="ctl:50051"), reconcile_workers=workers
     )
     controller = JobController(api, config, new_token=lambda: "token")  # type: ignore[arg-type]
-    stop = threading.Event()
-    thread = threading.Thread(target=controller.run, args=(stop,), daemon=True)
-    thread.start()
-    while not controller.pods.synced:  # the pod cache listed (nothing yet)
-        time.sleep(0.01)
+    stop, thread = start_run(controller)
     little = aegis_job(small)
     little["metadata"]["name"] = "small"
     start = time.perf_counter()

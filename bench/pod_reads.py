@@ -36,7 +36,7 @@ from aegis.k8s.manifests import PodSettings  # noqa: E402
 from aegis.k8s.reconcile import Action  # noqa: E402
 from aegis.k8s.resources import AEGIS_JOB, POD, Resource  # noqa: E402
 from bench.memory_api import Items, MemoryApi  # noqa: E402
-from bench.pod_creation import JOB, NAMESPACE, SlowApi, aegis_job  # noqa: E402
+from bench.pod_creation import JOB, NAMESPACE, SlowApi, aegis_job, start_run  # noqa: E402
 
 
 class CountingApi(SlowApi):
@@ -112,10 +112,8 @@ def measure(pods: int, per_s: float, latency_s: float, cache: bool) -> dict[str,
     api = CountingApi(latency_s)
     config = JobControllerConfig(pod=PodSettings(controller_address="ctl:50051"), cache_pods=cache)
     controller = CountingController(api, config, new_token=lambda: "token")  # type: ignore[arg-type]
-    stop, done = threading.Event(), threading.Event()
-    threading.Thread(target=controller.run, args=(stop,), daemon=True).start()
-    while not controller.pods.synced:  # its informer's list (of no pod yet) is done
-        time.sleep(0.01)
+    stop, thread = start_run(controller)  # its informer's list (of no pod yet) done
+    done = threading.Event()
     sim = threading.Thread(target=kubelet, args=(api, per_s, done), daemon=True)
     cpu, start = time.process_time(), time.perf_counter()
     api.create(AEGIS_JOB, NAMESPACE, aegis_job(pods))  # the user's: not counted
@@ -130,6 +128,7 @@ def measure(pods: int, per_s: float, latency_s: float, cache: bool) -> dict[str,
     stop.set()
     api.close_watches()
     sim.join()
+    thread.join(60)
     return {
         "cache": cache,
         "s_to_running": round(wall, 2),

@@ -4,6 +4,10 @@ large one), not how fast anything is."""
 
 from __future__ import annotations
 
+import threading
+
+import pytest
+
 from bench import pod_creation, pod_reads
 
 
@@ -26,3 +30,20 @@ def test_pod_reads_lists_per_reconcile_only_without_the_cache() -> None:
     assert listing["pod_lists"] > 1 and listing["pods_listed"] > 0
     assert (cached["pod_lists"], cached["pods_listed"]) == (1, 0)  # the informer's, before the job
     assert listing["creates"] == cached["creates"] == 20 + 3
+
+
+@pytest.mark.timeout(30)  # not the 60 s bound: a `run` that ended is seen at once
+def test_the_benches_stop_waiting_for_a_controller_that_never_lists() -> None:
+    class Ended(pod_creation.JobController):
+        def run(self, stop: threading.Event) -> None:
+            return  # ends before its pod cache lists anything
+
+    controller = Ended(pod_creation.SlowApi(0.0))  # type: ignore[arg-type]
+    with pytest.raises(SystemExit, match="pods not listed"):
+        pod_creation.start_run(controller, wait_s=60.0)
+    stop, thread = pod_creation.start_run(
+        pod_creation.JobController(pod_creation.SlowApi(0.0))  # type: ignore[arg-type]
+    )
+    stop.set()
+    thread.join(10)
+    assert not thread.is_alive()  # listed, then stopped: `run` closes its watches and ends
