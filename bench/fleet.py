@@ -5,7 +5,7 @@ credential from the real gRPC credential service (one Issue call with the bootst
 its incarnation), connects to the real nats-server with that JWT (a lean NATS client below:
 INFO, CONNECT with the signed nonce, SUB, PUB, MSG, PING/PONG; the server enforces the
 per-pod permissions), subscribes to the orders and its own inbox, ACKs, heartbeats, and
-decides with the real `AgentCore` (aegis.runtime.agent_core): it answers every order the core
+decides with the real `AgentCore` (aegis.runtime.agent.core): it answers every order the core
 says to work on with the core's Finish report, at once (or after `work_s`). A crashing agent
 drops its connection when its RunCommand order arrives; the fleet tells the launcher (the
 `on_lost` hook) and starts its replacement, a new incarnation, as `aegis run` does.
@@ -37,9 +37,9 @@ from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
-from aegis.runtime.agent import join_waits, report_waits
-from aegis.runtime.agent_core import AgentCore, Ignore, Leave, Work
-from aegis.runtime.gc_tuning import CollectorClock, thresholds
+from aegis.runtime.agent.core import AgentCore, Ignore, Leave, Work
+from aegis.runtime.agent.service import join_waits, report_waits
+from aegis.runtime.controller.gc_tuning import CollectorClock, thresholds
 from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import new_user_keypair
 from aegis.runtime.transport.grpc_credentials import build_request

@@ -4,12 +4,13 @@ A real ControllerCore (with the controller process's file status store, write-ah
 step log) and one real AgentCore per pod, wired by direct calls as the services would: every
 ACK and report goes through the core's handler, every order it publishes (per-pod orders
 first, then the broadcast) to the agents it is for. Commits are grouped as the service groups
-them (aegis/runtime/group_commit.py): one WAL record for up to `batch` events, and always
+them (aegis/runtime/controller/group_commit.py): one WAL record for up to `batch` events, and always
 before a broadcast order goes out (persist before publish; an ACK's reply is handed to its
 agent at once: nothing crashes here); the snapshot is taken after the order, when one is due.
 An event's time is its handler's, plus the commit it closes (so the mean is the amortized
 cost); snapshots are timed apart (`snapshot_s`). The job runs under the controller
-process's collector thresholds (aegis/runtime/gc_tuning.py), its collections timed (`gc`).
+process's collector thresholds (aegis/runtime/controller/gc_tuning.py),
+its collections timed (`gc`).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from typing import Any
 
 from aegis.protocol.envelope import Message
 from aegis.protocol.payloads import Report, Sender
-from aegis.runtime.agent_core import AgentCore, Leave, Work
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.gc_tuning import CONTROLLER_THRESHOLDS, CollectorClock, thresholds
+from aegis.runtime.agent.core import AgentCore, Leave, Work
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.gc_tuning import CONTROLLER_THRESHOLDS, CollectorClock, thresholds
+from aegis.runtime.controller.store import FileStatusStore
+from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.steplog import StepLog
-from aegis.runtime.store import FileStatusStore
-from aegis.runtime.wal import WriteAheadLog
 
 JOB, NAMESPACE = "scale", "default"
 

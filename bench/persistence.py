@@ -51,9 +51,9 @@ from aegis.k8s.cm_wal import ConfigMapWal, Deleter  # noqa: E402
 from aegis.k8s.cr_store import CrStatusStore  # noqa: E402
 from aegis.k8s.resources import AEGIS, Resource  # noqa: E402
 from aegis.protocol.envelope import Message, MessagePhase, MessageType  # noqa: E402
-from aegis.runtime.controller import ControllerCore, Extras, JobConfig  # noqa: E402
-from aegis.runtime.store import FileStatusStore  # noqa: E402
-from aegis.runtime.wal import WriteAheadLog  # noqa: E402
+from aegis.runtime.controller.core import ControllerCore, Extras, JobConfig  # noqa: E402
+from aegis.runtime.controller.store import FileStatusStore  # noqa: E402
+from aegis.runtime.controller.wal import WriteAheadLog  # noqa: E402
 from bench.memory_api import MemoryApi, apply_merge_patch  # noqa: E402
 
 

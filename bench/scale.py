@@ -38,7 +38,7 @@ from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE
 from aegis.protocol.state_codec import encode_state
 from aegis.runtime.engine import initial_state, runtime_constants
 from aegis.runtime.errors import TransportError
-from aegis.runtime.local import free_port
+from aegis.runtime.launcher.local import free_port
 from aegis.runtime.transport.auth import JobAccount, Operator
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import (

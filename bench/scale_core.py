@@ -15,7 +15,8 @@ encoded in bytes; then one object per part and job with the ratios cost(largest)
 cost(smallest) of the median and of the mean event (the mean includes the phase changes,
 which are O(pods) each but few per job, and the machine's hiccups).
 Both parts run under the controller process's garbage-collector thresholds
-(aegis/runtime/gc_tuning.py) and report the time spent in collections (`gc_s`, the longest
+(aegis/runtime/controller/gc_tuning.py)
+and report the time spent in collections (`gc_s`, the longest
 pause); the part `controller-default-gc` is its peer: the controller with CPython's defaults.
 Timings are wall-clock on a shared machine: noisy, compare figures of one run only.
 
@@ -44,11 +45,11 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # after PYTHONPATH (t
 
 from aegis.generated.aegis_phase import Label
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.gc_tuning import CONTROLLER_THRESHOLDS, thresholds
+from aegis.runtime.controller.store import Status
+from aegis.runtime.controller.wal import WalRecord, WriteAheadLog, encode_line
 from aegis.runtime.engine import Engine, runtime_constants
-from aegis.runtime.gc_tuning import CONTROLLER_THRESHOLDS, thresholds
-from aegis.runtime.store import Status
-from aegis.runtime.wal import WalRecord, WriteAheadLog, encode_line
 from aegis.values import Fn, ModelValue
 
 JOB, NAMESPACE, MAX_RETRY = "scale", "bench", 3

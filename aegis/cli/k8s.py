@@ -130,7 +130,7 @@ def controller_func(args: argparse.Namespace) -> int:
     """Run the Aegis Controller until SIGTERM/SIGINT."""
     from aegis.k8s import aegis_controller as ac
     from aegis.k8s.credential_process import ApiSource
-    from aegis.runtime.gc_tuning import tune_controller_process
+    from aegis.runtime.controller.gc_tuning import tune_controller_process
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     tune_controller_process()

@@ -173,7 +173,7 @@ def _logging() -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from aegis.checks.params import SIMULATIONS
-    from aegis.runtime.local import LocalJob, available_memory, capacity_problem, run_local
+    from aegis.runtime.launcher.local import LocalJob, available_memory, capacity_problem, run_local
 
     cmd = list(args.cmd)
     if cmd[:1] == ["--"]:
@@ -247,8 +247,8 @@ def _agent(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from aegis.protocol.environment import AgentConfig, Var
-    from aegis.runtime.agent import agent_main
-    from aegis.runtime.pid1 import become_init
+    from aegis.runtime.agent.pid1 import become_init
+    from aegis.runtime.agent.service import agent_main
 
     # as PID 1 in a container: a forked parent stays PID 1, reaps zombies, forwards signals
     become_init()
@@ -268,9 +268,9 @@ def _agent(args: argparse.Namespace) -> int:
 
 
 def _controller(args: argparse.Namespace) -> int:
-    from aegis.runtime.controller import JobConfig
-    from aegis.runtime.controller_service import load_credentials, serve
-    from aegis.runtime.gc_tuning import tune_controller_process
+    from aegis.runtime.controller.core import JobConfig
+    from aegis.runtime.controller.gc_tuning import tune_controller_process
+    from aegis.runtime.controller.service import load_credentials, serve
 
     for flag, value in (
         ("--heartbeat-timeout", args.heartbeat_timeout),

@@ -57,14 +57,14 @@ from aegis.k8s.status_size import LEAST_BUDGET, MAX_STATUS_BYTES, status_budget
 from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, TERMINATED, ControllerExit
 from aegis.protocol.subjects import validate_label
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.controller_service import ControllerService
-from aegis.runtime.observability import JobObserver, MetricsServer, ObserverMetrics
-from aegis.runtime.status_budget import StatusBudget
-from aegis.runtime.store import Status, StatusStore
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.observability import JobObserver, MetricsServer, ObserverMetrics
+from aegis.runtime.controller.service import ControllerService
+from aegis.runtime.controller.status_budget import StatusBudget
+from aegis.runtime.controller.store import Status, StatusStore
+from aegis.runtime.controller.wal import Log
 from aegis.runtime.transport.auth import Account, UserCredentials
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.wal import Log
 
 log = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ from aegis.k8s.cm_wal import BlobApi, Deleter, delete_quietly
 from aegis.k8s.cr_store import CrStatusStore, status_from_cr
 from aegis.k8s.errors import ApiError
 from aegis.k8s.resources import CONFIG_MAP
+from aegis.runtime.controller.store import SCHEMA_VERSION, Status
 from aegis.runtime.errors import CorruptStatusError
-from aegis.runtime.store import SCHEMA_VERSION, Status
 
 BLOB = "snapshot"
 SHOWN_PODS = 50  # pods whose entries the summary shows (the most retries first)

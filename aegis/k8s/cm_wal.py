@@ -1,15 +1,16 @@
 """The write-ahead log of a job too large for its Aegis CR: one ConfigMap (or a few) per record.
 
-`ConfigMapWal` is the runtime's `Log` (aegis.runtime.wal) on the API server, for the jobs whose
-status does not fit in their CR (aegis.k8s.chunked_store holds their snapshots). Record `n`
-is the line a file WAL would hold (its checksum, its JSON with "n"), compressed and split over
-ConfigMaps `<cr>-wal-<uid8>-<n>-<k>` (aegis.k8s.blobs), created in order of k. Creating an object is
-atomic, so a record is whole once its last part exists; the controller creates record n + 1
-only after every part of n, so only the last record can lack parts: that one was never
-acknowledged (the controller died writing it, or its create failed), and `read` drops it as
-the file WAL drops a torn last line; the next `append` deletes its parts first. A part that
-exists already with the same content is a create retried after its answer was lost; with
-other content, another controller wrote it: StatusConflictError (crash-only, as the CR store).
+`ConfigMapWal` is the runtime's `Log` (aegis.runtime.controller.wal) on the API server, for the
+jobs whose status does not fit in their CR (aegis.k8s.chunked_store holds their snapshots).
+Record `n` is the line a file WAL would hold (its checksum, its JSON with "n"), compressed and
+split over ConfigMaps `<cr>-wal-<uid8>-<n>-<k>` (aegis.k8s.blobs), created in order of k.
+Creating an object is atomic, so a record is whole once its last part exists; the controller
+creates record n + 1 only after every part of n, so only the last record can lack parts: that
+one was never acknowledged (the controller died writing it, or its create failed), and `read`
+drops it as the file WAL drops a torn last line; the next `append` deletes its parts first. A
+part that exists already with the same content is a create retried after its answer was lost;
+with other content, another controller wrote it: StatusConflictError (crash-only, as the CR
+store).
 
 `reset` (after a snapshot, which covers every record so far) deletes the records in a
 background thread: a resumed controller skips the records its snapshot covers, so a deletion
@@ -42,8 +43,8 @@ from aegis.k8s.blobs import (
 )
 from aegis.k8s.errors import AegisCrMissingError, ApiError, StatusConflictError
 from aegis.k8s.resources import AEGIS, CONFIG_MAP, Resource
+from aegis.runtime.controller.wal import WalRecord, decode_line, encode_line
 from aegis.runtime.errors import CorruptStatusError
-from aegis.runtime.wal import WalRecord, decode_line, encode_line
 
 log = logging.getLogger(__name__)
 BLOB = "wal"

@@ -26,7 +26,7 @@ from aegis.k8s.errors import (
     StatusTooLargeError,
 )
 from aegis.k8s.resources import AEGIS, Resource
-from aegis.runtime.store import Status
+from aegis.runtime.controller.store import Status
 
 log = logging.getLogger(__name__)
 

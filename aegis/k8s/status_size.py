@@ -11,7 +11,8 @@ history (an entry per phase reached, with every pod's retries). `status_budget` 
 reasons and the history room that keeps the status within `SAVE_SHARE` of the limit even when
 every pod fails with a reason of the most that room allows, one node in eight is an error
 node and the history is full; the controller clips reasons to it
-(aegis/runtime/status_budget.py). A job for which even the least room (`MIN_REASON_BYTES`,
+(aegis/runtime/controller/status_budget.py).
+A job for which even the least room (`MIN_REASON_BYTES`,
 `MIN_HISTORY`) does not fit (`status_budget` is None: past `max_workers`) keeps its status in
 ConfigMaps instead, the CR a summary (aegis.k8s.chunked_store).
 """
@@ -21,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aegis.k8s.resources import pod_name
-from aegis.runtime.status_budget import StatusBudget
-from aegis.runtime.store import HISTORY_LIMIT
+from aegis.runtime.controller.status_budget import StatusBudget
+from aegis.runtime.controller.store import HISTORY_LIMIT
 
 MAX_STATUS_BYTES = 1_572_864  # etcd's default --max-request-bytes: the largest object it keeps
 SAVE_SHARE = 0.9  # of the limit, for the status (the rest: the CR's metadata and spec)

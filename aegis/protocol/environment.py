@@ -156,7 +156,7 @@ class AgentConfig:
     nproc_per_node: int = 1  # local ranks of this pod (AUTO: its visible GPUs, else 1)
     log_dir: str = ""  # per-rank stdout/stderr files go under it (empty: console only)
     fallback: str = "independent"  # no controller: run the command alone, or "fail"
-    standby: bool = False  # start each rank's next attempt ahead (aegis.runtime.standby)
+    standby: bool = False  # start each rank's next attempt ahead (aegis.runtime.agent.standby)
     preload: tuple[str, ...] = ()  # modules the standbys import ahead
 
     @classmethod

@@ -2,7 +2,7 @@
 
 Shared by the metrics (`aegis_faults_total`, `aegis_recoveries_total`) and the timeline, so
 that a dashboard and a picture of the same run count the same things. The controller writes
-these messages (aegis.runtime.controller: `_fault` callers); this module only reads them.
+these messages (aegis.runtime.controller.core: `_fault` callers); this module only reads them.
 
 | message | kind | level |
 |---|---|---|
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# the controller's prefix of an eviction's reason (aegis.runtime.controller.SLOW_EVICTED)
+# the controller's prefix of an eviction's reason (aegis.runtime.controller.core.SLOW_EVICTED)
 SLOW_EVICTED_PREFIX = "slow node evicted"
 # the controller's record of a pod whose new incarnation joined before its loss was reported
 # (ControllerCore.on_ack): the exit code is not known; the launcher's event then adds none

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.resources import AEGIS
-from aegis.runtime.store import PodInfo, Status
+from aegis.runtime.controller.store import PodInfo, Status
 
 from ..support.bench import load_bench
 

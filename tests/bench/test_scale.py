@@ -87,7 +87,7 @@ def test_the_in_process_core_persists_as_the_controller_does(
     """Its controller commits WAL records of grouped events and saves the whole status only
     at snapshots (it once saved the whole status after every event: O(pods) each, and a
     12,500-pod run did not end)."""
-    from aegis.runtime.store import FileStatusStore, Status
+    from aegis.runtime.controller.store import FileStatusStore, Status
     from bench.fleet_core import measure
 
     saves: list[Status] = []

@@ -15,7 +15,7 @@ from aegis.checks.result import (
     CheckResult,
     CheckType,
 )
-from aegis.runtime.agent_core import MAX_CONTAINER_RESTARTS, RESTART, round_outcome
+from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS, RESTART, round_outcome
 
 # Every outcome a CheckResult can carry, plus "the check did not run" (a replacement whose
 # peers finished the round runs only the local checks): (applicable, passed) or None.

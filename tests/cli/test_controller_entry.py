@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from aegis.cli import main
-from aegis.runtime import controller_service
-from aegis.runtime.gc_tuning import CONTROLLER_THRESHOLDS, thresholds
+from aegis.runtime.controller import service as controller_service
+from aegis.runtime.controller.gc_tuning import CONTROLLER_THRESHOLDS, thresholds
 
 
 def test_the_controller_serves_under_its_collector_thresholds(

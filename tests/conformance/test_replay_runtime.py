@@ -12,9 +12,9 @@ import random
 from pathlib import Path
 
 from aegis.generated.aegis_phase import CFG_CONSTANTS, next_states
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.engine import Engine, initial_state
-from aegis.runtime.store import FileStatusStore
 
 
 def behaviour(seed: int, length: int) -> list[tuple[str, tuple[tuple[str, object], ...], object]]:

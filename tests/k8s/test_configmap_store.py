@@ -26,9 +26,9 @@ from aegis.k8s.cr_store import CrStatusStore
 from aegis.k8s.errors import StatusConflictError
 from aegis.k8s.model import AegisView
 from aegis.k8s.resources import AEGIS, CONFIG_MAP, Resource
-from aegis.runtime.controller import ControllerCore
+from aegis.runtime.controller.core import ControllerCore
+from aegis.runtime.controller.store import PodInfo, Status
 from aegis.runtime.errors import CorruptStatusError
-from aegis.runtime.store import PodInfo, Status
 from bench.memory_api import MemoryApi
 
 from ..runtime.test_wal_crash import JOB, SEEDS, Crash, apply_event, cached_script, view

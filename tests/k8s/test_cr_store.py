@@ -17,9 +17,9 @@ from aegis.k8s.errors import AegisCrMissingError, ApiError, StatusConflictError
 from aegis.k8s.resources import AEGIS, Resource
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.state_codec import _encode_from
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.group_commit import GroupCommit
-from aegis.runtime.store import ErrorNode, PodInfo, Status, StatusStore
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.group_commit import GroupCommit
+from aegis.runtime.controller.store import ErrorNode, PodInfo, Status, StatusStore
 from aegis.values import Fn, ModelValue
 
 from .cluster import NAMESPACE, Cluster

@@ -29,8 +29,8 @@ from aegis.k8s.errors import ApiError
 from aegis.k8s.manifests import CTL_SECRET_KEY, LABEL_CTL, ctl_secret_name
 from aegis.k8s.resources import AEGIS, AEGIS_JOB, LABEL_JOB, SECRET
 from aegis.protocol.control import make_request
+from aegis.runtime.controller.store import PodInfo, Status
 from aegis.runtime.errors import BusError
-from aegis.runtime.store import PodInfo, Status
 
 from ..support import AEGIS as AEGIS_CLI
 from ..support import wait_for

@@ -95,7 +95,7 @@ def test_crd_schema_is_structural_with_status_and_columns(name: str) -> None:
 
 def test_aegis_crd_matches_the_store_json() -> None:
     from aegis.k8s.chunked_store import summary
-    from aegis.runtime.store import ErrorNode, PodInfo, Status
+    from aegis.runtime.controller.store import ErrorNode, PodInfo, Status
 
     status = Status(
         phase="RunCommand",

@@ -27,7 +27,7 @@ from aegis.k8s.resources import (
     SERVICE,
     Resource,
 )
-from aegis.runtime.store import ErrorNode, PodInfo, Status
+from aegis.runtime.controller.store import ErrorNode, PodInfo, Status
 
 from ..support import wait_for
 from .cluster import NAMESPACE, Cluster, aegis_job

@@ -17,7 +17,7 @@ from aegis.k8s.errors import ApiError
 from aegis.k8s.job_controller import JobController, JobControllerConfig
 from aegis.k8s.manifests import PodSettings
 from aegis.k8s.resources import AEGIS_JOB, POD, Resource
-from aegis.runtime.store import PodInfo, Status
+from aegis.runtime.controller.store import PodInfo, Status
 from bench.memory_api import MemoryApi
 from bench.pod_creation import aegis_job
 

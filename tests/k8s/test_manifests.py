@@ -178,7 +178,7 @@ def test_the_worker_pod_contract_is_what_the_agent_reads() -> None:
     import json
 
     from aegis.cli import build_parser
-    from aegis.runtime.agent import AgentConfig
+    from aegis.runtime.agent.service import AgentConfig
 
     template: dict[str, Any] = {
         "spec": {"containers": [{"name": "t", "image": "i", "command": ["python", "t.py"]}]}

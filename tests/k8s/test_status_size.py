@@ -33,10 +33,10 @@ from aegis.k8s.status_size import (
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.exitcodes import ControllerExit
 from aegis.protocol.payloads import Report, Sender
-from aegis.runtime.agent_core import AgentCore, Work
-from aegis.runtime.controller import ControllerCore, JobConfig, PersistenceError
-from aegis.runtime.status_budget import StatusBudget
-from aegis.runtime.store import HISTORY_LIMIT
+from aegis.runtime.agent.core import AgentCore, Work
+from aegis.runtime.controller.core import ControllerCore, JobConfig, PersistenceError
+from aegis.runtime.controller.status_budget import StatusBudget
+from aegis.runtime.controller.store import HISTORY_LIMIT
 from bench.persistence import MemoryCrApi
 
 from ..support import wait_for

@@ -9,7 +9,7 @@ from typing import Any
 
 from aegis.checks.faultlog import FaultRecord
 from aegis.checks.result import CheckResult
-from aegis.runtime.observability import JobObserver
+from aegis.runtime.controller.observability import JobObserver
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "aegis.json"
 METRIC = re.compile(r"\baegis_[a-z_]+\b")

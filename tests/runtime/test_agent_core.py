@@ -21,7 +21,7 @@ from aegis.generated.aegis_phase import agent_view
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.exitcodes import AgentExit
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
-from aegis.runtime.agent_core import (
+from aegis.runtime.agent.core import (
     MAX_CONTAINER_RESTARTS,
     RESTART,
     AgentCore,
@@ -31,8 +31,8 @@ from aegis.runtime.agent_core import (
     Work,
     round_outcome,
 )
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.store import FileStatusStore
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
 from aegis.values import Fn, ModelValue
 
 PODS = ("job-worker-0", "job-worker-1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aegis.protocol.environment import AgentConfig, Var
-from aegis.runtime.agent import diagnosis_env, is_loopback
+from aegis.runtime.agent.service import diagnosis_env, is_loopback
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,7 @@ async def test_node_0_hosts_the_rendezvous_store_before_its_ranks_start(
     node: int, why: str | None, asked: list[tuple[str, int, int]], agent_store: str
 ) -> None:
     from aegis.protocol.payloads import Order
-    from aegis.runtime.agent import AgentService
+    from aegis.runtime.agent.service import AgentService
 
     cfg = AgentConfig("job", "default", f"job-worker-{node}", node, 2, ("true",),
                       master_addr="10.0.0.7", nproc_per_node=2)  # fmt: skip

@@ -12,8 +12,8 @@ import pytest_asyncio
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.environment import AgentConfig
-from aegis.runtime import agent as agent_module
-from aegis.runtime.agent import AgentService
+from aegis.runtime.agent import service as agent_module
+from aegis.runtime.agent.service import AgentService
 from aegis.runtime.errors import TransportError
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus

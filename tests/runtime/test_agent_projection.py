@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aegis.generated.aegis_phase import ACTIONS, Constants, State, agent_view, next_states
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.engine import initial_state
-from aegis.runtime.store import FileStatusStore
 from aegis.values import Fn, ModelValue, Value, apply
 
 ORDER_LIMIT = 64 * 1024  # bytes of one order message at 12,500 pods (issue 12)

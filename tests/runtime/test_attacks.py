@@ -25,7 +25,7 @@ from aegis.protocol.control import make_request
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.payloads import Eviction, Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
-from aegis.runtime.agent_core import AgentCore, Leave, Work
+from aegis.runtime.agent.core import AgentCore, Leave, Work
 from aegis.runtime.errors import BusError, CredentialsRejected
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.controller_service import RECONNECT_GRACE_S, ControllerService
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.service import RECONNECT_GRACE_S, ControllerService
 from aegis.runtime.transport.auth import JobAccount, Operator
 from aegis.runtime.transport.bus import RECONNECT_WAIT_S, Bus
 from aegis.runtime.transport.nats_server import NatsServer

@@ -17,7 +17,7 @@ import pytest
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.payloads import Heartbeat, Order, Receipt, ReceiptResult, Sender
 from aegis.protocol.subjects import JobSubjects
-from aegis.runtime.controller import ControllerCore, Outcome
+from aegis.runtime.controller.core import ControllerCore, Outcome
 from aegis.runtime.errors import BusError
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.errors import MalformedMessage
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
+from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.steplog import StepLog
-from aegis.runtime.store import FileStatusStore
-from aegis.runtime.wal import WriteAheadLog
 
 PODS = ("job-worker-0", "job-worker-1")
 

@@ -23,18 +23,23 @@ import pytest
 from aegis.checks.faultlog import FaultRecord
 from aegis.generated.aegis_phase import Label, State
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import SAVE_BACKOFF_S, ControllerCore, JobConfig, PersistenceError
-from aegis.runtime.controller_service import ControllerService
+from aegis.runtime.controller.core import (
+    SAVE_BACKOFF_S,
+    ControllerCore,
+    JobConfig,
+    PersistenceError,
+)
+from aegis.runtime.controller.group_commit import GroupCommit
+from aegis.runtime.controller.service import ControllerService
+from aegis.runtime.controller.store import FileStatusStore, Status
+from aegis.runtime.controller.wal import WriteAheadLog, encode_line
 from aegis.runtime.engine import Engine, runtime_constants
 from aegis.runtime.errors import CorruptStatusError
-from aegis.runtime.group_commit import GroupCommit
 from aegis.runtime.lifetime import supervised
 from aegis.runtime.steplog import StepLog, read_steplog
-from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
-from aegis.runtime.wal import WriteAheadLog, encode_line
 from aegis.values import ModelValue
 
 from ..support import wait_for_async

@@ -7,8 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.store import FileStatusStore
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
 
 from ..support import AEGIS
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from aegis.checks.faultlog import FaultRecord
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.store import FileStatusStore
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
 from aegis.values import ModelValue, apply
 
 from ..support import MemoryStore
@@ -157,7 +157,7 @@ def test_the_status_view_of_a_large_job_fits_one_nats_message(tmp_path: Path) ->
     Past STATUS_POD_LIMIT pods it lists those with something to see, and counts the rest."""
     from aegis.cli.ctl import CtlConfig, render_status
     from aegis.protocol.envelope import MAX_MESSAGE_BYTES
-    from aegis.runtime.controller import STATUS_POD_LIMIT
+    from aegis.runtime.controller.core import STATUS_POD_LIMIT
 
     n = STATUS_POD_LIMIT + 200
     pods = tuple(f"big-worker-{i}" for i in range(n))

@@ -26,8 +26,8 @@ from aegis.protocol.control import (
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl, handle_agent_request
-from aegis.runtime.controller import ControllerCore, JobConfig, Outcome
-from aegis.runtime.store import FileStatusStore
+from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome
+from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.transport.auth import Operator
 
 PODS = ("j-worker-0", "j-worker-1")

@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from aegis.protocol.control import make_request, reply_result
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.subjects import JobSubjects
-from aegis.runtime.local import free_port
+from aegis.runtime.launcher.local import free_port
 from aegis.runtime.steplog import read_steplog
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.bus import Bus

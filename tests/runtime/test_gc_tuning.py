@@ -1,4 +1,4 @@
-"""The controller process's collector thresholds (aegis/runtime/gc_tuning.py)."""
+"""The controller process's collector thresholds (aegis/runtime/controller/gc_tuning.py)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from aegis.runtime.gc_tuning import (
+from aegis.runtime.controller.gc_tuning import (
     COLLECTOR_CLOCK,
     CONTROLLER_THRESHOLDS,
     CollectorClock,
     thresholds,
     tune_controller_process,
 )
-from aegis.runtime.observability import CollectorMetrics, ObserverMetrics
+from aegis.runtime.controller.observability import CollectorMetrics, ObserverMetrics
 
 
 def test_thresholds_hold_inside_the_block_and_come_back_after_an_error() -> None:

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from aegis.runtime.group_commit import GroupCommit
+from aegis.runtime.controller.group_commit import GroupCommit
 
 
 class FakeCore:

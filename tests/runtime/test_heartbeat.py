@@ -11,9 +11,9 @@ from typing import Any
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.payloads import Eviction, Receipt, ReceiptResult
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore, Status
 from aegis.runtime.engine import runtime_constants
-from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.trace_check import check_steplog
 from aegis.values import ModelValue, apply
 

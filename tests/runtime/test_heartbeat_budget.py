@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.environment import AgentConfig
 from aegis.protocol.payloads import MAX_BEAT_S, Order, Sender
-from aegis.runtime.agent import AgentService
-from aegis.runtime.agent_core import AgentCore, Work
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.store import FileStatusStore
+from aegis.runtime.agent.core import AgentCore, Work
+from aegis.runtime.agent.service import AgentService
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.nats_server import NatsServer
 

@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.local import (
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
+from aegis.runtime.controller.wal import WriteAheadLog
+from aegis.runtime.launcher.local import (
     AGENT_PROCESS_BYTES,
     STATUS_FILE,
     WAL_FILE,
@@ -19,8 +21,6 @@ from aegis.runtime.local import (
     capacity_problem,
     never_joined,
 )
-from aegis.runtime.store import FileStatusStore
-from aegis.runtime.wal import WriteAheadLog
 
 from ..support import AEGIS, Launch
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from aegis.runtime.agent_core import MAX_CONTAINER_RESTARTS
+from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.engine import runtime_constants
 
 from ..support import Launch

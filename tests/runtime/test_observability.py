@@ -12,8 +12,8 @@ import pytest
 from aegis.checks.faultlog import FaultRecord
 from aegis.checks.result import passed
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime import observability
-from aegis.runtime.observability import (
+from aegis.runtime.controller import observability as observability
+from aegis.runtime.controller.observability import (
     JobObserver,
     MetricsServer,
     observer_counts,

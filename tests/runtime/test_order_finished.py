@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.values import ModelValue, apply
 
 from ..support import MemoryStore

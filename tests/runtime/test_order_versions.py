@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aegis.runtime.order_versions import OrderVersions, order_grace
+from aegis.runtime.controller.order_versions import OrderVersions, order_grace
 
 G = 2.0  # the grace in these tests
 

@@ -8,12 +8,12 @@ import subprocess
 import sys
 import textwrap
 
-from aegis.runtime.pid1 import exit_code
+from aegis.runtime.agent.pid1 import exit_code
 
 AGENT = textwrap.dedent(
     """
     import os, signal, subprocess, sys, time
-    from aegis.runtime import pid1
+    from aegis.runtime.agent import pid1 as pid1
     pid1.become_init(force=True)
     # from here on we are the agent; our parent is the reaper
     print("agent", os.getpid(), os.getppid(), flush=True)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aegis.runtime.priority_lock import PriorityLock
+from aegis.runtime.controller.priority_lock import PriorityLock
 
 
 async def _queue(

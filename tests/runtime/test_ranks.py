@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from aegis.runtime.ranks import LocalRanks, Placement, RankFailure, read_error_file
-from aegis.runtime.runner import group_alive
+from aegis.runtime.agent.ranks import LocalRanks, Placement, RankFailure, read_error_file
+from aegis.runtime.agent.runner import group_alive
 
 PLACE = Placement(node_rank=1, nnodes=2, nproc=3, master_addr="127.0.0.1", master_port=1,
                   run_id="r", job="j", pod="j-worker-1")  # fmt: skip

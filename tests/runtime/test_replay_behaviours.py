@@ -36,9 +36,9 @@ import pytest
 from aegis.generated.aegis_phase import CFG_CONSTANTS, VARIABLES, Constants, State, next_states
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.state_codec import decode, decode_state, encode, encode_state
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.engine import DECISION_ORDER, StepResult, candidates, initial_state
-from aegis.runtime.store import FileStatusStore
 from aegis.values import Fn, ModelValue, Value, apply
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aegis.runtime.engine import runtime_constants
-from aegis.runtime.local import free_port
+from aegis.runtime.launcher.local import free_port
 
 from ..support import AEGIS, AegisRun, Launch
 from ..support.steplog import steplog_ok

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from aegis.runtime.agent.runner import RankEnv, Runner, group_alive
 from aegis.runtime.errors import RunnerError
-from aegis.runtime.runner import RankEnv, Runner, group_alive
 
 from ..support import wait_for_async
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.payloads import Eviction, Sender, parse_order
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.store import FileStatusStore
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore
 
 PODS = ("job-worker-0", "job-worker-1")
 

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aegis.runtime import standby as standby_module
-from aegis.runtime.runner import RankEnv, Runner
-from aegis.runtime.standby import (
+from aegis.runtime.agent import standby as standby_module
+from aegis.runtime.agent.runner import RankEnv, Runner
+from aegis.runtime.agent.standby import (
     INTERPRETER_FLAGS,
     LATE_VARS,
     PythonCommand,

@@ -8,7 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aegis.protocol.payloads import MAX_REASON
-from aegis.runtime.status_budget import ELLIPSIS, StatusBudget, clip_to_bytes, stored_json_bytes
+from aegis.runtime.controller.status_budget import (
+    ELLIPSIS,
+    StatusBudget,
+    clip_to_bytes,
+    stored_json_bytes,
+)
 
 # text with what costs most in a stored JSON string: escapes, HTML characters, astral planes
 texts = st.text(

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aegis.runtime.errors import CorruptStatusError
-from aegis.runtime.store import (
+from aegis.runtime.controller.store import (
     ErrorNode,
     FileStatusStore,
     PodInfo,
@@ -25,6 +24,7 @@ from aegis.runtime.store import (
     Status,
     StatusStore,
 )
+from aegis.runtime.errors import CorruptStatusError
 
 finite = st.floats(allow_nan=False, allow_infinity=False)
 names = st.text(min_size=1, max_size=8)
@@ -145,7 +145,7 @@ def test_leftover_temp_file_from_a_crash_is_ignored(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import sys
-    from aegis.runtime.store import FileStatusStore, PodInfo, Status
+    from aegis.runtime.controller.store import FileStatusStore, PodInfo, Status
     store = FileStatusStore(sys.argv[1])
     store.load()
     pods = {f"w{i}": PodInfo(last_failed_reason="x" * 2000) for i in range(200)}

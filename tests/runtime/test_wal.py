@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aegis.runtime.controller.undo import TrackedCounter, TrackedDict, UndoLog
+from aegis.runtime.controller.wal import WriteAheadLog, encode_line
 from aegis.runtime.errors import CorruptStatusError
-from aegis.runtime.undo import TrackedCounter, TrackedDict, UndoLog
-from aegis.runtime.wal import WriteAheadLog, encode_line
 
 BODIES = [{"steps": [[i, "agentJoin", {"mv": "p"}, []]], "extras": {"stepNo": i}} for i in range(5)]
 

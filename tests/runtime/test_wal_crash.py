@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import ControllerCore, JobConfig
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.store import FileStatusStore, Status
+from aegis.runtime.controller.wal import WriteAheadLog, encode_line
 from aegis.runtime.steplog import StepLog
-from aegis.runtime.store import FileStatusStore, Status
 from aegis.runtime.trace_check import check_steplog
-from aegis.runtime.wal import WriteAheadLog, encode_line
 
 from ..support import MemoryStore
 

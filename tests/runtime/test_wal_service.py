@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.controller_service import ControllerService
-from aegis.runtime.store import FileStatusStore
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.service import ControllerService
+from aegis.runtime.controller.store import FileStatusStore
+from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
-from aegis.runtime.wal import WriteAheadLog
 
 from ..support import first_request
 from .conftest import NAMESPACE, PODS_A

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from aegis.protocol.environment import AgentConfig
-from aegis.runtime.agent import AgentService
+from aegis.runtime.agent.service import AgentService
 from aegis.runtime.transport.auth import JobAccount, Operator, UserCredentials, new_user_keypair
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer

@@ -9,12 +9,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from aegis.runtime.controller import ControllerCore, JobConfig
-from aegis.runtime.controller_service import ControllerService
-from aegis.runtime.store import FileStatusStore, Status
+from aegis.runtime.controller.core import ControllerCore, JobConfig
+from aegis.runtime.controller.service import ControllerService
+from aegis.runtime.controller.store import FileStatusStore, Status
+from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.transport.auth import JobAccount
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.wal import WriteAheadLog
 
 
 class MemoryStore:

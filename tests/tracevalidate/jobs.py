@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller import ControllerCore, JobConfig, Outcome
+from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome
+from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.steplog import StepLog
-from aegis.runtime.store import FileStatusStore
 
 JOB, NS = "tv", "default"
 

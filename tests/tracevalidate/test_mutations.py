@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from aegis.generated.aegis_phase import Successor
-from aegis.runtime.controller import ControllerCore
+from aegis.runtime.controller.core import ControllerCore
 from aegis.runtime.engine import Engine
 from aegis.runtime.steplog import read_steplog
 from aegis.tracevalidate import render_mismatch, validate_log

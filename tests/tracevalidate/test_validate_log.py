@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from aegis.generated.aegis_phase import ACTIONS
 from aegis.protocol.envelope import MessageType
-from aegis.runtime.controller import ControllerCore
+from aegis.runtime.controller.core import ControllerCore
 from aegis.runtime.engine import RUNTIME_BUDGET, initial_state, runtime_constants
 from aegis.runtime.steplog import (
     LoggedStep,

@@ -47,7 +47,7 @@ from aegis.protocol.environment import AUTO, AgentConfig, Var, user_env
 from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
 from aegis.protocol.payloads import Order, Report, Sender
 from aegis.protocol.subjects import JobSubjects
-from aegis.runtime.agent_core import (
+from aegis.runtime.agent.core import (
     RESTART,
     AgentCore,
     Evict,
@@ -57,11 +57,11 @@ from aegis.runtime.agent_core import (
     Work,
     round_outcome,
 )
+from aegis.runtime.agent.ranks import LocalRanks, Placement
+from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.control import handle_agent_request
 from aegis.runtime.errors import NoReply, RunnerError, TransportError
 from aegis.runtime.lifetime import supervised, watch_parent
-from aegis.runtime.ranks import LocalRanks, Placement
-from aegis.runtime.standby import StandbyPool
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import request_credentials
 

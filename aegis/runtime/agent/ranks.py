@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aegis.runtime.runner import RankEnv, Runner
-from aegis.runtime.standby import StandbyPool
+from aegis.runtime.agent.runner import RankEnv, Runner
+from aegis.runtime.agent.standby import StandbyPool
 
 MAX_EXCEPTION = 400  # characters of a rank's exception kept in its pod's Error report
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TextIO
 
 from aegis.protocol.environment import Var
+from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.errors import RunnerError
 from aegis.runtime.lifetime import dies_with_parent
-from aegis.runtime.standby import StandbyPool
 
 log = logging.getLogger(__name__)
 

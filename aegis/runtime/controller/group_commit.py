@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
-from aegis.runtime.priority_lock import PriorityLock
+from aegis.runtime.controller.priority_lock import PriorityLock
 
 log = logging.getLogger(__name__)
 WAKE_HOPS = 3  # loop iterations a snapshot waits so the batch's replies go first

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aegis.protocol.payloads import MAX_REASON
-from aegis.runtime.store import HISTORY_LIMIT
+from aegis.runtime.controller.store import HISTORY_LIMIT
 
 ELLIPSIS = "…"  # ends a clipped reason
 

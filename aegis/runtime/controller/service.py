@@ -11,7 +11,8 @@ controller's own probe comes back, or some agent is heard) and its own client dr
 message since the last scan: a frozen nats-server, or a controller too far behind to read
 every heartbeat, is not a pod loss.
 
-Every event is handled under one lock (aegis.runtime.priority_lock). A pod's join (its ACK:
+Every event is handled under one lock (aegis.runtime.controller.priority_lock). A pod's
+join (its ACK:
 a crashed pod's replacement), a launcher's event and an operator's request take it before
 the reports and heartbeats waiting for it: a fault's restart waits for the replacement to
 join, and it must not queue behind a burst of reports. For the same reason joins come on a
@@ -42,14 +43,15 @@ from aegis.protocol.exitcodes import (
 from aegis.protocol.payloads import Receipt, ReceiptResult
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
-from aegis.runtime.controller import ControllerCore, JobConfig, Outcome, PersistenceError
+from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome, PersistenceError
+from aegis.runtime.controller.group_commit import GroupCommit
+from aegis.runtime.controller.observability import JobObserver, MetricsServer, write_textfile
+from aegis.runtime.controller.priority_lock import PriorityLock, UrgentHold
+from aegis.runtime.controller.store import FileStatusStore
+from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.engine import EngineError
-from aegis.runtime.group_commit import GroupCommit
 from aegis.runtime.lifetime import supervised, watch_parent
-from aegis.runtime.observability import JobObserver, MetricsServer, write_textfile
-from aegis.runtime.priority_lock import PriorityLock, UrgentHold
 from aegis.runtime.steplog import StepLog
-from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.bus import (
     MAX_RUNNING_HANDLERS,
@@ -58,7 +60,6 @@ from aegis.runtime.transport.bus import (
     Subscription,
 )
 from aegis.runtime.transport.request_copies import RequestCopies
-from aegis.runtime.wal import WriteAheadLog
 
 log = logging.getLogger(__name__)
 MAX_SCAN_PERIOD_S = 1.0

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from aegis.protocol import json_bytes
+from aegis.runtime.controller.store import fsync_dir
 from aegis.runtime.errors import CorruptStatusError
-from aegis.runtime.store import fsync_dir
 
 FIX = "move it and the status file beside it away to start the job afresh"
 

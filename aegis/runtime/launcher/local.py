@@ -42,8 +42,10 @@ from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
-from aegis.runtime.agent_core import MAX_CONTAINER_RESTARTS
-from aegis.runtime.controller import DEFAULT_HEARTBEAT_TIMEOUT_S
+from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
+from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
+from aegis.runtime.controller.store import FileStatusStore
+from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.errors import NatsServerError
 from aegis.runtime.lifetime import (
     dies_with_parent,
@@ -51,11 +53,9 @@ from aegis.runtime.lifetime import (
     supervised,
     sweep_orphaned_tempdirs,
 )
-from aegis.runtime.store import FileStatusStore
 from aegis.runtime.transport.auth import Operator, UserCredentials
 from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
 from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
-from aegis.runtime.wal import WriteAheadLog
 
 log = logging.getLogger(__name__)
 MAX_CONTROLLER_RESTARTS = 5

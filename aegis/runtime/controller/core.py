@@ -58,6 +58,11 @@ from aegis.protocol.state_codec import (
     encode,
     encode_choices,
 )
+from aegis.runtime.controller.order_versions import OrderVersions, order_grace
+from aegis.runtime.controller.status_budget import StatusBudget
+from aegis.runtime.controller.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
+from aegis.runtime.controller.undo import TrackedCounter, TrackedDict, UndoLog
+from aegis.runtime.controller.wal import Log, WalRecord
 from aegis.runtime.engine import (
     Engine,
     EngineError,
@@ -67,13 +72,8 @@ from aegis.runtime.engine import (
     runtime_constants,
 )
 from aegis.runtime.errors import CorruptStatusError
-from aegis.runtime.order_versions import OrderVersions, order_grace
 from aegis.runtime.phases import message_phase, order_phases, terminal
-from aegis.runtime.status_budget import StatusBudget
 from aegis.runtime.steplog import StepLog
-from aegis.runtime.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
-from aegis.runtime.undo import TrackedCounter, TrackedDict, UndoLog
-from aegis.runtime.wal import Log, WalRecord
 from aegis.values import Fn, ModelValue, Value, apply
 
 log = logging.getLogger(__name__)

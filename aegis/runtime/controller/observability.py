@@ -41,7 +41,7 @@ from aegis.checks.faultlog import FaultRecord
 from aegis.checks.metrics import CheckMetrics
 from aegis.checks.result import CheckResult
 from aegis.protocol.envelope import Message, MessagePhase
-from aegis.runtime.gc_tuning import COLLECTOR_CLOCK, CollectorClock
+from aegis.runtime.controller.gc_tuning import COLLECTOR_CLOCK, CollectorClock
 from aegis.timeline.events import FaultClassifier
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ class ObserverMetrics:
 
 class CollectorMetrics:
     """The process's garbage collections (a CollectorClock), read when the metrics are: the
-    event loop stands still while one runs (aegis/runtime/gc_tuning.py)."""
+    event loop stands still while one runs (aegis/runtime/controller/gc_tuning.py)."""
 
     def __init__(self, clock: CollectorClock) -> None:
         self.clock = clock
