@@ -14,6 +14,8 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
+from aegis.checks import stackdump
+
 PROGRESS_FILE_ENV = "AEGIS_PROGRESS_FILE"
 PROGRESS_INTERVAL_ENV = "AEGIS_PROGRESS_INTERVAL_S"
 DEFAULT_PROGRESS_INTERVAL_S = 0.1
@@ -48,10 +50,13 @@ _last_write: dict[str, float] = {}
 
 
 def progress(step: int) -> None:
-    """Record that training reached `step` (cheap; safe to call every step)."""
+    """Record that training reached `step` (cheap; safe to call every step). The first call
+    also registers the stack dump the hang culprit finder may ask for (stackdump)."""
     path = os.environ.get(PROGRESS_FILE_ENV)
     if not path:
         return
+    if path not in _state:
+        stackdump.register()
     now = time.time()
     rec = _current(path)
     rec = ProgressRecord(int(step), now, rec.checkpoint_step, rec.checkpoint_time, os.getpid())

@@ -105,8 +105,32 @@ def register(sub: Any) -> None:
         type=float,
         default=DEFAULT_HANG_TIMEOUT_S,
         metavar="S",
-        help="seconds without progress (progress file, output, CPU) before a running rank "
-        f"is marked hung, not killed (default {DEFAULT_HANG_TIMEOUT_S:g}; 0: off)",
+        help="seconds without progress (progress file, output, CPU) before the agents look "
+        "for the culprit rank, stop it and restart the ranks in place "
+        f"(default {DEFAULT_HANG_TIMEOUT_S:g}; 0: off)",
+    )
+    run.add_argument(
+        "--checkpoint-dir",
+        default="",
+        metavar="DIR",
+        help="where the agents persist the complete steps of aegis.checkpoint.save, in "
+        "torch.distributed.checkpoint's format (default: memory only)",
+    )
+    run.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=0,
+        metavar="K",
+        help="persist the saved steps that are multiples of K, off the training's path "
+        "(default 0: only at a failure; needs --checkpoint-dir)",
+    )
+    run.add_argument(
+        "--checkpoint-shm-bytes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="shared memory each agent's checkpoint store may use (default 0: what /dev/shm "
+        "has free); a save that does not fit goes to --checkpoint-dir",
     )
     run.add_argument(
         "--checkpoint-file",
@@ -204,6 +228,10 @@ def _run(args: argparse.Namespace) -> int:
             f"--heartbeat-rate {args.heartbeat_rate}: use a finite number of beats a second "
             ">= 0 (0: no budget)"
         )
+    if args.checkpoint_every < 0 or args.checkpoint_shm_bytes < 0:
+        args.parser.error("--checkpoint-every and --checkpoint-shm-bytes must be >= 0")
+    if args.checkpoint_every and not args.checkpoint_dir:
+        args.parser.error("--checkpoint-every needs --checkpoint-dir (where to persist)")
     try:
         preload = parse_preload(args.preload)
     except ConfigError as exc:
@@ -231,6 +259,9 @@ def _run(args: argparse.Namespace) -> int:
         heartbeat_rate=args.heartbeat_rate,
         hang_timeout=args.hang_timeout,
         checkpoint_file=args.checkpoint_file,
+        checkpoint_dir=str(Path(args.checkpoint_dir).resolve()) if args.checkpoint_dir else "",
+        checkpoint_every=args.checkpoint_every,
+        checkpoint_shm_bytes=args.checkpoint_shm_bytes,
         simulate=simulate,
         metrics_port=args.metrics_port,
         nproc_per_node=nproc,

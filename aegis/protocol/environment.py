@@ -62,12 +62,27 @@ class Var(StrEnum):
     FALLBACK = "AEGIS_FALLBACK"  # no controller: "independent" (run alone) or "fail"
     STANDBY = "AEGIS_STANDBY"  # "on": keep each rank's next interpreter started ("off")
     PRELOAD = "AEGIS_PRELOAD"  # comma-separated modules the standbys import ahead
+    CHECKPOINT_DIR = "AEGIS_CHECKPOINT_DIR"  # where the agent persists complete steps
+    CHECKPOINT_EVERY = "AEGIS_CHECKPOINT_EVERY"  # persist the steps that are multiples of K
+    CHECKPOINT_SHM_BYTES = "AEGIS_CHECKPOINT_SHM_BYTES"  # shared memory the agent may use
+    CHECKPOINT_SOCKET = "AEGIS_CHECKPOINT_SOCKET"  # to the training command: its agent's store
+    CHECKPOINT_TOKEN = "AEGIS_CHECKPOINT_TOKEN"  # to the training command: who it is to it
+    STACK_FILE = "AEGIS_STACK_FILE"  # to the training command: where a stack dump goes
 
 
 # what the training command is told (everything else of the contract is the agent's own): its
 # job and pod names, the recover count, and where its progress and checkpoint markers go
 COMMAND_VARS: frozenset[str] = frozenset(
-    {Var.JOB, Var.POD, Var.RETRY, Var.PROGRESS_FILE, Var.CHECKPOINT_FILE}
+    {
+        Var.JOB,
+        Var.POD,
+        Var.RETRY,
+        Var.PROGRESS_FILE,
+        Var.CHECKPOINT_FILE,
+        Var.CHECKPOINT_SOCKET,
+        Var.CHECKPOINT_TOKEN,
+        Var.STACK_FILE,
+    }
 )
 
 
@@ -158,6 +173,9 @@ class AgentConfig:
     fallback: str = "independent"  # no controller: run the command alone, or "fail"
     standby: bool = False  # start each rank's next attempt ahead (aegis.runtime.agent.standby)
     preload: tuple[str, ...] = ()  # modules the standbys import ahead
+    checkpoint_dir: str = ""  # complete steps are persisted here (empty: memory only)
+    checkpoint_every: int = 0  # persist the steps that are multiples of it (0: never)
+    checkpoint_shm_bytes: int = 0  # shared memory the store may use (0: what /dev/shm has)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgentConfig:
@@ -195,6 +213,9 @@ class AgentConfig:
             fallback=_choice(env, Var.FALLBACK, FALLBACKS, "independent"),
             standby=_choice(env, Var.STANDBY, ("on", "off"), "off") == "on",
             preload=parse_preload(env.get(Var.PRELOAD, ""), str(Var.PRELOAD)),
+            checkpoint_dir=env.get(Var.CHECKPOINT_DIR, ""),
+            checkpoint_every=_int(env, Var.CHECKPOINT_EVERY, "0"),
+            checkpoint_shm_bytes=_int(env, Var.CHECKPOINT_SHM_BYTES, "0"),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -226,6 +247,9 @@ class AgentConfig:
             Var.FALLBACK: self.fallback,
             Var.STANDBY: "on" if self.standby else "off",
             Var.PRELOAD: ",".join(self.preload),
+            Var.CHECKPOINT_DIR: self.checkpoint_dir,
+            Var.CHECKPOINT_EVERY: str(self.checkpoint_every),
+            Var.CHECKPOINT_SHM_BYTES: str(self.checkpoint_shm_bytes),
         }
 
 

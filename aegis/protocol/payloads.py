@@ -56,6 +56,92 @@ def _text(value: str, limit: int) -> str:
     return value[:limit]
 
 
+RESTORE_SOURCES = ("memory", "disk")
+
+
+@dataclass(frozen=True)
+class RestorePoint:
+    """The step the ranks restart from and where it is: "memory" (every pod holds it in its
+    agent's shared memory) or "disk" (the persisted copy)."""
+
+    step: int
+    source: str
+
+    def to_data(self) -> dict[str, Any]:
+        """Its `Data` object."""
+        return {"step": self.step, "source": self.source}
+
+    @classmethod
+    def from_data(cls, data: Any) -> RestorePoint:
+        """Parse it (MalformedMessage if it is not one)."""
+        if not isinstance(data, dict):
+            raise MalformedMessage(f"Data['restore'] must be an object; got {data!r:.60}")
+        step, source = _field(data, "step", int), _field(data, "source", str)
+        if step < 0 or source not in RESTORE_SOURCES:
+            raise MalformedMessage(f"Data['restore'] is not a restore point: {data!r:.80}")
+        return cls(step, source)
+
+
+MAX_HELD = 8  # steps an agent may say it holds (two versions per rank: two steps)
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """What an agent's checkpoint store holds (in its reports and heartbeats): `seq` grows
+    with every change, `held` the steps every local rank holds in memory, `saved` the newest
+    step every local rank saved, `disk` the newest step complete on disk, `shm_bytes` the
+    shared memory used, `persist_error` the last failure to persist."""
+
+    seq: int
+    held: tuple[int, ...] = ()
+    saved: int | None = None
+    disk: int | None = None
+    shm_bytes: int = 0
+    persist_error: str = ""
+
+    def to_data(self) -> dict[str, Any]:
+        """Its `Data` object."""
+        data: dict[str, Any] = {
+            "seq": self.seq,
+            "held": list(self.held),
+            "saved": self.saved,
+            "disk": self.disk,
+            "shmBytes": self.shm_bytes,
+        }
+        if self.persist_error:
+            data["persistError"] = self.persist_error
+        return data
+
+    @classmethod
+    def from_data(cls, data: Any) -> CheckpointInfo:
+        """Parse it (MalformedMessage naming what is wrong)."""
+        if not isinstance(data, dict):
+            raise MalformedMessage(f"Data['checkpoint'] must be an object; got {data!r:.60}")
+        held = _optional(data, "held", list, [])
+        if len(held) > MAX_HELD or not all(_step(h) for h in held):
+            raise MalformedMessage(f"Data['checkpoint']['held'] must be steps; got {held!r:.60}")
+        saved, on_disk = data.get("saved"), data.get("disk")
+        for key, value in (("saved", saved), ("disk", on_disk)):
+            if value is not None and not _step(value):
+                raise MalformedMessage(f"Data['checkpoint'][{key!r}] must be a step or null")
+        shm = _optional(data, "shmBytes", int, 0)
+        seq = _field(data, "seq", int)
+        if shm < 0 or seq < 0:
+            raise MalformedMessage("Data['checkpoint'] holds a negative count")
+        return cls(
+            seq,
+            tuple(sorted(held)),
+            saved,
+            on_disk,
+            shm,
+            _text(_optional(data, "persistError", str, ""), 300),
+        )
+
+
+def _step(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 @dataclass(frozen=True)
 class Order:
     """The controller's order for masterSeq: the agent's projection of the spec state
@@ -85,6 +171,7 @@ class Order:
     finished: int = 0
     version: int = 0
     beat_s: float = 0.0
+    restore: RestorePoint | None = None  # RunCommand: the checkpoint the ranks restart from
 
     def to_data(self) -> dict[str, Any]:
         """The order's `Data` object."""
@@ -106,6 +193,8 @@ class Order:
         }
         if self.pod is not None:
             data["pod"] = {k: encode(v) for k, v in self.pod.items()}
+        if self.restore is not None:
+            data["restore"] = self.restore.to_data()
         return data
 
     @classmethod
@@ -128,6 +217,7 @@ class Order:
         if not (math.isfinite(beat_s) and 0 <= beat_s <= MAX_BEAT_S):
             raise MalformedMessage(f"Data['beatS'] must be in 0..{MAX_BEAT_S:g} s; got {beat_s}")
         pod = data.get("pod")
+        restore = data.get("restore")
         return cls(
             spec_phase=_field(data, "specPhase", str),
             final=final,
@@ -142,6 +232,7 @@ class Order:
             finished=finished,
             version=version,
             beat_s=float(beat_s),
+            restore=None if restore is None else RestorePoint.from_data(restore),
         )
 
 
@@ -225,6 +316,7 @@ class Heartbeat:
     sender: Sender
     holds: int | None = None
     holds_pod: int | None = None
+    checkpoint: CheckpointInfo | None = None  # what its checkpoint store holds
 
     def to_data(self) -> dict[str, Any]:
         """The heartbeat's `Data` object."""
@@ -233,12 +325,16 @@ class Heartbeat:
             data["holds"] = self.holds
         if self.holds_pod is not None:
             data["holdsPod"] = self.holds_pod
+        if self.checkpoint is not None:
+            data["checkpoint"] = self.checkpoint.to_data()
         return data
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Heartbeat:
         """Parse a heartbeat's `Data` (MalformedMessage naming the bad field)."""
-        return cls(Sender.from_data(data), *heartbeat_versions(data))
+        ckpt = data.get("checkpoint")
+        info = None if ckpt is None else CheckpointInfo.from_data(ckpt)
+        return cls(Sender.from_data(data), *heartbeat_versions(data), checkpoint=info)
 
 
 def heartbeat_versions(data: Mapping[str, Any]) -> tuple[int | None, int | None]:
@@ -262,6 +358,7 @@ class Report:
     checks: tuple[Mapping[str, Any], ...] = ()  # a check round's CheckResult dicts
     round_seconds: float | None = None
     gpu_type: str | None = None
+    checkpoint: CheckpointInfo | None = None  # what the agent's checkpoint store holds
 
     def to_data(self) -> dict[str, Any]:
         """The report's `Data` object."""
@@ -274,6 +371,8 @@ class Report:
             data["roundSeconds"] = self.round_seconds
         if self.gpu_type is not None:
             data["gpuType"] = self.gpu_type
+        if self.checkpoint is not None:
+            data["checkpoint"] = self.checkpoint.to_data()
         return data
 
     @classmethod
@@ -286,6 +385,7 @@ class Report:
         if seconds is not None and not (math.isfinite(seconds) and seconds >= 0):
             raise MalformedMessage(f"Data['roundSeconds'] must be >= 0; got {seconds!r}")
         gpu = _optional(data, "gpuType", str, None)
+        ckpt = data.get("checkpoint")
         return cls(
             sender=Sender.from_data(data),
             reason=_text(_optional(data, "reason", str, ""), MAX_REASON),
@@ -293,6 +393,7 @@ class Report:
             checks=tuple(checks),
             round_seconds=None if seconds is None else float(seconds),
             gpu_type=None if gpu is None else _text(gpu, 128),
+            checkpoint=None if ckpt is None else CheckpointInfo.from_data(ckpt),
         )
 
 

@@ -59,18 +59,20 @@ def supervised(
 OWNER_FILE = "owner.pid"
 
 
-def owned_tempdir(prefix: str) -> Path:
-    """A new temp dir marked with this process's pid, so that a later process can tell it
-    was left behind (its owner was SIGKILLed) and remove it: `sweep_orphaned_tempdirs`."""
-    path = Path(tempfile.mkdtemp(prefix=prefix))
+def owned_tempdir(prefix: str, root: str | None = None) -> Path:
+    """A new temp dir (in `root`, default the temp dir) marked with this process's pid, so
+    that a later process can tell it was left behind (its owner was SIGKILLed) and remove
+    it: `sweep_orphaned_tempdirs`."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=root))
     (path / OWNER_FILE).write_text(str(os.getpid()))
     return path
 
 
-def sweep_orphaned_tempdirs(prefix: str) -> list[Path]:
-    """Remove the temp dirs made by `owned_tempdir(prefix)` whose owner is gone; the removed."""
+def sweep_orphaned_tempdirs(prefix: str, root: str | None = None) -> list[Path]:
+    """Remove the temp dirs made by `owned_tempdir(prefix, root)` whose owner is gone; the
+    removed."""
     removed = []
-    for path in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+    for path in Path(root or tempfile.gettempdir()).glob(f"{prefix}*"):
         try:
             owner = int((path / OWNER_FILE).read_text().strip())
         except (OSError, ValueError):

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from .wait import wait_for
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = str(ROOT / "examples" / "train_ddp.py")
 AEGIS = [sys.executable, "-m", "aegis.cli"]
+RUN_MARKER = "AEGIS_TEST_RUN"  # names the run every process of it belongs to
 
 
 class AegisRun:
@@ -43,10 +45,11 @@ class AegisRun:
         self.stdout_path, self.stderr_path = tmp / "run.out", tmp / "run.err"
         self.argv = [*AEGIS, "run", "-n", str(n), "--state-dir", str(self.state), *opts, "--"]
         self.argv += cmd or [sys.executable, TRAIN]
+        self.marker = f"{RUN_MARKER}={uuid.uuid4().hex}"  # in every process of this run
         with self.stdout_path.open("w") as out, self.stderr_path.open("w") as err:
             self.proc = subprocess.Popen(
                 self.argv,
-                env={**os.environ, **(env or {})},
+                env={**os.environ, **(env or {}), RUN_MARKER: self.marker.split("=", 1)[1]},
                 stdout=out,
                 stderr=err,
                 text=True,
@@ -98,6 +101,23 @@ class AegisRun:
             raise AssertionError(
                 f"aegis run still running after {timeout}s; stderr ends {self.stderr[-3000:]}"
             ) from None
+
+    def rank_pids(self, rank: int) -> list[int]:
+        """The live processes of this run that are rank `rank` of the command (torchrun's
+        RANK in their environment; agents and their workers have none)."""
+        want = {self.marker.encode(), f"RANK={rank}".encode()}
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                env = set(Path("/proc", name, "environ").read_bytes().split(b"\0"))
+                state = Path("/proc", name, "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if want <= env and state not in ("Z", "X"):
+                found.append(int(name))
+        return found
 
     def send_signal(self, sig: int) -> None:
         """Signal the launcher alone (not its process group)."""

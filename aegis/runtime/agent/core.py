@@ -25,6 +25,7 @@ from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.exitcodes import AgentExit
 from aegis.protocol.payloads import (
+    CheckpointInfo,
     Eviction,
     Heartbeat,
     Order,
@@ -334,10 +335,11 @@ class AgentCore:
         `Order.from_data` checks)."""
         return max(own_s, self.beat_s)
 
-    def heartbeat(self) -> Message:
+    def heartbeat(self, checkpoint: CheckpointInfo | None = None) -> Message:
         """A heartbeat (refreshes the controller's last-seen time of this incarnation; says
-        which order it holds, so that a missed one is sent again)."""
-        data = Heartbeat(self.sender, self.holds, self.holds_pod).to_data()
+        which order it holds, so that a missed one is sent again, and what its checkpoint
+        store holds)."""
+        data = Heartbeat(self.sender, self.holds, self.holds_pod, checkpoint).to_data()
         return self._envelope(MessageType.HEARTBEAT, MessagePhase.BOOTCHECK, self.agent_seq, data)
 
     def _command_report(self, kind: MessageType, report: Report) -> Message:

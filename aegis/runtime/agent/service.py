@@ -7,12 +7,22 @@ plain process (RunIndependent) and its exit code is the agent's. An agent the co
 declared lost (missed heartbeats, e.g. it was frozen) is told so when it comes back; it stops
 its command and exits `AgentExit.EVICTED`, and the launcher replaces it in place.
 
-The slow-node path (spec agentHang / agentCheckpoint / agentEvict): while the command runs, a
-HangWatch polls its progress (progress file, output, CPU time); no progress for
-`hang_timeout` s, a failed allreduce-performance check, or `aegis ctl hang` reports Hang (the
-command keeps running). Once the controller decided hangWithQuit, the agent of the rank that
-completes a checkpoint reports it; the marked agent then stops its command and exits 1, so
-its node is blacklisted and the pod replaced.
+A hang (agent/stall.py): while the command runs, a HangWatch polls its progress (progress
+file, output, CPU time); no progress for `hang_timeout` s and the agent looks at its ranks,
+stops the culprit (stopped, or outside a collective) and reports Error: the job restarts in
+place, no node blamed. Ranks waiting in a collective behind a culprit elsewhere are left to
+that pod's Error.
+
+The slow-node path (spec agentHang / agentCheckpoint / agentEvict): a failed
+allreduce-performance check or `aegis ctl hang` reports Hang (the command keeps running).
+Once the controller decided hangWithQuit, every agent reports the newest step all its ranks
+saved since (Checkpoint); the report that makes a step every pod saved is the safe point
+(docs/checkpoints.md); the marked agent then stops its command and exits 1, so its node is
+blacklisted and the pod replaced.
+
+Checkpoints (agent/checkpoint_store.py): the agent owns its ranks' checkpoint versions in
+shared memory and says what it holds in every report and heartbeat; a RunCommand order names
+the step the ranks restart from (`Order.restore`).
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ from aegis.protocol.environment import AUTO, AgentConfig, Var, user_env
 from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
 from aegis.protocol.payloads import Order, Report, Sender
 from aegis.protocol.subjects import JobSubjects
+from aegis.runtime.agent.checkpoint_store import CheckpointStore
 from aegis.runtime.agent.core import (
     RESTART,
     AgentCore,
@@ -58,6 +69,8 @@ from aegis.runtime.agent.core import (
     round_outcome,
 )
 from aegis.runtime.agent.ranks import LocalRanks, Placement
+from aegis.runtime.agent.run_watch import RunWatch
+from aegis.runtime.agent.stall import Stall
 from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.control import handle_agent_request
 from aegis.runtime.errors import NoReply, RunnerError, TransportError
@@ -90,6 +103,8 @@ JOIN_WAITS_S = (1.0, *REPORT_WAITS_S[1:])
 # how long a join waits for a controller that receives its ACK but does not answer (behind,
 # or wedged) before the agent falls back as if no controller were there
 JOIN_PATIENCE_S = 600.0
+# how long a pod whose stalled ranks died waits before it reports the Error (agent/stall.py)
+PEER_GRACE_S = 2.0
 
 
 def report_waits(rng: random.Random | None = None) -> list[float]:
@@ -213,10 +228,21 @@ class AgentService:
         self.gpu_type = "cpu"  # from the bootcheck's environment check
         # each rank's next attempt, started ahead (--standby): off the crash-to-restart path
         self.standbys = StandbyPool(cfg.preload) if cfg.standby or cfg.preload else None
+        first = cfg.rank * self.nproc
+        self.store = CheckpointStore(
+            cfg.pod,
+            range(first, first + self.nproc),
+            cfg.world_size * self.nproc,
+            checkpoint_dir=cfg.checkpoint_dir,
+            every=cfg.checkpoint_every,
+            shm_bytes=cfg.checkpoint_shm_bytes,
+        )
+        self.stall: Stall | None = None  # the hang handling of the running command
 
     async def run(self) -> int:
         """Connect (or fall back), then serve orders until the job ends or we must exit."""
         warm = self.warm = asyncio.create_task(self.diag.start())
+        await self.store.start()
         try:
             try:
                 deadline = asyncio.get_running_loop().time() + self.cfg.connect_timeout
@@ -242,6 +268,7 @@ class AgentService:
             return self.exit_code
         finally:
             await self._stop_work()
+            await self.store.close()
             if self.standbys is not None:
                 await self.standbys.close()
             warm.cancel()
@@ -379,11 +406,12 @@ class AgentService:
             checks=tuple(r.to_dict() for r in done.results),
             round_seconds=done.seconds,
             gpu_type=self.gpu_type if done.results else None,
+            checkpoint=self.store.info(),
         )
         msg = self.core.finish_work(seq, phase, done.outcome, report)
         if msg is None:
             return
-        await self._send_report(msg)
+        await self.send_report(msg)
         if self.core.exited:
             print(f"aegis: agent {self.cfg.pod}: {done.reason}: exit 1 (node fault)", flush=True)
             self.stop(AgentExit.NODE_FAULT)
@@ -393,6 +421,8 @@ class AgentService:
         if phase == "RunCommand":
             return await self._run_command(order)
         checks: tuple[str, ...] = BOOTCHECK if phase == "BootChecking" else TROUBLESHOOT
+        if phase == "Troubleshooting":  # a failure: what the ranks hold goes to disk too
+            self.store.persist_breakpoint()
         if self.core.peers_finished():
             # a replacement joining a round its peers have already finished: nobody is left
             # to meet in a collective check, so run only the local ones
@@ -417,7 +447,12 @@ class AgentService:
                 self.gpu_type = str(names[0]) if names else "cpu"
 
     async def _run_command(self, order: Order) -> _Done:
+        point = order.restore
+        self.store.restore_from(None if point is None else (point.step, point.source))
+        if point is not None and point.source == "memory":
+            self.store.persist_breakpoint(point.step)
         ranks = self.ranks = self._local_ranks(order, await self._host_store(order))
+        self.stall = Stall(self.cfg.hang_timeout)
         try:
             await ranks.start(retry=order.retry)
         except RunnerError as exc:  # e.g. a typo in the command: an Error, not a hang
@@ -433,13 +468,19 @@ class AgentService:
             )
             for lr, runner in enumerate(ranks.runners)
         ]
-        watcher = supervised(self._watch(watches), "hang watch", self._background_failed)
+        watcher = supervised(RunWatch(self, watches).run(), "hang watch", self._background_failed)
         try:
             failure = await ranks.wait()
         finally:
             watcher.cancel()
         if failure is None:
             return _Done(RoundOutcome("Finish", "exit 0"))
+        if self.stall.reason:
+            return _Done(RoundOutcome("Error", self.stall.reason))
+        if self.cfg.hang_timeout > 0 and min(w.age_s() for w in watches) >= self.cfg.hang_timeout:
+            # stalled ranks that died: most likely behind a culprit another pod just stopped;
+            # its Error goes first (this work is cancelled by the order it brings)
+            await asyncio.sleep(PEER_GRACE_S)
         return _Done(RoundOutcome("Error", failure.describe()))
 
     async def _host_store(self, order: Order) -> bool:
@@ -463,11 +504,16 @@ class AgentService:
         cfg = self.cfg
         work = self._work_dir()
         rank_env: dict[int, dict[str, str]] = {}
+        store_env = self.store.new_attempt()
         for lr in range(self.nproc):
             progress = self._progress_file(lr)
             with contextlib.suppress(OSError):
                 progress.unlink()
-            rank_env[lr] = {Var.PROGRESS_FILE: str(progress)}
+            rank_env[lr] = {
+                Var.PROGRESS_FILE: str(progress),
+                Var.STACK_FILE: str(self.stack_file(lr)),
+                **store_env[lr],
+            }
         env = user_env(os.environ)
         if cfg.checkpoint_file:
             env[Var.CHECKPOINT_FILE] = cfg.checkpoint_file
@@ -491,28 +537,9 @@ class AgentService:
     def _progress_file(self, local_rank: int) -> Path:
         return self._work_dir() / f"progress-{local_rank}.json"
 
-    async def _watch(self, watches: Sequence[HangWatch]) -> None:
-        """While the command runs: report a known slowness, hangs and completed checkpoints
-        (of any local rank: the pod is one worker of the spec)."""
-        timeout = self.cfg.hang_timeout
-        # min(1 s, timeout / 4): a stall is seen within timeout + 1 s
-        period = min(w.poll_interval_s for w in watches)
-        if self.slow_note:
-            await self.report_hang(self.slow_note)
-        while True:
-            await asyncio.sleep(period)
-            for lr, watch in enumerate(watches):
-                step = watch.new_checkpoint()
-                if step is not None:
-                    msg = self.core.checkpoint(step)
-                    if msg is not None:
-                        await self._send_report(msg)
-                verdict = watch.poll() if timeout > 0 else None
-                if verdict is not None:
-                    where = f"local rank {lr}: " if len(watches) > 1 else ""
-                    await self.report_hang(
-                        f"hang: {where}no progress for {verdict.age_s:.1f} s ({verdict.detail})"
-                    )
+    def stack_file(self, local_rank: int) -> Path:
+        """Where local rank `local_rank` dumps its stacks (aegis.checks.stackdump)."""
+        return self._work_dir() / f"stack-{local_rank}.txt"
 
     async def report_hang(self, reason: str) -> bool:
         """Report Hang (agentHang) for the running command; False when the spec says no."""
@@ -521,7 +548,7 @@ class AgentService:
             log.info("agent %s: not reporting hang (%s): not enabled", self.cfg.pod, reason)
             return False
         print(f"aegis: agent {self.cfg.pod}: {reason}: marked slow, not killed", flush=True)
-        await self._send_report(msg)
+        await self.send_report(msg)
         return True
 
     async def _evict(self) -> None:
@@ -531,7 +558,7 @@ class AgentService:
             return
         # report first: once the controller has applied the eviction (phase Restarting), the
         # peers' errors caused by this rank leaving are not counted as new failures
-        await self._send_report(msg)
+        await self.send_report(msg)
         await self._stop_work()
         print(
             f"aegis: agent {self.cfg.pod}: slow node evicted at the checkpoint: exit 1",
@@ -559,7 +586,7 @@ class AgentService:
             "simulate": list(self.cfg.simulate),
         }
 
-    async def _send_report(self, report: Message) -> None:
+    async def send_report(self, report: Message) -> None:
         assert self.bus is not None
         while not self.stopped.is_set():
             try:
@@ -619,7 +646,8 @@ class AgentService:
             if self.bus is not None and self.bus.connected:
                 with contextlib.suppress(TransportError):
                     await self.bus.publish(
-                        self.subjects.heartbeat(self.cfg.pod), self.core.heartbeat()
+                        self.subjects.heartbeat(self.cfg.pod),
+                        self.core.heartbeat(self.store.info()),
                     )
 
     async def _stop_work(self) -> None:

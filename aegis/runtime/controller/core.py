@@ -58,6 +58,7 @@ from aegis.protocol.state_codec import (
     encode,
     encode_choices,
 )
+from aegis.runtime.controller.checkpoints import CheckpointBook
 from aegis.runtime.controller.order_versions import OrderVersions, order_grace
 from aegis.runtime.controller.status_budget import StatusBudget
 from aegis.runtime.controller.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
@@ -421,6 +422,7 @@ class ControllerCore:
         self._impersonators: set[str] = set()  # pods already logged for claiming another
         self.persistence = SaveHealth()  # failed status saves (kept across rollbacks)
         self.extras = Extras()
+        self.checkpoints = CheckpointBook(job.pods)  # what the agents' stores hold (memory)
         # (phase, recoverCount) last committed, and the history entries committed since the
         # last snapshot: the history keeps every phase a commit reached, even one that ended
         # before the (deferred) snapshot was taken
@@ -503,11 +505,17 @@ class ControllerCore:
             return Outcome(self._receipt(msg, ReceiptResult.FORGED))
         self.last_seen[pod] = time.monotonic()
         self._remember_address(pod, body.sender)
+        self.checkpoints.note(pod, body.checkpoint)
         w, kind = ModelValue(pod), msg.type.value
         label = REPORT_ACTIONS.get(msg.type)
         if label is None:
             self.extras.counters["unexpected_type"] += 1
             return Outcome(self._receipt(msg, ReceiptResult.UNEXPECTED_TYPE))
+        if label is Label.agentCheckpoint and not self.checkpoints.checkpoint_completes(
+            pod, msg.seq, body.step
+        ):  # a step not every pod saved yet is no safe point (docs/checkpoints.md)
+            self.extras.counters["checkpoint_incomplete"] += 1
+            return Outcome(self._receipt(msg, ReceiptResult.NOT_ENABLED))
         choices: dict[str, Any] = {"w": w}
         if label is Label.agentWork:
             choices["outcome"] = kind
@@ -580,6 +588,7 @@ class ControllerCore:
             return Outcome()
         if self.extras.incarnations.get(pod) == inc:
             now = self.last_seen[pod] = time.monotonic()
+            self.checkpoints.note(pod, msg.data.get("checkpoint"))
             try:
                 holds, holds_pod = heartbeat_versions(msg.data)
             except MalformedMessage as exc:
@@ -655,6 +664,7 @@ class ControllerCore:
             return Outcome()
         step = self.engine.observe(Label.envPodRestart, w=ModelValue(pod))
         if step.applied:
+            self.checkpoints.forget(pod)
             self.extras.counters["heartbeat_lost"] += 1
             self._fault(pod, f"missed heartbeats for {self.job.silence_timeout:g} s: pod lost")
             self.extras.incarnations[pod] = None
@@ -752,6 +762,7 @@ class ControllerCore:
             ],
             "counters": dict(self.extras.counters),
             "persistence": self.persistence.to_json(),
+            "checkpoints": self.checkpoints.status(),
         }
 
     @property
@@ -798,6 +809,7 @@ class ControllerCore:
             finished=self._finished_count(s),
             version=self.engine.seq_no,
             beat_s=self.job.beat_s,
+            restore=self.checkpoints.restore_point(int(s.masterSeq), str(s.phase)),
         )
         self._order_cache = (s, order)
         return order
@@ -1045,6 +1057,7 @@ class ControllerCore:
         return None
 
     def _lost(self, pod: str, *, replaced: bool) -> None:
+        self.checkpoints.forget(pod)
         w = ModelValue(pod)
         label = Label.reschedule if self._agent_state(w) == "Exited" else Label.envPodRestart
         self.engine.observe(label, w=w)

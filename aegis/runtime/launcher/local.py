@@ -119,6 +119,9 @@ class LocalJob:
     heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE  # the controller's heartbeat budget
     hang_timeout: float = DEFAULT_HANG_TIMEOUT_S  # <= 0: no hang detection
     checkpoint_file: str = ""  # marker file meaning "checkpoint done" (besides the API)
+    checkpoint_dir: str = ""  # where the agents persist complete steps
+    checkpoint_every: int = 0  # persist the steps that are multiples of it
+    checkpoint_shm_bytes: int = 0  # shared memory each agent's store may use (0: /dev/shm's)
     extra_env: dict[str, str] = field(default_factory=dict)
     simulate: dict[str, tuple[str, ...]] = field(default_factory=dict)  # node -> faults
     metrics_port: int = 0  # > 0: the controller serves GET /metrics on 127.0.0.1:port
@@ -323,6 +326,9 @@ class Launcher:
                     heartbeat_s=self.job.heartbeat_interval,
                     hang_timeout=self.job.hang_timeout,
                     checkpoint_file=self.job.checkpoint_file,
+                    checkpoint_dir=self.job.checkpoint_dir,
+                    checkpoint_every=self.job.checkpoint_every,
+                    checkpoint_shm_bytes=self.job.checkpoint_shm_bytes,
                     progress_dir=str(self.progress_dir),
                     pod_ip="127.0.0.1",
                     node_ip="127.0.0.1",
@@ -381,6 +387,13 @@ class Launcher:
                 return
 
     async def _supervise(self, nats: NatsServer) -> int:
+        if self.shared_host_env():
+            print(
+                "aegis: OMP_NUM_THREADS=1 for each rank (several ranks share this host, as "
+                "torchrun sets it); set OMP_NUM_THREADS to tune",
+                file=sys.stderr,
+                flush=True,
+            )
         bus = supervised(self._supervise_bus(nats), "nats-server", lambda _: self.interrupt(1))
         tasks = [asyncio.create_task(self._controller_loop()), bus]
         for rank, pod in enumerate(self.job.pods):
@@ -430,6 +443,15 @@ class Launcher:
         print("aegis: the controller keeps dying; giving up", file=sys.stderr, flush=True)
         self.interrupt(1)
 
+    def shared_host_env(self) -> dict[str, str]:
+        """OMP_NUM_THREADS=1 when this host runs more than one rank and the user did not set
+        it, as torchrun does: every node agent of `aegis run` shares this host's cores, and
+        each rank's OpenMP pool would otherwise take them all (docs/operations.md)."""
+        ranks = self.job.workers * max(self.job.nproc_per_node, 1)
+        if ranks <= 1 or "OMP_NUM_THREADS" in os.environ or "OMP_NUM_THREADS" in self.job.extra_env:
+            return {}
+        return {"OMP_NUM_THREADS": "1"}
+
     def _new_node(self) -> str:
         self.node_count += 1
         return f"node-{self.node_count}"
@@ -448,6 +470,7 @@ class Launcher:
         )
         env = {
             **os.environ,
+            **self.shared_host_env(),
             **cfg.to_env(),
             Var.LAUNCHER_PID: str(os.getpid()),
             **self.job.extra_env,

@@ -1,0 +1,172 @@
+"""aegis.checkpoint against the agent's real store: save, load, crashes at every point of a
+save, bad input, a full shared memory, a directory that cannot be written.
+
+Each rank is a real Python process (tests/checkpoint/rank.py) talking to a CheckpointStore
+served from a thread of the test, as an agent serves its ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aegis.checkpoint import disk
+from aegis.runtime.controller.checkpoints import CheckpointBook
+
+from ..support.ckpt import StoreThread, Zygote
+
+ROOT = Path(__file__).resolve().parents[2]
+POINTS = ("begun", "tensors-half", "tensors-done", "before-header", "before-commit")
+_zygote: list[Zygote] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def zygote() -> Iterator[None]:
+    _zygote.append(Zygote(str(ROOT)))
+    yield
+    _zygote.pop().close()
+
+
+def rank(store: StoreThread, *actions: str, **env: str) -> list[dict[str, Any]]:
+    """Run the test rank (a fork of the zygote) with these actions; its JSON lines."""
+    code, text = _zygote[0].run({**store.env()[0], **env}, list(actions))
+    lines = [json.loads(x) for x in text.splitlines() if x.startswith("{")]
+    assert code in (0, 17) and not any("error" in x and len(x) == 1 for x in lines), text
+    return lines
+
+
+def restart(store: StoreThread) -> None:
+    """What the controller does between attempts: the newest step every pod holds, or the
+    newest complete on disk (one pod here)."""
+    book = CheckpointBook(["test-pod"])
+    book.note("test-pod", store.call(store.store.info))
+    point = book.restore_point(1, "RunCommand")
+    store.call(store.store.restore_from, None if point is None else (point.step, point.source))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[StoreThread]:
+    s = StoreThread(checkpoint_dir=str(tmp_path / "ckpt"), every=2)
+    yield s
+    s.close()
+
+
+def test_a_fresh_job_loads_nothing_and_a_restart_loads_the_newest_step_from_memory(
+    store: StoreThread,
+) -> None:
+    restart(store)
+    assert rank(store, "load") == [{"action": "load", "step": None}]
+    saved = rank(store, "save:1", "save:2", "save:3")
+    assert [s["ok"] for s in saved] == [True, True, True]
+    assert [s["persisting"] for s in saved] == [False, True, False]  # every 2 steps
+    assert store.call(store.store.held) == [2, 3]  # two versions, the newest two
+    restart(store)
+    (got,) = rank(store, "load")
+    assert got == {"action": "load", "step": 3, "source": "memory", "equal": True}
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_crash_at_any_point_of_a_save_leaves_the_previous_step(
+    store: StoreThread, point: str
+) -> None:
+    rank(store, "save:1", "save:2", f"crash:{point}:3")
+    assert store.call(store.store.held) == [2]  # step 1's file was being overwritten
+    restart(store)
+    (got,) = rank(store, "load")
+    assert got == {"action": "load", "step": 2, "source": "memory", "equal": True}
+
+
+def test_a_crash_right_after_the_commit_keeps_the_committed_step(store: StoreThread) -> None:
+    rank(store, "save:1", "crash:after-commit:2")
+    restart(store)
+    assert rank(store, "load")[0]["step"] == 2
+
+
+def test_an_unpicklable_value_is_a_clear_error_and_nothing_is_touched(store: StoreThread) -> None:
+    first, bad, after = rank(store, "save:1", "bad:2", "save:3")
+    assert first["ok"] and after["ok"]
+    assert not bad["ok"] and "lock" in bad["error"] and "cannot be serialised" in bad["error"]
+    assert store.call(store.store.held) == [1, 3]
+
+
+def test_a_save_from_a_process_the_agent_did_not_start_is_refused(store: StoreThread) -> None:
+    (got,) = rank(store, "save:1", AEGIS_CHECKPOINT_TOKEN="not-a-token")
+    assert not got["ok"] and "not a rank the agent" in got["error"], got
+    assert store.call(store.store.held) == []
+
+
+def test_a_full_shared_memory_saves_to_the_checkpoint_dir_instead(tmp_path: Path) -> None:
+    s = StoreThread(checkpoint_dir=str(tmp_path / "ckpt"), shm_bytes=20_000)
+    try:
+        (saved,) = rank(s, "save:4")
+        assert saved["ok"] and saved["where"] == "storage"
+        assert disk.is_complete(tmp_path / "ckpt", 4, 1)
+        assert s.call(s.store.held) == [] and s.call(s.store.saved) == 4
+        restart(s)
+        assert rank(s, "load")[0] == {"action": "load", "step": 4, "source": "disk", "equal": True}
+    finally:
+        s.close()
+
+
+def test_a_full_shared_memory_without_a_checkpoint_dir_is_a_clear_error(tmp_path: Path) -> None:
+    s = StoreThread(shm_bytes=20_000)
+    try:
+        (saved,) = rank(s, "save:4")
+        assert not saved["ok"] and "shared memory full" in saved["error"]
+    finally:
+        s.close()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_checkpoint_dir_that_cannot_be_written_keeps_training_going(tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    s = StoreThread(checkpoint_dir=str(ro / "ckpt"), every=1)
+    try:
+        assert [x["ok"] for x in rank(s, "save:1", "save:2")] == [True, True]
+        s.settle()
+        assert "cannot persist" in s.call(s.store.info).persist_error
+        assert s.call(s.store.held) == [1, 2]
+    finally:
+        s.close()
+
+
+def test_a_checkpoint_dir_that_is_a_file_keeps_training_going(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    s = StoreThread(checkpoint_dir=str(blocker), every=1)
+    try:
+        assert [x["ok"] for x in rank(s, "save:1", "save:2")] == [True, True]
+        s.settle()
+        assert "cannot persist step" in s.call(s.store.info).persist_error
+        assert s.call(s.store.held) == [1, 2]
+    finally:
+        s.close()
+
+
+def test_after_a_reschedule_the_step_comes_from_disk(tmp_path: Path) -> None:
+    root = tmp_path / "ckpt"
+    first = StoreThread(checkpoint_dir=str(root), every=2)
+    try:
+        rank(first, "save:1", "save:2", "save:3")
+        first.settle()
+    finally:
+        first.close()
+    second = StoreThread(checkpoint_dir=str(root), every=2)  # a new agent: nothing in memory
+    try:
+        restart(second)
+        assert rank(second, "load")[0] == {
+            "action": "load",
+            "step": 2,
+            "source": "disk",
+            "equal": True,
+        }
+    finally:
+        second.close()
