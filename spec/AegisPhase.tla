@@ -307,6 +307,15 @@ define {
         [][\A m \in msgs' \ msgs :
               m.type = "Checkpoint" => \E w \in Workers : evict[w]]_msgs
 
+    \* A failure while the command runs (a crash, an Error, the culprit of a hang
+    \* stopped by its agent) restarts the training in place: the only agent that
+    \* leaves during RunCommand is one chosen for eviction (a slow pod), so no node
+    \* is blacklisted for a fault that restarting the process cures.
+    OnlyEvictionLeavesDuringRun ==
+        [][\A w \in Workers :
+              (phase = "RunCommand" /\ agentState[w] = "Ready" /\ agentState'[w] = "Exited")
+                  => evict[w]]_agentState
+
     \* A Checkpoint report is a safe point only for the order it was sent under.
     StaleCheckpointIgnored ==
         [][(~checkpointed /\ checkpointed')
@@ -562,7 +571,12 @@ AgentJoin:
 \* An agent works on the newest order (bootcheck, the command, the checks)
 \* and reports how it ended: the order's arrival starts the work, its end
 \* is this step.  An Error outside RunCommand means the node is bad: the
-\* agent exits 1 and the Job Controller reschedules the pod.
+\* agent exits 1 and the Job Controller reschedules the pod.  A hang of the
+\* command ends here too: when its ranks make no progress for the hang
+\* timeout, the agent whose rank is the culprit (stopped, or outside the
+\* collective its peers wait in) stops it and its work ends in Error: the
+\* job troubleshoots and restarts in place, that pod charged one retry, the
+\* peers waiting behind it not marked (OnlyEvictionLeavesDuringRun).
 fair process (agentWork = "agentWork") {
 AgentWork:
     while (TRUE) {
@@ -581,9 +595,11 @@ AgentWork:
     }
 }
 
-\* An agent whose training makes no progress (hang) or runs clearly slower
-\* than its peers reports it while the command runs; the command is not
-\* stopped.  Caused by the environment: it spends one unit of FaultBudget.
+\* An agent whose training runs clearly slower than its peers (its
+\* allreduce-performance check), or that an operator marked, reports it
+\* while the command runs; the command is not stopped (the original's
+\* "hang" mark).  A hang -- no progress -- is not this: see AgentWork.
+\* Caused by the environment: it spends one unit of FaultBudget.
 process (agentHang = "agentHang") {
 AgentHang:
     while (TRUE) {
@@ -595,9 +611,11 @@ AgentHang:
     }
 }
 
-\* The training finished a checkpoint (aegis.checkpoint_done or the marker
-\* file), seen by the agent of the rank that saved it.  Reported only while
-\* an eviction waits for it; the spec does not assume one ever comes.
+\* A checkpoint step became complete: every rank of the job saved it (the
+\* agents report the steps their ranks saved; the controller takes the
+\* report that makes a step every pod saved since the decision), or the
+\* training touched the marker file after a whole checkpoint.  Reported
+\* only while an eviction waits for it; the spec does not assume one comes.
 process (agentCheckpoint = "agentCheckpoint") {
 AgentCheckpoint:
     while (TRUE) {
@@ -681,7 +699,7 @@ JobDone:
     }
 }
 } *)
-\* BEGIN TRANSLATION - the hash of the PCal code: PCal-631e7e0c5a86c4ec08775fafb638e276
+\* BEGIN TRANSLATION - the hash of the PCal code: PCal-f840d8defa4618fd40b89bd74499b2e0
 VARIABLES phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
           podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
           slow, evict, checkpointed, faults, prevMasterSeq, finishCount, 
@@ -893,6 +911,15 @@ StaleHangIgnored ==
 CheckpointAfterDecision ==
     [][\A m \in msgs' \ msgs :
           m.type = "Checkpoint" => \E w \in Workers : evict[w]]_msgs
+
+
+
+
+
+OnlyEvictionLeavesDuringRun ==
+    [][\A w \in Workers :
+          (phase = "RunCommand" /\ agentState[w] = "Ready" /\ agentState'[w] = "Exited")
+              => evict[w]]_agentState
 
 
 StaleCheckpointIgnored ==
@@ -1279,5 +1306,5 @@ Spec == /\ Init /\ [][Next]_vars
         /\ WF_vars(reschedule)
         /\ WF_vars(jobDone)
 
-\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-be4d8942f48705f8922e0a9fe71d99d9
+\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-a92d7eb13aad131ecd172edba815607d
 =============================================================================

@@ -181,6 +181,7 @@ PROPERTIES: tuple[str, ...] = (
     "StaleHangIgnored",
     "StaleCheckpointIgnored",
     "CheckpointAfterDecision",
+    "OnlyEvictionLeavesDuringRun",
 )
 
 
