@@ -17,7 +17,7 @@ import json
 import mmap
 import os
 import pickle
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +167,23 @@ def plan_state(state: Mapping[Any, Any], step: int, kind: int = wire.KIND_STATE)
         else:
             objects.append(ObjectItem(leaf, _blob(leaf)))
     plan = Plan(kind, step, tensors, objects, empties)
+    _lay_out(plan)
+    return plan
+
+
+def plan_items(
+    step: int, tensors: list[tuple[str, torch.Tensor]], blobs: list[tuple[str, bytes]]
+) -> Plan:
+    """Lay out the items of a sharded save (AegisStorageWriter) as version `step`: tensors
+    (plain, this rank's shards) and already serialised values, each under its key."""
+    check_round_trip()
+    items = []
+    for key, t in tensors:
+        leaf = Leaf((("s", key),), key, t)
+        _check_tensor(leaf, t)
+        items.append(TensorItem(leaf, t, framing(t.dtype, tuple(t.shape))))
+    objects = [ObjectItem(Leaf((("s", key),), key, None), blob) for key, blob in blobs]
+    plan = Plan(wire.KIND_DCP, step, items, objects, [])
     _lay_out(plan)
     return plan
 
@@ -362,13 +379,15 @@ def read_persisted(where: str | os.PathLike[str]) -> dict[Any, Any]:
     return _rebuild(index, data, blob_at)
 
 
-def version_fields(path: str | os.PathLike[str]) -> Sequence[int]:
-    """(kind, step) of a version file (VersionError if it is not one)."""
+def version_bytes(path: str | os.PathLike[str], step: int) -> memoryview:
+    """The data file of the version at `path` (which must hold `step`), mapped read-only."""
     with open(path, "rb") as f:
-        raw = f.read(wire.HEADER.size)
         size = os.fstat(f.fileno()).st_size
+        buf = mmap.mmap(f.fileno(), size, prot=mmap.PROT_READ)
     try:
-        head = wire.Header.unpack(raw, size)
+        head = wire.Header.unpack(bytes(buf[: wire.HEADER.size]), size)
     except wire.WireError as exc:
         raise VersionError(str(exc)) from None
-    return (head.kind, head.step)
+    if head.step != step:
+        raise VersionError(f"{path} holds step {head.step}, not {step}")
+    return memoryview(buf)[wire.DATA_OFFSET : wire.DATA_OFFSET + head.data_len]

@@ -800,6 +800,7 @@ def render_status(cfg: CtlConfig, view: Any, now: float | None = None) -> str:
         out.append(_fitted_table(["NODE", "SINCE", "REASON"], node_rows, 2))
     else:
         out.append("error nodes: none")
+    out.extend(_checkpoint_lines(_dict(v.get("checkpoints"))))
     saves = _dict(v.get("persistence"))
     if saves.get("failures"):
         state = "ok again" if saves.get("ok") else "FAILING"
@@ -812,6 +813,32 @@ def render_status(cfg: CtlConfig, view: Any, now: float | None = None) -> str:
         line = "counters: " + ", ".join(f"{k}={counters[k]}" for k in sorted(counters))
         out.extend(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
     return "\n".join(out)
+
+
+def _checkpoint_lines(c: dict[str, Any]) -> list[str]:
+    """What the agents hold: the complete step, shared memory per pod, the newest persisted."""
+    pods = {k: _dict(x) for k, x in _dict(c.get("pods")).items()}
+    if not pods:
+        return []
+    complete = c.get("completeStep")
+    restored = _dict(c.get("restoredFrom"))
+    line = f"checkpoints: complete step {'-' if complete is None else complete}"
+    if restored:
+        line += f", restarted from step {restored.get('step')} ({restored.get('source')})"
+    line += f", shared memory {_mib(c.get('shmBytes'))} in all: " + ", ".join(
+        f"{pod} {_mib(i.get('shmBytes'))} holds {i.get('held') or '-'} on disk "
+        f"{'-' if i.get('disk') is None else i.get('disk')}"
+        for pod, i in sorted(pods.items())
+    )
+    lines = textwrap.wrap(line, WIDTH, subsequent_indent="  ")
+    for pod, i in sorted(pods.items()):
+        if i.get("persistError"):
+            lines += textwrap.wrap(f"  {pod}: {i['persistError']}", WIDTH, subsequent_indent="    ")
+    return lines
+
+
+def _mib(n: object) -> str:
+    return f"{n / 2**20:,.1f} MiB" if isinstance(n, int | float) else "?"
 
 
 def _when(t: object) -> str:

@@ -88,6 +88,23 @@ def test_a_crash_right_after_the_commit_keeps_the_committed_step(store: StoreThr
     assert rank(store, "load")[0]["step"] == 2
 
 
+def test_a_version_lent_to_a_restarted_rank_is_never_written_again(store: StoreThread) -> None:
+    rank(store, "save:1", "save:2")
+    restart(store)
+    assert rank(store, "load")[0]["step"] == 2  # lends step 2's file to the new process
+    (lent,) = [f.path for f in store.store.ranks[0].files if f.lent]
+    rank(store, "save:3", "save:4")  # step 3 overwrites step 1's file; 4 needs step 2's
+    assert store.call(store.store.held) == [3, 4]
+    assert lent not in [f.path for f in store.store.ranks[0].files] and not lent.exists()
+    restart(store)
+    assert rank(store, "load")[0] == {
+        "action": "load",
+        "step": 4,
+        "source": "memory",
+        "equal": True,
+    }
+
+
 def test_an_unpicklable_value_is_a_clear_error_and_nothing_is_touched(store: StoreThread) -> None:
     first, bad, after = rank(store, "save:1", "bad:2", "save:3")
     assert first["ok"] and after["ok"]

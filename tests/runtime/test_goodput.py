@@ -8,6 +8,8 @@ import json
 import os
 import re
 import signal
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any
 
 from aegis.runtime.engine import runtime_constants
 
-from ..support import Launch
+from ..support import AEGIS, Launch
 from ..support.steplog import steplog_ok
 
 PODS = ["local-worker-0", "local-worker-1"]
@@ -31,6 +33,26 @@ def _faults(state: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _ctl(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [*AEGIS, "ctl", "--state-dir", str(state), *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
+def _held_by_both(state: Path) -> dict[str, Any] | None:
+    answer = _ctl(state, "--json", "status")
+    if answer.returncode != 0:  # e.g. the request timed out on a loaded machine: ask again
+        return None
+    view = json.loads(answer.stdout)["result"]["checkpoints"]
+    pods = view["pods"]
+    return view if set(pods) == set(PODS) and all(p["held"] for p in pods.values()) else None
+
+
 def _steps_done(output: str, rank: int) -> list[int]:
     return [int(m) for m in re.findall(rf"rank {rank} step (\d+)\n", output)]
 
@@ -38,9 +60,15 @@ def _steps_done(output: str, rank: int) -> list[int]:
 def test_a_crashed_rank_resumes_from_memory_and_loses_at_most_a_step(
     tmp_path: Path, aegis_run: Launch
 ) -> None:
-    env = {"STEPS": "60", "STEP_S": "0.05"}
-    run = aegis_run(2, "--checkpoint-dir", str(tmp_path / "ckpt"), env=env)
+    env = {"STEPS": "300", "STEP_S": "0.05"}
+    run = aegis_run(
+        2, "--checkpoint-dir", str(tmp_path / "ckpt"), "--metrics-port", str(_port()), env=env
+    )
     run.wait_until(lambda: len(_steps_done(run.stdout, 1)) >= 15, 180, "rank 1 at step 15")
+    # what the agents hold, in `aegis ctl status` (their heartbeats: one beat at most)
+    view = run.wait_until(lambda: _held_by_both(run.state), 30, "both pods' checkpoints in status")
+    assert all(p["shmBytes"] > 0 for p in view["pods"].values()), view
+    assert "checkpoints: complete step" in _ctl(run.state, "status").stdout
     (pid,) = run.rank_pids(1)
     signal_time_steps = max(max(_steps_done(run.stdout, r), default=-1) for r in (0, 1))
     os.kill(pid, signal.SIGKILL)
@@ -55,6 +83,10 @@ def test_a_crashed_rank_resumes_from_memory_and_loses_at_most_a_step(
     assert "rank 0 done (restart 1)" in text and "rank 1 done (restart 1)" in text
     status = json.loads((run.state / "status.json").read_text())
     assert status["phase"] == "Succeed"
+    metrics = (run.state / "metrics.prom").read_text()
+    assert re.search(
+        r'aegis_checkpoint_shm_bytes\{job="local",pod="local-worker-1"\} [1-9]', metrics
+    )
 
 
 def test_a_stopped_rank_is_restarted_within_the_hang_timeout_and_only_its_pod_is_blamed(

@@ -146,6 +146,11 @@ class CheckpointStore:
             self._server.close()
         if self.persists:
             await asyncio.wait(self.persists, timeout=persist_wait_s)
+        if self.root is not None:  # what an earlier prune could not remove yet
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(
+                    disk.prune, self.root, [r.rank for r in self.ranks], self.world
+                )
         for d in (self.shm_dir, self.sock_dir):
             if d is not None:
                 shutil.rmtree(d, ignore_errors=True)
@@ -237,6 +242,7 @@ class CheckpointStore:
             "direct": self._direct,
             "restore": self._restore,
             "dcp_meta": self._dcp_meta,
+            "dcp_meta_get": self._dcp_meta_get,
             "fetch": self._fetch,
         }.get(op if isinstance(op, str) else "")
         try:
@@ -404,6 +410,13 @@ class CheckpointStore:
         if self.root and step in rv.persisted:  # its rank's copy is on disk already
             self._spawn(self._publish_meta(step))
         return {}
+
+    async def _dcp_meta_get(self, rv: RankVersions, req: dict[str, Any]) -> dict[str, Any]:
+        step = _int(req, "step")
+        meta = self.dcp_meta.get(step)
+        if meta is None:
+            raise StoreRefusal(f"no global metadata of step {step} here", reason="missing")
+        return {"data": base64.b64encode(meta).decode()}
 
     # ---------------- persisting ----------------
 

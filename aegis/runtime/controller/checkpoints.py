@@ -20,8 +20,10 @@ next restart then comes from disk, until the agents' heartbeats have refilled it
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily, Metric
 
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import CheckpointInfo, RestorePoint
@@ -116,3 +118,38 @@ class CheckpointBook:
             "shmBytes": sum(i.shm_bytes for i in self.infos.values()),
             "pods": pods,
         }
+
+
+class CheckpointMetrics:
+    """The book as Prometheus gauges (a collector: read when the metrics are)."""
+
+    def __init__(self, book: CheckpointBook, job: str) -> None:
+        self.book = book
+        self.job = job
+
+    def collect(self) -> Iterator[Metric]:
+        """The Prometheus collector protocol."""
+        shm = GaugeMetricFamily(
+            "aegis_checkpoint_shm_bytes",
+            "Shared memory the pod's agent holds checkpoint versions in.",
+            labels=("job", "pod"),
+        )
+        disk = GaugeMetricFamily(
+            "aegis_checkpoint_persisted_step",
+            "The newest step complete on disk, as the pod's agent last saw it.",
+            labels=("job", "pod"),
+        )
+        for pod, info in sorted(self.book.infos.items()):
+            shm.add_metric((self.job, pod), info.shm_bytes)
+            if info.disk is not None:
+                disk.add_metric((self.job, pod), info.disk)
+        yield shm
+        yield disk
+        complete = self.book.complete_step()
+        step = GaugeMetricFamily(
+            "aegis_checkpoint_complete_step",
+            "The newest step every pod saved (-1: none yet).",
+            labels=("job",),
+        )
+        step.add_metric((self.job,), -1 if complete is None else complete)
+        yield step

@@ -43,6 +43,7 @@ from aegis.protocol.exitcodes import (
 from aegis.protocol.payloads import Receipt, ReceiptResult
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
+from aegis.runtime.controller.checkpoints import CheckpointMetrics
 from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome, PersistenceError
 from aegis.runtime.controller.group_commit import GroupCommit
 from aegis.runtime.controller.observability import JobObserver, MetricsServer, write_textfile
@@ -404,6 +405,7 @@ async def serve(
         on_fault=observer.fault_sink(faults.write),
         wal=wal,
     )
+    observer.shared.registry.register(CheckpointMetrics(core.checkpoints, job.name))
     bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
     service = ControllerService(core, bus, observer)
     metrics = await _start_metrics(observer, metrics_port)

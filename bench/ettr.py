@@ -1,0 +1,450 @@
+"""Effective training time ratio (ETTR) of one job under three launchers, side by side.
+
+    python bench/ettr.py [--steps 600] [--mean-interval 30] [--seed 1] [--json]
+
+The job (bench/ettr_train.py: a small GPT, DDP over gloo, AdamW, data indexed by the step)
+runs fault-free, then with faults injected from outside at exponential intervals (seeded:
+every launcher gets the same schedule, in seconds from its launch), under
+(a) `torchrun --max-restarts` + `torch.save` every K steps,
+(b) `aegis run` + the same `torch.save`,
+(c) `aegis run` + `aegis.checkpoint.save` every step, persisted every K.
+Faults: a rank crash (SIGKILL), a hang (SIGSTOP, never continued), a node loss (the node's
+agent -- torchrun itself for (a) -- and its ranks SIGKILLed; the bench plays the scheduler
+that starts a lost torchrun again, as Kubernetes would a pod), a slow rank (a flag file the
+job reads: it sleeps --slow-s more per step for --slow-for s).
+
+Per launcher: ETTR (its fault-free wall time over its wall time with faults), time lost per
+fault (against its own fault-free run), steps recomputed per fault (done again after a
+restart), save blocking time, restore time by source, faults recovered (training went on
+after them) and whether the job finished. A save section measures, for a state of
+--state-mb MB under `aegis run`: save blocking against a plain memcpy and `torch.save`, the
+restore after an in-place restart against `torch.load`, a step's compute while a persist
+runs. docs/checkpoints.md, "Measured", has the figures and the method.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TRAIN = str(HERE / "ettr_train.py")
+AEGIS = [sys.executable, "-m", "aegis.cli"]
+KINDS = ("crash", "hang", "node", "slow")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault: when (s after launch), what, to which rank."""
+
+    at: float
+    kind: str
+    rank: int
+
+
+def schedule(
+    seed: int, mean: float, horizon: float, kinds: Sequence[str], ranks: int
+) -> list[Fault]:
+    """Faults at exponential intervals of mean `mean` s up to `horizon` s (seeded)."""
+    rng = random.Random(seed)
+    out: list[Fault] = []
+    t = 0.0
+    while True:
+        t += rng.expovariate(1.0 / mean)
+        if t > horizon:
+            return out
+        out.append(Fault(round(t, 2), rng.choice(list(kinds)), rng.randrange(ranks)))
+
+
+@dataclass
+class Job:
+    """One run of the job under one launcher."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    work: Path
+    marker: str = field(default_factory=lambda: uuid.uuid4().hex)
+    applied: list[tuple[float, Fault]] = field(default_factory=list)
+    node_losses: int = 0
+
+    @property
+    def log(self) -> Path:
+        return self.work / "events.jsonl"
+
+    def events(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(x) for x in self.log.read_text().splitlines() if x.strip()]
+
+    def rank_pid(self, rank: int) -> int | None:
+        """The live process of rank `rank` of this job (the newest, if several)."""
+        want = {f"ETTR_RUN={self.marker}".encode(), f"RANK={rank}".encode()}
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                env = set(Path("/proc", name, "environ").read_bytes().split(b"\0"))
+                cmd = Path("/proc", name, "cmdline").read_bytes()
+                state = Path("/proc", name, "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if want <= env and b"ettr_train.py" in cmd and state[0] not in "ZX":
+                found.append(int(name))
+        return max(found) if found else None
+
+
+def _ppid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _kill(pid: int, sig: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, sig)
+
+
+def inject(job: Job, fault: Fault, slow_flag: Path, slow_for: float) -> bool:
+    """Apply `fault` to `job` now; False when its rank is not running (between attempts)."""
+    if fault.kind == "slow":
+        slow_flag.write_text(str(fault.rank))
+        threading.Timer(slow_for, lambda: slow_flag.unlink(missing_ok=True)).start()
+        return True
+    pid = job.rank_pid(fault.rank)
+    if pid is None:
+        return False
+    if fault.kind == "crash":
+        _kill(pid, signal.SIGKILL)
+    elif fault.kind == "hang":
+        _kill(pid, signal.SIGSTOP)
+    else:  # node: its agent (torchrun for torchrun) and every rank it started
+        try:
+            node = _ppid(pid)
+        except (OSError, IndexError, ValueError):
+            return False
+        _kill(node, signal.SIGKILL)
+        for rank in range(int(job.env["ETTR_NPROC"])):
+            other = job.rank_pid(rank)
+            if other is not None:
+                _kill(other, signal.SIGKILL)
+        job.node_losses += 1
+    return True
+
+
+def run(job: Job, faults: Sequence[Fault], limit: float, slow_for: float) -> tuple[float, bool]:
+    """Run `job` with `faults`; (wall seconds, whether it finished every step)."""
+    slow_flag = Path(job.env["ETTR_SLOW"])
+    pending = list(faults)
+    env = {**os.environ, **job.env, "ETTR_RUN": job.marker}
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        job.argv,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=(job.work / "launcher.err").open("w"),
+    )
+    done = False
+    while True:
+        now = time.monotonic() - started
+        while pending and pending[0].at <= now:
+            fault = pending.pop(0)
+            if inject(job, fault, slow_flag, slow_for):
+                job.applied.append((time.time(), fault))
+        code = proc.poll()
+        done = any(e["e"] == "done" for e in job.events())
+        if code is not None:
+            restart = job.name == "torchrun" and not done and job.node_losses and code != 0
+            if restart and now < limit:  # the scheduler starts a lost torchrun again
+                proc = subprocess.Popen(
+                    job.argv,
+                    env=env,
+                    start_new_session=True,
+                    stdout=subprocess.DEVNULL,
+                    stderr=(job.work / "launcher.err").open("a"),
+                )
+                continue
+            return time.monotonic() - started, done and code == 0
+        if now > limit:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return time.monotonic() - started, False
+        time.sleep(0.05)
+
+
+LAUNCHERS = ("torchrun", "aegis+torch.save", "aegis+checkpoint")
+
+
+def launcher(name: str, args: argparse.Namespace, work: Path) -> tuple[list[str], str]:
+    """(argv, ETTR_MODE) of launcher `name` for a job in `work`."""
+    common = ["--max-retry", "100", "--hang-timeout", str(args.hang_timeout)]
+    aegis = [*AEGIS, "run", "-n", "1", "--nproc-per-node", str(args.nproc), *common]
+    aegis += ["--state-dir", str(work / "state")]
+    table = {
+        "torchrun": (
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc-per-node",
+                str(args.nproc),
+                "--max-restarts",
+                "100",
+                TRAIN,
+            ],
+            "torchsave",
+        ),
+        "aegis+torch.save": ([*aegis, "--", sys.executable, TRAIN], "torchsave"),
+        "aegis+checkpoint": (
+            [
+                *aegis,
+                "--checkpoint-dir",
+                str(work / "ckpt"),
+                "--checkpoint-every",
+                str(args.save_every),
+                "--",
+                sys.executable,
+                TRAIN,
+            ],
+            "aegis",
+        ),
+    }
+    return table[name]
+
+
+def new_job(name: str, args: argparse.Namespace, tag: str) -> Job:
+    """A job of launcher `name` in a new work directory."""
+    work = Path(tempfile.mkdtemp(prefix=f"ettr-{tag}-"))
+    argv, mode = launcher(name, args, work)
+    env = {
+        "ETTR_LOG": str(work / "events.jsonl"),
+        "ETTR_DIR": str(work),
+        "ETTR_MODE": mode,
+        "ETTR_STEPS": str(args.steps),
+        "ETTR_SAVE_EVERY": str(args.save_every),
+        "ETTR_SLOW": str(work / "slow"),
+        "ETTR_SLOW_S": str(args.slow_s),
+        "ETTR_NPROC": str(args.nproc),
+        "ETTR_MODEL": args.model,
+    }
+    return Job(name, argv, env, work)
+
+
+def summarize(job: Job, wall: float, finished: bool, ff_wall: float) -> dict[str, Any]:
+    """The figures of one faulty run against its fault-free wall time."""
+    ev = job.events()
+    steps = [e for e in ev if e["e"] == "step"]
+    rank0 = [e for e in steps if e["rank"] == 0]
+    distinct = len({e["step"] for e in rank0})
+    n = len(job.applied)
+    saves = [e["save_s"] for e in steps if e["save_s"] > 0]
+    restores: dict[str, list[float]] = {}
+    recomputed: dict[str, list[int]] = {k: [] for k in KINDS}
+    for e in (x for x in ev if x["e"] == "restored" and x["rank"] == 0):
+        restores.setdefault(e["source"], []).append(e["s"])
+        before = [s for s in rank0 if s["t"] < e["t"]]
+        cause = [f for t, f in job.applied if t < e["t"]]
+        if before and cause:
+            recomputed[cause[-1].kind].append(max(s["step"] for s in before) - e["step"])
+    recovered = sum(1 for t, _ in job.applied if any(s["t"] > t for s in rank0))
+    persist = [i for i, e in enumerate(rank0) if e.get("persisting")]
+    near = {i + k for i in persist for k in (1, 2, 3)}
+    during = [rank0[i]["compute"] for i in near if i < len(rank0)]
+    other = [e["compute"] for i, e in enumerate(rank0) if i not in near and i not in persist]
+    return {
+        "wall_s": round(wall, 2),
+        "fault_free_wall_s": round(ff_wall, 2),
+        "finished": finished,
+        "faults": n,
+        "faults_by_kind": {k: sum(1 for _, f in job.applied if f.kind == k) for k in KINDS},
+        "ettr": round(ff_wall / wall, 3) if wall else None,
+        "lost_per_fault_s": round((wall - ff_wall) / n, 2) if n else None,
+        "recomputed_per_fault": round((len(rank0) - distinct) / n, 2) if n else None,
+        "recomputed_by_kind": {k: v for k, v in recomputed.items() if v},
+        "save_blocking_s": _stats(saves),
+        "restore_s": {k: _stats(v) for k, v in restores.items()},
+        "recovered": f"{recovered}/{n}",
+        "step_compute_during_persist_ratio": (
+            round(statistics.mean(during) / statistics.median(other), 3)
+            if during and other
+            else None
+        ),
+    }
+
+
+def _stats(xs: Sequence[float]) -> dict[str, float] | None:
+    if not xs:
+        return None
+    return {
+        "n": len(xs),
+        "median": round(statistics.median(xs), 5),
+        "mean": round(statistics.mean(xs), 5),
+    }
+
+
+def save_section(args: argparse.Namespace) -> dict[str, Any]:
+    """Save and restore of a state of --state-mb MB under `aegis run` (one rank)."""
+    work = Path(tempfile.mkdtemp(prefix="ettr-save-"))
+    argv = [
+        *AEGIS,
+        "run",
+        "-n",
+        "1",
+        "--state-dir",
+        str(work / "state"),
+        "--max-retry",
+        "2",
+        "--checkpoint-dir",
+        str(work / "ckpt"),
+        "--checkpoint-every",
+        "5",
+        "--",
+        sys.executable,
+        TRAIN,
+    ]
+    env = {
+        **os.environ,
+        "ETTR_LOG": str(work / "events.jsonl"),
+        "ETTR_DIR": str(work),
+        "ETTR_MEASURE": str(args.state_mb),
+    }
+    subprocess.run(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800
+    )
+    ev = [json.loads(x) for x in (work / "events.jsonl").read_text().splitlines()]
+    m = next(e for e in ev if e["e"] == "measure")
+    r = next(e for e in ev if e["e"] == "restore")
+    save = statistics.median(m["aegis_save"])
+    return {
+        "state_mb": round(m["bytes"] / 2**20, 1),
+        "memcpy_s": round(m["memcpy"], 4),
+        "aegis_save_s": round(save, 4),
+        "torch_save_s": round(m["torch_save"], 4),
+        "torch_save_fsync_s": round(m["torch_save_fsync"], 4),
+        "save_over_memcpy": round(save / m["memcpy"], 2),
+        "save_over_torch_save": round(save / m["torch_save"], 3),
+        "save_over_torch_save_fsync": round(save / m["torch_save_fsync"], 3),
+        "torch_load_s": round(m["torch_load"], 4),
+        "restore_memory_s": round(r["memory"], 4),
+        "restore_memory_into_model_s": round(r["memory_into_model"], 4),
+        "dcp_load_persisted_s": round(r["dcp_load_disk"], 4),
+        "restore_over_torch_load": round(r["memory"] / m["torch_load"], 4),
+        "step_during_persist_ratio": round(
+            statistics.mean(m["step_during_persist"]) / m["step_quiet"], 3
+        ),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=600)
+    p.add_argument("--nproc", type=int, default=2)
+    p.add_argument("--model", default="128,2,64", help="width,layers,tokens of the GPT")
+    p.add_argument("--save-every", type=int, default=50, help="K: torch.save / persist every K")
+    p.add_argument("--mean-interval", type=float, default=30.0, help="mean s between faults")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--kinds", default=",".join(KINDS))
+    p.add_argument("--hang-timeout", type=float, default=10.0)
+    p.add_argument("--slow-s", type=float, default=0.2)
+    p.add_argument("--slow-for", type=float, default=10.0)
+    p.add_argument("--state-mb", type=int, default=256)
+    p.add_argument("--only", default="", help="comma-separated launchers (default all)")
+    p.add_argument("--skip-save-section", action="store_true")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    out: dict[str, Any] = {"args": vars(args), "launchers": {}}
+    wanted = [n for n in LAUNCHERS if not args.only or n in args.only.split(",")]
+    for name in wanted:
+        ff = new_job(name, args, "ff")
+        ff_wall, ff_ok = run(ff, [], limit=3600, slow_for=args.slow_for)
+        horizon = ff_wall * 3
+        faults = schedule(args.seed, args.mean_interval, horizon, args.kinds.split(","), args.nproc)
+        job = new_job(name, args, "faults")
+        wall, ok = run(job, faults, limit=ff_wall * 6 + 600, slow_for=args.slow_for)
+        figures = summarize(job, wall, ok, ff_wall)
+        figures["fault_free_finished"] = ff_ok
+        out["launchers"][name] = figures
+        print(f"{name}: {json.dumps(figures)}", file=sys.stderr, flush=True)
+    if "torchrun" in out["launchers"]:
+        base = out["launchers"]["torchrun"]
+        for f in out["launchers"].values():
+            f["fault_free_over_torchrun"] = round(
+                f["fault_free_wall_s"] / base["fault_free_wall_s"], 3
+            )
+            if base["lost_per_fault_s"] and f["lost_per_fault_s"] is not None:
+                f["lost_per_fault_over_torchrun"] = round(
+                    f["lost_per_fault_s"] / base["lost_per_fault_s"], 3
+                )
+    if not args.skip_save_section:
+        out["save"] = save_section(args)
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        print_table(out)
+    return 0
+
+
+def print_table(out: dict[str, Any]) -> None:
+    rows = [
+        (
+            "launcher",
+            "ETTR",
+            "lost/fault s",
+            "vs torchrun",
+            "recomputed/fault",
+            "save ms",
+            "restore ms",
+            "recovered",
+            "finished",
+            "fault-free s",
+            "ff vs torchrun",
+        )
+    ]
+    for name, f in out["launchers"].items():
+        save = f["save_blocking_s"]["median"] * 1e3 if f["save_blocking_s"] else 0.0
+        restore = ", ".join(f"{k} {v['median'] * 1e3:.0f}" for k, v in f["restore_s"].items())
+        rows.append(
+            (
+                name,
+                str(f["ettr"]),
+                str(f["lost_per_fault_s"]),
+                str(f.get("lost_per_fault_over_torchrun", "-")),
+                str(f["recomputed_per_fault"]),
+                f"{save:.1f}",
+                restore or "-",
+                f["recovered"],
+                str(f["finished"]),
+                str(f["fault_free_wall_s"]),
+                str(f.get("fault_free_over_torchrun", "-")),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    for name, f in out["launchers"].items():
+        print(
+            f"{name}: faults {f['faults_by_kind']}, recomputed by kind {f['recomputed_by_kind']}, "
+            f"compute while persisting x{f['step_compute_during_persist_ratio']}"
+        )
+    if "save" in out:
+        print("save section:", json.dumps(out["save"]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

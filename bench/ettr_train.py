@@ -1,0 +1,297 @@
+"""The training job of bench/ettr.py: a small GPT-style transformer, DDP over gloo, AdamW, its
+batches indexed by the step (a restarted job sees the same data). Runs under torchrun or
+`aegis run`; every event is one JSON line appended to ETTR_LOG.
+
+  ETTR_STEPS=N          train steps 0..N-1
+  ETTR_MODE=torchsave   rank 0 writes torch.save every ETTR_SAVE_EVERY steps to ETTR_DIR,
+                        every rank resumes from the newest file
+  ETTR_MODE=aegis       aegis.checkpoint.save every step; resume from aegis.checkpoint.load()
+  ETTR_SLOW=F           while F exists, the rank it names sleeps ETTR_SLOW_S more per step
+  ETTR_MODEL=D,L,T      width, layers, tokens per sequence (default 128,2,64)
+  ETTR_MEASURE=MB       instead of training: measure saving and restoring a state of MB
+                        megabytes (bench/ettr.py's save section; under `aegis run`, one rank)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+VOCAB = 512
+BATCH = 8
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block with causal self-attention."""
+
+    def __init__(self, width: int, heads: int) -> None:
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.mlp = nn.Sequential(
+            nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width)
+        )
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    """Token and position embeddings, blocks, a tied language-model head."""
+
+    def __init__(self, width: int, layers: int, tokens: int) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, width)
+        self.pos = nn.Embedding(tokens, width)
+        self.blocks = nn.ModuleList(Block(width, max(width // 64, 1)) for _ in range(layers))
+        self.ln = nn.LayerNorm(width)
+        self.register_buffer("mask", torch.triu(torch.ones(tokens, tokens, dtype=torch.bool), 1))
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        for block in self.blocks:
+            x = block(x, self.mask)
+        return self.ln(x) @ self.tok.weight.t()
+
+
+def batch(step: int, rank: int, tokens: int) -> torch.Tensor:
+    """The batch of `step` for `rank`: sequences of a fixed random bigram walk."""
+    g = torch.Generator().manual_seed(step * 1009 + rank)
+    start = torch.randint(0, VOCAB, (BATCH, 1), generator=g)
+    walk = (start + torch.arange(tokens + 1) * 7) % VOCAB
+    noise = torch.randint(0, VOCAB, walk.shape, generator=g)
+    return torch.where(torch.rand(walk.shape, generator=g) < 0.1, noise, walk)
+
+
+class Log:
+    """ETTR_LOG: one JSON object per line, flushed at once."""
+
+    def __init__(self, rank: int) -> None:
+        self.rank = rank
+        self.attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+        self.f = open(os.environ["ETTR_LOG"], "a")  # noqa: SIM115 - the job's whole life
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        rec = {"e": event, "rank": self.rank, "attempt": self.attempt, "t": time.time(), **fields}
+        self.f.write(json.dumps(rec) + "\n")
+        self.f.flush()
+
+
+def model_shape() -> tuple[int, int, int]:
+    width, layers, tokens = (int(x) for x in os.environ.get("ETTR_MODEL", "128,2,64").split(","))
+    return width, layers, tokens
+
+
+def resume_torch(path: Path) -> tuple[dict[str, Any] | None, float]:
+    """The newest torch.save file, and how long reading it took."""
+    started = time.perf_counter()
+    if not path.exists():
+        return None, 0.0
+    return torch.load(path, weights_only=False), time.perf_counter() - started
+
+
+def train(log: Log, rank: int) -> None:
+    mode = os.environ.get("ETTR_MODE", "torchsave")
+    steps, every = int(os.environ["ETTR_STEPS"]), int(os.environ.get("ETTR_SAVE_EVERY", "50"))
+    width, layers, tokens = model_shape()
+    torch.manual_seed(0)
+    model = DDP(GPT(width, layers, tokens))
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    ckpt_file = Path(os.environ.get("ETTR_DIR", ".")) / "last.pt"
+    start = 0
+    if mode == "aegis":
+        import aegis.checkpoint
+
+        restored = aegis.checkpoint.load()
+        if restored is not None:
+            model.module.load_state_dict(restored.state["model"])
+            opt.load_state_dict(restored.state["optim"])
+            start = restored.step + 1
+            log("restored", step=restored.step, source=restored.source, s=restored.seconds)
+    else:
+        state, seconds = resume_torch(ckpt_file)
+        if state is not None:
+            model.module.load_state_dict(state["model"])
+            opt.load_state_dict(state["optim"])
+            start = state["step"] + 1
+            log("restored", step=state["step"], source="disk", s=seconds)
+    slow_flag, slow_s = os.environ.get("ETTR_SLOW", ""), float(os.environ.get("ETTR_SLOW_S", "0.2"))
+    for step in range(start, steps):
+        began = time.perf_counter()
+        idx = batch(step, rank, tokens)
+        logits = model(idx[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), idx[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if (
+            slow_flag
+            and os.path.exists(slow_flag)
+            and Path(slow_flag).read_text().strip() == str(rank)
+        ):
+            time.sleep(slow_s)
+        compute = time.perf_counter() - began
+        save_s, persisting = 0.0, False
+        if mode == "aegis":
+            import aegis.checkpoint
+
+            r = aegis.checkpoint.save(
+                {"model": model.module.state_dict(), "optim": opt.state_dict()}, step
+            )
+            save_s, persisting = r.seconds, r.persisting
+        elif step % every == 0 and rank == 0:
+            t0 = time.perf_counter()
+            tmp = ckpt_file.with_suffix(".tmp")
+            torch.save(
+                {"model": model.module.state_dict(), "optim": opt.state_dict(), "step": step}, tmp
+            )
+            os.replace(tmp, ckpt_file)
+            save_s = time.perf_counter() - t0
+        log(
+            "step",
+            step=step,
+            loss=round(loss.item(), 4),
+            dt=time.perf_counter() - began,
+            compute=compute,
+            save_s=save_s,
+            persisting=persisting,
+        )
+    log("done", step=steps - 1)
+
+
+def state_of_mb(mb: int) -> dict[str, Any]:
+    """A GPT and its AdamW state of about `mb` megabytes (params and two moments)."""
+    width = 512
+    layers = max(1, round(mb * 2**20 / (3 * 4 * 12 * width * width)))
+    model = GPT(width, layers, 64)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    idx = batch(0, 0, 64)
+    F.cross_entropy(model(idx[:, :-1]).reshape(-1, VOCAB), idx[:, 1:].reshape(-1)).backward()
+    opt.step()
+    return {"model": model.state_dict(), "optim": opt.state_dict()}
+
+
+def tensors_of(x: Any) -> list[torch.Tensor]:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, dict):
+        return [t for v in x.values() for t in tensors_of(v)]
+    if isinstance(x, list | tuple):
+        return [t for v in x for t in tensors_of(v)]
+    return []
+
+
+def best(fn: Any, n: int = 3) -> float:
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def measure(log: Log, mb: int) -> int:
+    """Save (attempt 0) and restore (attempt 1) a state of `mb` MB, beside memcpy and torch."""
+    import aegis.checkpoint
+
+    torch.manual_seed(0)
+    sd = state_of_mb(mb)
+    src = tensors_of(sd)
+    nbytes = sum(t.numel() * t.element_size() for t in src)
+    where = Path(os.environ["ETTR_DIR"])
+    if log.attempt == 0:
+        dst = [torch.empty_like(t) for t in src]
+        for d, s in zip(dst, src, strict=True):
+            d.copy_(s)  # pages of the destination allocated before the timing
+        memcpy = best(lambda: [d.copy_(s) for d, s in zip(dst, src, strict=True)])
+        del dst
+        path = where / "state.pt"
+
+        def torch_save(sync: bool) -> None:
+            with open(path, "wb") as f:
+                torch.save(sd, f)
+                if sync:
+                    f.flush()
+                    os.fsync(f.fileno())
+
+        saved = [aegis.checkpoint.save(sd, s).seconds for s in range(6)]  # persists at 0 and 5
+        save_no_sync = best(lambda: torch_save(False))
+        save_sync = best(lambda: torch_save(True))
+        load_disk = best(lambda: torch.load(path, weights_only=False), n=2)
+        # a step's compute with and without a persist of the state running beside it
+        a = torch.randn(256, 256)
+        step = lambda: [a @ a for _ in range(100)]  # noqa: E731
+        quiet = best(step, n=5)
+        aegis.checkpoint.save(sd, 10)  # a multiple of the job's --checkpoint-every 5
+        t0 = time.perf_counter()
+        during = [best(step, n=1) for _ in range(5)]
+        log(
+            "measure",
+            bytes=nbytes,
+            memcpy=memcpy,
+            aegis_save=sorted(saved[2:]),
+            torch_save=save_no_sync,
+            torch_save_fsync=save_sync,
+            torch_load=load_disk,
+            step_quiet=quiet,
+            step_during_persist=during,
+            persist_window=time.perf_counter() - t0,
+        )
+        sys.stdout.flush()
+        os._exit(3)  # a crash: `aegis run` restarts the rank in place, its state in memory
+    restored = aegis.checkpoint.load()
+    assert restored is not None and restored.source == "memory", restored
+    t0 = time.perf_counter()
+    for d, s in zip(tensors_of(sd), tensors_of(restored.state), strict=True):
+        d.copy_(s)
+    into = time.perf_counter() - t0
+    # the persisted copy, read as a user without Aegis would: dcp.load into the state dict
+    import torch.distributed.checkpoint as dcp
+
+    newest = sorted(where.glob("ckpt/step-*"))[-1] / "rank-00000"
+    t0 = time.perf_counter()
+    dcp.load(sd, checkpoint_id=newest, no_dist=True)
+    log(
+        "restore",
+        memory=restored.seconds,
+        memory_into_model=restored.seconds + into,
+        dcp_load_disk=time.perf_counter() - t0,
+        step=restored.step,
+    )
+    return 0
+
+
+def main() -> int:
+    rank = int(os.environ.get("RANK", "0"))
+    log = Log(rank)
+    log("start", pid=os.getpid(), ppid=os.getppid())
+    measure_mb = int(os.environ.get("ETTR_MEASURE", "0"))
+    if measure_mb:
+        return measure(log, measure_mb)
+    dist.init_process_group(
+        "gloo", timeout=timedelta(seconds=float(os.environ.get("ETTR_PG_TIMEOUT", "60")))
+    )
+    log("pg")
+    train(log, rank)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)  # past gloo's teardown, as examples/train_ddp.py does
