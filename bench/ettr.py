@@ -259,7 +259,7 @@ def summarize(job: Job, wall: float, finished: bool, ff_wall: float) -> dict[str
     for e in (x for x in ev if x["e"] == "restored" and x["rank"] == 0):
         restores.setdefault(e["source"], []).append(e["s"])
         before = [s for s in rank0 if s["t"] < e["t"]]
-        cause = [f for t, f in job.applied if t < e["t"]]
+        cause = [f for t, f in job.applied if t < e["t"] and f.kind != "slow"]  # a restart's
         if before and cause:
             recomputed[cause[-1].kind].append(max(s["step"] for s in before) - e["step"])
     recovered = sum(1 for t, _ in job.applied if any(s["t"] > t for s in rank0))

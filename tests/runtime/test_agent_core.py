@@ -221,7 +221,11 @@ def test_the_slow_node_path_reports_only_what_the_spec_enables(tmp_path: Path) -
             if msg.pod_name in ("master", a.pod):
                 assert isinstance(a.on_order(msg, working=True), Ignore)
     assert slow.hang("again") is None  # marked: no second Hang within the order
+    # the peer saved step 11 since the decision: not yet a step every pod saved
     ckpt = peer.checkpoint(11)
+    assert ckpt is not None and _receipt_of(job, ckpt) is ReceiptResult.NOT_ENABLED
+    assert not job.controller.needs_publish
+    ckpt = slow.checkpoint(12)  # the slow pod saved 12: step 11 is complete
     assert ckpt is not None and _receipt_of(job, ckpt) is ReceiptResult.APPLIED
     assert job.controller.needs_publish
     assert [slow.on_order(m, working=True) for m in job.publish()] == [Evict()]

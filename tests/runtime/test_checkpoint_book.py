@@ -66,4 +66,5 @@ def test_only_the_report_that_makes_a_step_every_pod_saved_is_a_safe_point() -> 
     assert book.checkpoint_completes("p1", 3, 9)  # both saved 9 since the decision
     assert not book.checkpoint_completes("p0", 4, 11)  # a new order starts over
     assert book.checkpoint_completes("p0", 4, MARKER)  # the marker file: whole by its word
-    assert not book.checkpoint_completes("p1", 4, None)
+    assert book.checkpoint_completes("p1", 4, None)  # no step: a whole checkpoint, as ever
+    assert not book.checkpoint_completes("p1", 4, -5)

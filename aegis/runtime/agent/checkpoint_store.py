@@ -166,6 +166,9 @@ class CheckpointStore:
                     f.writing, f.step = False, None
             token = secrets.token_hex(16)
             self.tokens[token] = rv
+            if self.sock_dir is None:  # not started (no socket): the ranks save nowhere
+                env[rv.local_rank] = {}
+                continue
             env[rv.local_rank] = {
                 Var.CHECKPOINT_SOCKET: self.socket_path,
                 Var.CHECKPOINT_TOKEN: token,

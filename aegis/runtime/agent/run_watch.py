@@ -70,14 +70,16 @@ class RunWatch:
                     agent.store.note_saved(lr, step)
                 verdict = watch.poll() if timeout > 0 else None
                 if verdict is not None:
-                    await self.stalled(verdict)
+                    await self.stalled(verdict, timeout)
             age = min(w.age_s() for w in self.watches)
             if timeout > 0 and agent.stall is not None and agent.stall.fallback_due(age):
                 self.give_up(age)
             await self.report_saved()
 
-    async def stalled(self, verdict: HangVerdict) -> None:
-        """No progress for the hang timeout: stop the culprit ranks, if they are here."""
+    async def stalled(self, verdict: HangVerdict, timeout: float) -> None:
+        """No progress for the hang timeout: stop the culprit ranks, if they are here. Only a
+        rank that itself made no progress for the timeout can be one (a rank still importing
+        while its peer waits for it is slow, not hung)."""
         ranks, stall = self.agent.ranks, self.agent.stall
         if ranks is None or stall is None:
             return
@@ -86,7 +88,8 @@ class RunWatch:
             for lr, r in enumerate(ranks.runners)
             if r.pid is not None
         ]
-        await stall.on_verdict(self.agent.cfg.pod, verdict, looks)
+        quiet = {lr for lr, w in enumerate(self.watches) if w.age_s() >= timeout}
+        await stall.on_verdict(self.agent.cfg.pod, verdict, looks, quiet)
 
     def give_up(self, age_s: float) -> None:
         """No pod found a culprit within a second timeout: stop this pod's ranks."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from aegis.checks.culprit import RankLook, look, stop_culprit
 from aegis.checks.hangwatch import HangVerdict
@@ -31,14 +31,19 @@ class Stall:
         self.looks: list[RankLook] = []
 
     async def on_verdict(
-        self, pod: str, verdict: HangVerdict, ranks: Sequence[tuple[int, int, str]]
+        self,
+        pod: str,
+        verdict: HangVerdict,
+        ranks: Sequence[tuple[int, int, str]],
+        quiet: Collection[int],
     ) -> bool:
-        """Look at the ranks ((local rank, pid, dump file) each); stop the culprits. True
-        when some were stopped (the command ends, with `reason`)."""
+        """Look at the ranks ((local rank, pid, dump file) each); stop the culprits among
+        the `quiet` ones (no progress of their own for the timeout). True when some were
+        stopped (the command ends, with `reason`)."""
         if self.reason:
             return True
         self.looks = await asyncio.to_thread(look, ranks)
-        culprits = [x for x in self.looks if x.culprit]
+        culprits = [x for x in self.looks if x.culprit and x.local_rank in quiet]
         found = "; ".join(x.describe() for x in self.looks)
         if not culprits:
             print(

@@ -12,7 +12,8 @@ roll it back) and forgets a pod that is lost. From that:
   agents send Checkpoint reports with the newest step all their ranks saved (each only a step
   saved after it saw the decision). The report that makes a step saved by every pod is the
   spec's agentCheckpoint; earlier ones only note their step. A Checkpoint of step -1 is the
-  marker file (`--checkpoint-file`), which the training touches for a whole checkpoint.
+  marker file (`--checkpoint-file`), which the training touches for a whole checkpoint; one
+  without a step says the same.
 
 None of this is the spec's state: a controller that restarts starts with an empty book (the
 next restart then comes from disk, until the agents' heartbeats have refilled it).
@@ -89,9 +90,9 @@ class CheckpointBook:
     def checkpoint_completes(self, pod: str, master_seq: int, step: int | None) -> bool:
         """Whether pod `pod`'s Checkpoint report of `step` (in order `master_seq`) makes a step
         saved by every pod since the eviction was decided (the marker: always)."""
-        if step == MARKER:
+        if step is None or step == MARKER:  # the training's word: a whole checkpoint
             return True
-        if step is None or step < 0:
+        if step < 0:
             return False
         seq, saved = self._saved
         if seq != master_seq:

@@ -1,0 +1,59 @@
+"""bench/ettr.py's arithmetic on a synthetic job log (what the figures mean; the bench itself
+runs three launchers for many minutes and is run by hand: docs/checkpoints.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.ettr import Fault, Job, schedule, summarize
+
+
+def test_the_fault_schedule_is_seeded_exponential_and_bounded() -> None:
+    a = schedule(7, 30.0, 600.0, ["crash", "hang"], 2)
+    assert a == schedule(7, 30.0, 600.0, ["crash", "hang"], 2)  # the same for every launcher
+    assert a != schedule(8, 30.0, 600.0, ["crash", "hang"], 2)
+    assert all(0 < f.at <= 600 for f in a) and [f.at for f in a] == sorted(f.at for f in a)
+    assert 8 <= len(a) <= 40  # ~20 faults at a mean of 30 s over 600 s
+    assert {f.kind for f in a} <= {"crash", "hang"} and {f.rank for f in a} <= {0, 1}
+
+
+def test_the_figures_of_a_job_with_one_crash(tmp_path: Path) -> None:
+    job = Job("aegis+checkpoint", [], {}, tmp_path)
+    events = [{"e": "start", "rank": 0, "t": 0.0}]
+    for step in range(6):  # steps 0..5, then a crash, a restore of step 4, steps 5..9
+        events.append(
+            {
+                "e": "step",
+                "rank": 0,
+                "step": step,
+                "t": 1.0 + step,
+                "dt": 1.0,
+                "compute": 0.9,
+                "save_s": 0.01,
+                "persisting": step == 4,
+            }
+        )
+    job.applied.append((6.5, Fault(6.5, "crash", 1)))
+    events.append({"e": "restored", "rank": 0, "step": 4, "source": "memory", "s": 0.002, "t": 9.0})
+    for step in range(5, 10):
+        events.append(
+            {
+                "e": "step",
+                "rank": 0,
+                "step": step,
+                "t": 9.5 + step,
+                "dt": 1.0,
+                "compute": 0.9,
+                "save_s": 0.01,
+                "persisting": False,
+            }
+        )
+    events.append({"e": "done", "rank": 0, "t": 20.0})
+    job.log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    got = summarize(job, wall=20.0, finished=True, ff_wall=16.0)
+    assert got["ettr"] == 0.8 and got["lost_per_fault_s"] == 4.0
+    assert got["recomputed_per_fault"] == 1.0  # step 5 done twice
+    assert got["recomputed_by_kind"] == {"crash": [1]}
+    assert got["restore_s"] == {"memory": {"n": 1, "median": 0.002, "mean": 0.002}}
+    assert got["recovered"] == "1/1" and got["faults_by_kind"]["crash"] == 1
