@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from typing import Any
 
 import pytest
 from cryptography import x509
@@ -21,7 +22,6 @@ from aegis.runtime.transport.grpc_credentials import (
 )
 from aegis.runtime.transport.nats_server import NatsServer, can_connect
 from aegis.runtime.transport.tls import JobTls, TlsError, ca_fingerprint, client_context
-
 
 
 def test_the_certificate_names_what_it_was_made_for() -> None:
@@ -59,8 +59,9 @@ async def _handshake(port: int, ctx: ssl.SSLContext, name: str) -> None:
 
 async def test_a_client_checks_the_name_and_the_ca() -> None:
     tls = JobTls.generate(["127.0.0.1", "node0"])
-    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0,
-                                        ssl=tls.server_context())  # fmt: skip
+    server = await asyncio.start_server(
+        lambda r, w: w.close(), "127.0.0.1", 0, ssl=tls.server_context()
+    )
     port = server.sockets[0].getsockname()[1]
     try:
         await _handshake(port, client_context(tls.ca_pem), "node0")
@@ -99,7 +100,7 @@ async def test_credentials_over_tls_need_the_job_ca() -> None:
     service.add_job(job)
     creds = tls_server_credentials(tls.server)
     async with CredentialServer(service, server_credentials=creds) as grpc_server:
-        ask = {
+        ask: dict[str, Any] = {
             "namespace": "team",
             "job": "train",
             "pod_name": "train-worker-0",
@@ -112,9 +113,13 @@ async def test_credentials_over_tls_need_the_job_ca() -> None:
         other = JobTls.generate(["127.0.0.1"])
         with pytest.raises(CredentialsUnavailable):
             await request_credentials(
-                grpc_server.address, **ask, incarnation="b", ca_pem=other.ca_pem,
-                attempts=2, timeout=1.0,
-            )  # fmt: skip
+                grpc_server.address,
+                **ask,
+                incarnation="b",
+                ca_pem=other.ca_pem,
+                attempts=2,
+                timeout=1.0,
+            )
         with pytest.raises(CredentialsUnavailable):  # plain text to a TLS server
             await request_credentials(
                 grpc_server.address, **ask, incarnation="c", attempts=2, timeout=1.0
