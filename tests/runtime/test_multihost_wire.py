@@ -73,6 +73,7 @@ def _environ(pid: int) -> dict[str, str]:
     return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
 
 
+@pytest.mark.slow  # a whole three-host job more; the CI keeps the healthy job and a crash
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
 def test_nothing_secret_crosses_the_wire(hosts3: Hosts, tmp_path: Path) -> None:  # noqa: F811
     capture = tmp_path / "host1.pcapng"
