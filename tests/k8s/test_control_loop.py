@@ -17,9 +17,15 @@ from aegis.k8s.control_loop import ControlLoop, LoopSettings
 from aegis.k8s.errors import ApiError
 from aegis.k8s.informer import KeyedStore
 from aegis.k8s.workqueue import Backoff, WorkQueue
-from bench.memory_api import MemoryApi
 
 from ..support import wait_for
+
+
+class _NoApi:
+    """An API for a loop with no sources: only its watches are closed."""
+
+    def close_watches(self) -> None:
+        pass
 
 
 class _Clock:
@@ -185,7 +191,7 @@ def test_a_failed_sync_is_retried_after_its_backoff_and_a_deadline_is_kept() -> 
         return None
 
     settings = LoopSettings(resync_s=3600, retry_on=(ApiError,), backoff=(0.01, 0.05), workers=2)
-    loop: ControlLoop[str] = ControlLoop(MemoryApi(), [], sync, lambda: (), settings)  # type: ignore[arg-type]
+    loop: ControlLoop[str] = ControlLoop(_NoApi(), [], sync, lambda: (), settings)  # type: ignore[arg-type]
     with _looping(loop):
         loop.queue.add("flaky")
         loop.queue.add("timer")
@@ -198,7 +204,7 @@ def test_a_bug_in_a_sync_stops_the_loop_and_is_raised() -> None:
         raise RuntimeError(f"bug with {key}")
 
     loop: ControlLoop[str] = ControlLoop(
-        MemoryApi(),  # type: ignore[arg-type]
+        _NoApi(),  # type: ignore[arg-type]
         [],
         sync,
         lambda: ["a"],
