@@ -68,6 +68,8 @@ class Var(StrEnum):
     CHECKPOINT_SOCKET = "AEGIS_CHECKPOINT_SOCKET"  # to the training command: its agent's store
     CHECKPOINT_TOKEN = "AEGIS_CHECKPOINT_TOKEN"  # to the training command: who it is to it
     STACK_FILE = "AEGIS_STACK_FILE"  # to the training command: where a stack dump goes
+    CA = "AEGIS_CA"  # the job's CA certificate (PEM): its control plane speaks TLS
+    JOIN_SECRET = "AEGIS_JOIN_SECRET"  # a job across hosts: never passed to an agent or command
 
 
 # what the training command is told (everything else of the contract is the agent's own): its
@@ -129,6 +131,13 @@ def _choice(env: Mapping[str, str], var: Var, allowed: tuple[str, ...], default:
     return value
 
 
+def _certificate(env: Mapping[str, str]) -> str:
+    text = env.get(Var.CA, "")
+    if text and not text.lstrip().startswith("-----BEGIN CERTIFICATE-----"):
+        raise ConfigError(f"{Var.CA} must be a PEM certificate, got {text[:40]!r}")
+    return text
+
+
 def _command(env: Mapping[str, str]) -> tuple[str, ...]:
     text = _get(env, Var.COMMAND)
     try:
@@ -176,6 +185,7 @@ class AgentConfig:
     checkpoint_dir: str = ""  # complete steps are persisted here (empty: memory only)
     checkpoint_every: int = 0  # persist the steps that are multiples of it (0: never)
     checkpoint_shm_bytes: int = 0  # shared memory the store may use (0: what /dev/shm has)
+    ca: str = ""  # the job's CA (PEM): gRPC and NATS over TLS trusting it alone ("" plain)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgentConfig:
@@ -216,6 +226,7 @@ class AgentConfig:
             checkpoint_dir=env.get(Var.CHECKPOINT_DIR, ""),
             checkpoint_every=_int(env, Var.CHECKPOINT_EVERY, "0"),
             checkpoint_shm_bytes=_int(env, Var.CHECKPOINT_SHM_BYTES, "0"),
+            ca=_certificate(env),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -250,6 +261,7 @@ class AgentConfig:
             Var.CHECKPOINT_DIR: self.checkpoint_dir,
             Var.CHECKPOINT_EVERY: str(self.checkpoint_every),
             Var.CHECKPOINT_SHM_BYTES: str(self.checkpoint_shm_bytes),
+            Var.CA: self.ca,
         }
 
 
