@@ -133,12 +133,17 @@ class CheckpointStore:
         return str(self.sock_dir / "s")
 
     async def start(self) -> None:
-        """Make the shared-memory directory and listen (leftovers of a killed agent go)."""
+        """Make the shared-memory directory and listen (leftovers of a killed agent go). A
+        store that cannot start is said once; the ranks then save nowhere (a warning each)."""
         for path in sweep_orphaned_tempdirs(SHM_PREFIX, self.shm_root):
             log.info("removed %s, left by an agent that was killed", path)
-        self.shm_dir = owned_tempdir(SHM_PREFIX, self.shm_root)
-        self.sock_dir = Path(tempfile.mkdtemp(prefix="aegis-ck-"))
-        self._server = await asyncio.start_unix_server(self._serve, path=self.socket_path)
+        try:
+            self.shm_dir = owned_tempdir(SHM_PREFIX, self.shm_root)
+            self.sock_dir = Path(tempfile.mkdtemp(prefix="aegis-ck-"))
+            self._server = await asyncio.start_unix_server(self._serve, path=self.socket_path)
+        except OSError as exc:
+            self._warn("start", f"no checkpoint store ({exc}): aegis.checkpoint saves nothing")
+            self.sock_dir = None
 
     async def close(self, persist_wait_s: float = 30.0) -> None:
         """Stop serving; let running persists finish (bounded); free the shared memory."""

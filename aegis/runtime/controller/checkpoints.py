@@ -46,12 +46,14 @@ class CheckpointBook:
         """A report's or heartbeat's `checkpoint` object (raw; a bad one is counted, dropped)."""
         if data is None:
             return
+        old = self.infos.get(pod)
+        if old is not None and isinstance(data, dict) and data.get("seq") == old.seq:
+            return  # nothing changed since (most heartbeats): not parsed again
         try:
             info = data if isinstance(data, CheckpointInfo) else CheckpointInfo.from_data(data)
         except MalformedMessage:
             self.malformed += 1
             return
-        old = self.infos.get(pod)
         if old is None or info.seq >= old.seq:
             self.infos[pod] = info
 
