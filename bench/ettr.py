@@ -242,16 +242,32 @@ def new_job(name: str, args: argparse.Namespace, tag: str) -> Job:
         "ETTR_SLOW_S": str(args.slow_s),
         "ETTR_NPROC": str(args.nproc),
         "ETTR_MODEL": args.model,
+        "ETTR_ASYNC": "1" if args.async_save else "0",
     }
     return Job(name, argv, env, work)
 
 
-def summarize(job: Job, wall: float, finished: bool, ff_wall: float) -> dict[str, Any]:
-    """The figures of one faulty run against its fault-free wall time."""
+def step_time(job: Job) -> float:
+    """The median step time of rank 0 in a run (what a step costs at that run's pace)."""
+    times = [e["dt"] for e in job.events() if e["e"] == "step" and e["rank"] == 0]
+    return statistics.median(times) if times else 0.0
+
+
+def summarize(
+    job: Job, wall: float, finished: bool, ff_wall: float, ff_step: float | None = None
+) -> dict[str, Any]:
+    """The figures of one faulty run against its fault-free run (`ff_wall` s, `ff_step` s a
+    step). Time lost is the wall time beyond the run's steps at its own pace and beyond the
+    fault-free run's time outside its steps (start-up, the end): on a machine whose load
+    changes between the runs, a slower step is not counted as lost to faults. ETTR is the
+    share of the wall time that is not lost; `ettr_raw` the plain fault-free / faulty walls."""
     ev = job.events()
     steps = [e for e in ev if e["e"] == "step"]
     rank0 = [e for e in steps if e["rank"] == 0]
     distinct = len({e["step"] for e in rank0})
+    pace = statistics.median(e["dt"] for e in rank0) if rank0 else 0.0
+    outside = ff_wall - distinct * (pace if ff_step is None else ff_step)
+    lost = wall - distinct * pace - outside
     n = len(job.applied)
     saves = [e["save_s"] for e in steps if e["save_s"] > 0]
     restores: dict[str, list[float]] = {}
@@ -270,11 +286,14 @@ def summarize(job: Job, wall: float, finished: bool, ff_wall: float) -> dict[str
     return {
         "wall_s": round(wall, 2),
         "fault_free_wall_s": round(ff_wall, 2),
+        "step_s": round(pace, 4),
+        "fault_free_step_s": None if ff_step is None else round(ff_step, 4),
         "finished": finished,
         "faults": n,
         "faults_by_kind": {k: sum(1 for _, f in job.applied if f.kind == k) for k in KINDS},
-        "ettr": round(ff_wall / wall, 3) if wall else None,
-        "lost_per_fault_s": round((wall - ff_wall) / n, 2) if n else None,
+        "ettr": round(1 - lost / wall, 3) if wall else None,
+        "ettr_raw": round(ff_wall / wall, 3) if wall else None,
+        "lost_per_fault_s": round(lost / n, 2) if n else None,
         "recomputed_per_fault": round((len(rank0) - distinct) / n, 2) if n else None,
         "recomputed_by_kind": {k: v for k, v in recomputed.items() if v},
         "save_blocking_s": _stats(saves),
@@ -331,6 +350,7 @@ def save_section(args: argparse.Namespace) -> dict[str, Any]:
     m = next(e for e in ev if e["e"] == "measure")
     r = next(e for e in ev if e["e"] == "restore")
     save = statistics.median(m["aegis_save"])
+    asave = statistics.median(m["aegis_save_async"])
     return {
         "state_mb": round(m["bytes"] / 2**20, 1),
         "memcpy_s": round(m["memcpy"], 4),
@@ -340,6 +360,12 @@ def save_section(args: argparse.Namespace) -> dict[str, Any]:
         "save_over_memcpy": round(save / m["memcpy"], 2),
         "save_over_torch_save": round(save / m["torch_save"], 3),
         "save_over_torch_save_fsync": round(save / m["torch_save_fsync"], 3),
+        "aegis_save_async_s": round(asave, 4),
+        "async_over_memcpy": round(asave / m["memcpy"], 3),
+        "async_over_torch_save": round(asave / m["torch_save"], 3),
+        "step_with_async_copy_ratio": round(
+            statistics.mean(m["step_with_async_copy"]) / m["step_quiet"], 3
+        ),
         "torch_load_s": round(m["torch_load"], 4),
         "restore_memory_s": round(r["memory"], 4),
         "restore_memory_into_model_s": round(r["memory_into_model"], 4),
@@ -364,6 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--slow-s", type=float, default=0.2)
     p.add_argument("--slow-for", type=float, default=10.0)
     p.add_argument("--state-mb", type=int, default=256)
+    p.add_argument("--async-save", action="store_true", help="(c) saves asynchronously")
     p.add_argument("--only", default="", help="comma-separated launchers (default all)")
     p.add_argument("--skip-save-section", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -373,11 +400,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in wanted:
         ff = new_job(name, args, "ff")
         ff_wall, ff_ok = run(ff, [], limit=3600, slow_for=args.slow_for)
+        ff_step = step_time(ff)
         horizon = ff_wall * 3
         faults = schedule(args.seed, args.mean_interval, horizon, args.kinds.split(","), args.nproc)
         job = new_job(name, args, "faults")
         wall, ok = run(job, faults, limit=ff_wall * 6 + 600, slow_for=args.slow_for)
-        figures = summarize(job, wall, ok, ff_wall)
+        figures = summarize(job, wall, ok, ff_wall, ff_step)
         figures["fault_free_finished"] = ff_ok
         out["launchers"][name] = figures
         print(f"{name}: {json.dumps(figures)}", file=sys.stderr, flush=True)

@@ -22,7 +22,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from aegis.checkpoint.api import CheckpointError, Restored, SaveResult, available, load, save
+    from aegis.checkpoint.api import (
+        CheckpointError,
+        Restored,
+        SaveResult,
+        available,
+        load,
+        save,
+        wait,
+    )
     from aegis.checkpoint.dcp_storage import AegisStorageReader, AegisStorageWriter
 
 __all__ = [
@@ -34,9 +42,10 @@ __all__ = [
     "available",
     "load",
     "save",
+    "wait",
 ]
 
-_API = {"CheckpointError", "Restored", "SaveResult", "available", "load", "save"}
+_API = {"CheckpointError", "Restored", "SaveResult", "available", "load", "save", "wait"}
 _DCP = {"AegisStorageReader", "AegisStorageWriter"}
 
 

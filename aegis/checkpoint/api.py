@@ -9,6 +9,13 @@ to the checkpoint directory itself (a warning: that save blocks for the write). 
 raises for a bad input or a missing agent: it warns and returns a `SaveResult` whose `ok` is
 False (training goes on); `strict=True` raises `CheckpointError` instead.
 
+`save(..., asynchronous=True)` returns once the version file is chosen and the copy has
+started in a thread: the copy runs beside the next step's forward and backward, and the
+next optimizer step (any `torch.optim.Optimizer`, through a global step pre-hook), save or
+load waits for it. The version is committed only if no tensor it copies was changed in
+place meanwhile (their version counters); otherwise it is dropped with a warning and the
+previous version stands. `wait()` returns the outcome of the last asynchronous save.
+
 `load()` returns the step the controller chose when it restarted the job: the newest step
 every rank of the job holds, from the agent's memory after an in-place restart (zero-copy:
 the tensors map the agent's version privately) or from the persisted copy after a
@@ -22,6 +29,7 @@ import contextlib
 import logging
 import mmap
 import os
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -67,6 +75,7 @@ class SaveResult:
     nbytes: int = 0
     error: str = ""
     persisting: bool = False  # the agent persists this step (every K saves)
+    pending: bool = False  # asynchronous: the copy goes on; `wait()` says how it ended
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,8 @@ class Restored:
 
 
 _client: list[AgentClient | None] = []
+_pending: list[tuple[threading.Thread, list[SaveResult]]] = []  # the asynchronous save
+_hooked: list[object] = []  # the optimizer step pre-hook, once registered
 _maps: dict[str, tuple[mmap.mmap, torch.Tensor]] = {}  # version file -> its writable map
 _warned: set[str] = set()
 
@@ -109,8 +120,12 @@ def available() -> bool:
     return _agent() is not None
 
 
-def save(state_dict: Mapping[Any, Any], step: int, *, strict: bool = False) -> SaveResult:
-    """Copy `state_dict` as step `step` into the agent's memory; returns once it is copied."""
+def save(
+    state_dict: Mapping[Any, Any], step: int, *, strict: bool = False, asynchronous: bool = False
+) -> SaveResult:
+    """Copy `state_dict` as step `step` into the agent's memory; returns once it is copied
+    (or, `asynchronous`, once the copy has started)."""
+    wait()
     started = time.perf_counter()
 
     def failed(kind: str, message: str) -> SaveResult:
@@ -129,6 +144,8 @@ def save(state_dict: Mapping[Any, Any], step: int, *, strict: bool = False) -> S
     except SaveInputError as exc:
         return failed("input", f"step {step} not saved: {exc}")
     try:
+        if asynchronous:
+            return _store_async(client, plan, started)
         return _store(client, plan, started)
     except AgentUnavailable as exc:
         return failed("agent", f"step {step} not saved: {exc}")
@@ -142,7 +159,9 @@ class _Refused(Exception):
         self.kind = kind
 
 
-def _store(client: AgentClient, plan: Plan, started: float) -> SaveResult:
+def _begin(client: AgentClient, plan: Plan, started: float) -> wire.Reply | SaveResult:
+    """The agent's version file for `plan` (its reply), or the result of saving to storage
+    directly when shared memory cannot hold it."""
     reply = client.request("begin", step=plan.step, bytes=plan.total, kind=plan.kind)
     if not reply.ok:
         direct = reply.get("direct")
@@ -154,6 +173,13 @@ def _store(client: AgentClient, plan: Plan, started: float) -> SaveResult:
         if not done.ok:
             raise _Refused("direct", done.error)
         return SaveResult(True, plan.step, "storage", time.perf_counter() - started, plan.total)
+    return reply
+
+
+def _store(client: AgentClient, plan: Plan, started: float) -> SaveResult:
+    reply = _begin(client, plan, started)
+    if isinstance(reply, SaveResult):
+        return reply
     _probe("begun")
     _forget_others(reply.get("files"))
     buf, whole = _map(str(reply.get("path")), int(reply.get("size", 0)))
@@ -171,6 +197,74 @@ def _store(client: AgentClient, plan: Plan, started: float) -> SaveResult:
         plan.total,
         persisting=bool(done.get("persist")),
     )
+
+
+def _store_async(client: AgentClient, plan: Plan, started: float) -> SaveResult:
+    reply = _begin(client, plan, started)
+    if isinstance(reply, SaveResult):
+        return reply
+    _forget_others(reply.get("files"))
+    buf, whole = _map(str(reply.get("path")), int(reply.get("size", 0)))
+    versions = [t.tensor._version for t in plan.tensors]
+    outcome: list[SaveResult] = []
+
+    def copy() -> None:
+        try:
+            write_version(plan, buf, whole, PROBE)
+            changed = [
+                t.leaf.fqn
+                for t, v in zip(plan.tensors, versions, strict=True)
+                if t.tensor._version != v
+            ]
+            if changed:  # written in place during the copy: this version is not one step's
+                _warn(
+                    "changed",
+                    f"step {plan.step} dropped: {changed[0]} (and "
+                    f"{len(changed) - 1} more) changed while it was copied",
+                )
+                outcome.append(SaveResult(False, plan.step, error=f"{changed[0]} changed"))
+                return
+            done = client.request("commit", step=plan.step, slot=reply.get("slot"))
+            result = SaveResult(
+                done.ok,
+                plan.step,
+                "memory" if done.ok else "",
+                0.0,
+                plan.total,
+                done.error,
+                bool(done.get("persist")),
+            )
+            outcome.append(result)
+        except (AgentUnavailable, OSError, RuntimeError) as exc:
+            outcome.append(SaveResult(False, plan.step, error=f"step {plan.step}: {exc}"))
+
+    thread = threading.Thread(target=copy, name=f"aegis-checkpoint-{plan.step}", daemon=True)
+    _hook_optimizers()
+    _pending.append((thread, outcome))
+    thread.start()
+    return SaveResult(
+        True, plan.step, "memory", time.perf_counter() - started, plan.total, pending=True
+    )
+
+
+def wait() -> SaveResult | None:
+    """Wait for the asynchronous save still copying, if any; how it ended (None: none)."""
+    if not _pending:
+        return None
+    thread, outcome = _pending.pop()
+    thread.join()
+    return outcome[0] if outcome else None
+
+
+def _hook_optimizers() -> None:
+    """Every optimizer step waits for an asynchronous save's copy (once per process)."""
+    if not _hooked:
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+        def before_step(*_: object) -> None:
+            wait()
+
+        _hooked.append(register_optimizer_step_pre_hook(before_step))
 
 
 def _map(path: str, size: int) -> tuple[mmap.mmap, torch.Tensor]:
@@ -234,6 +328,7 @@ def _save_direct(plan: Plan, root: str, rank: int) -> None:
 
 def load() -> Restored | None:
     """The step the job restarts from (None on a fresh job or outside Aegis)."""
+    wait()
     started = time.perf_counter()
     client = _agent()
     if client is None:

@@ -109,6 +109,7 @@ class AegisStorageWriter(StorageWriter):
                 tensors.append((key, cast(torch.Tensor, data).detach()))
             order.append((item, key))
         version = plan_items(self.step, tensors, blobs)
+        api.wait()  # an asynchronous save still copying uses the same connection
         client = _client()
         try:
             api._store(client, version, time.perf_counter())

@@ -51,8 +51,12 @@ def test_the_figures_of_a_job_with_one_crash(tmp_path: Path) -> None:
         )
     events.append({"e": "done", "rank": 0, "t": 20.0})
     job.log.write_text("".join(json.dumps(e) + "\n" for e in events))
-    got = summarize(job, wall=20.0, finished=True, ff_wall=16.0)
-    assert got["ettr"] == 0.8 and got["lost_per_fault_s"] == 4.0
+    # 10 steps of 1 s; the fault-free run took 16 s (6 s outside its steps); this one 20 s
+    got = summarize(job, wall=20.0, finished=True, ff_wall=16.0, ff_step=1.0)
+    assert got["ettr"] == 0.8 and got["lost_per_fault_s"] == 4.0 and got["ettr_raw"] == 0.8
+    # a machine twice as loaded during the fault-free run: its slower steps are not a fault's
+    slow = summarize(job, wall=20.0, finished=True, ff_wall=26.0, ff_step=2.0)
+    assert slow["lost_per_fault_s"] == 4.0 and slow["ettr_raw"] == 1.3
     assert got["recomputed_per_fault"] == 1.0  # step 5 done twice
     assert got["recomputed_by_kind"] == {"crash": [1]}
     assert got["restore_s"] == {"memory": {"n": 1, "median": 0.002, "mean": 0.002}}

@@ -71,6 +71,21 @@ def main(actions: list[str]) -> None:
             api.PROBE = crash
             ckpt.save(state(step), step)
             out(action=kind, survived=True)
+        elif kind in ("asave", "asave-torn"):
+            step = int(args[0])
+            sd = state(step)
+            if kind == "asave-torn":  # the training writes a saved tensor during the copy
+
+                def write(at: str, sd: dict[str, Any] = sd) -> None:
+                    if at == "tensors-half":
+                        sd["model"]["w"].add_(1)
+
+                api.PROBE = write
+            r = ckpt.save(sd, step, asynchronous=True)
+            done = ckpt.wait()
+            api.PROBE = None
+            assert done is not None
+            out(action=kind, pending=r.pending, ok=done.ok, error=done.error, blocked=r.seconds)
         elif kind == "bad":
             sd = {**state(int(args[0])), "lock": threading.Lock()}
             r = ckpt.save(sd, int(args[0]))

@@ -105,6 +105,22 @@ def test_a_version_lent_to_a_restarted_rank_is_never_written_again(store: StoreT
     }
 
 
+def test_an_asynchronous_save_commits_after_its_copy_and_a_torn_one_is_dropped(
+    store: StoreThread,
+) -> None:
+    first, torn = rank(store, "asave:1", "asave-torn:2")
+    assert first["pending"] and first["ok"], first
+    assert torn["pending"] and not torn["ok"] and "model.w changed" in torn["error"], torn
+    assert store.call(store.store.held) == [1]  # step 2 was never committed
+    restart(store)
+    assert rank(store, "load")[0] == {
+        "action": "load",
+        "step": 1,
+        "source": "memory",
+        "equal": True,
+    }
+
+
 def test_an_unpicklable_value_is_a_clear_error_and_nothing_is_touched(store: StoreThread) -> None:
     first, bad, after = rank(store, "save:1", "bad:2", "save:3")
     assert first["ok"] and after["ok"]
