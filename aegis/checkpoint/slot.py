@@ -25,7 +25,6 @@ from typing import Any
 import torch
 
 from aegis.checkpoint import disk, wire
-from aegis.checkpoint.dcp_meta import metadata_bytes
 from aegis.checkpoint.framing import Framing, aligned, check_round_trip, framing
 from aegis.checkpoint.tree import Leaf, TreeError, flatten, path_from_json, path_to_json, unflatten
 from aegis.checkpoint.tree import Path as TreePath
@@ -240,6 +239,9 @@ def _index(plan: Plan) -> bytes:
 
 
 def _meta(plan: Plan) -> bytes:
+    # torch.distributed.checkpoint takes ~1 s to import: a restarted rank's load() needs none
+    from aegis.checkpoint.dcp_meta import metadata_bytes
+
     return metadata_bytes(
         [
             (
