@@ -372,8 +372,25 @@ def save_section(args: argparse.Namespace) -> dict[str, Any]:
         "dcp_load_persisted_s": round(r["dcp_load_disk"], 4),
         "restore_over_torch_load": round(r["memory"] / m["torch_load"], 4),
         "step_during_persist_ratio": round(
-            statistics.mean(m["step_during_persist"]) / m["step_quiet"], 3
+            statistics.median(m["step_during_persist"]) / m["step_quiet"], 3
         ),
+    }
+
+
+def fault_free_rounds(args: argparse.Namespace) -> dict[str, Any]:
+    """Fault-free walls of torchrun and aegis+checkpoint, run in turns (the order swapped
+    each round): a machine whose load drifts slows both alike."""
+    walls: dict[str, list[float]] = {"torchrun": [], "aegis+checkpoint": []}
+    for r in range(args.ff_rounds):
+        names = list(walls) if r % 2 == 0 else list(walls)[::-1]
+        for name in names:
+            wall, ok = run(new_job(name, args, "ffr"), [], limit=3600, slow_for=args.slow_for)
+            walls[name].append(round(wall, 2) if ok else float("nan"))
+    ratios = [a / t for a, t in zip(walls["aegis+checkpoint"], walls["torchrun"], strict=True)]
+    return {
+        "walls_s": walls,
+        "aegis_over_torchrun": [round(x, 3) for x in ratios],
+        "median_ratio": round(statistics.median(ratios), 3) if ratios else None,
     }
 
 
@@ -391,6 +408,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--slow-for", type=float, default=10.0)
     p.add_argument("--state-mb", type=int, default=256)
     p.add_argument("--async-save", action="store_true", help="(c) saves asynchronously")
+    p.add_argument(
+        "--ff-rounds",
+        type=int,
+        default=0,
+        help="also run torchrun and aegis+checkpoint fault-free, in turns, N times",
+    )
     p.add_argument("--only", default="", help="comma-separated launchers (default all)")
     p.add_argument("--skip-save-section", action="store_true")
     p.add_argument("--json", action="store_true")
@@ -419,6 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f["lost_per_fault_over_torchrun"] = round(
                     f["lost_per_fault_s"] / base["lost_per_fault_s"], 3
                 )
+    if args.ff_rounds:
+        out["fault_free"] = fault_free_rounds(args)
     if not args.skip_save_section:
         out["save"] = save_section(args)
     if args.json:
