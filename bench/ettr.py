@@ -328,7 +328,7 @@ def save_section(args: argparse.Namespace) -> dict[str, Any]:
         "--state-dir",
         str(work / "state"),
         "--max-retry",
-        "2",
+        "3",
         "--checkpoint-dir",
         str(work / "ckpt"),
         "--checkpoint-every",
@@ -348,9 +348,11 @@ def save_section(args: argparse.Namespace) -> dict[str, Any]:
     )
     ev = [json.loads(x) for x in (work / "events.jsonl").read_text().splitlines()]
     m = next(e for e in ev if e["e"] == "measure")
-    r = next(e for e in ev if e["e"] == "restore")
+    restores = {e["source"]: e for e in ev if e["e"] == "restore"}
+    dcp_load = next((e["s"] for e in ev if e["e"] == "dcp_load"), None)
     save = statistics.median(m["aegis_save"])
     asave = statistics.median(m["aegis_save_async"])
+    mem, disk = restores.get("memory", {}), restores.get("disk", {})
     return {
         "state_mb": round(m["bytes"] / 2**20, 1),
         "memcpy_s": round(m["memcpy"], 4),
@@ -363,17 +365,21 @@ def save_section(args: argparse.Namespace) -> dict[str, Any]:
         "aegis_save_async_s": round(asave, 4),
         "async_over_memcpy": round(asave / m["memcpy"], 3),
         "async_over_torch_save": round(asave / m["torch_save"], 3),
-        "step_with_async_copy_ratio": round(
-            statistics.mean(m["step_with_async_copy"]) / m["step_quiet"], 3
+        "step_s": round(m["step_quiet"], 4),
+        "step_with_async_save_ratio": round(
+            statistics.median(m["step_with_async_save"]) / m["step_quiet"], 3
         ),
-        "torch_load_s": round(m["torch_load"], 4),
-        "restore_memory_s": round(r["memory"], 4),
-        "restore_memory_into_model_s": round(r["memory_into_model"], 4),
-        "dcp_load_persisted_s": round(r["dcp_load_disk"], 4),
-        "restore_over_torch_load": round(r["memory"] / m["torch_load"], 4),
         "step_during_persist_ratio": round(
             statistics.median(m["step_during_persist"]) / m["step_quiet"], 3
         ),
+        "torch_load_s": round(m["torch_load"], 4),
+        "restore_memory_s": mem.get("s"),
+        "restore_memory_into_model_s": mem.get("into_model"),
+        "restore_disk_s": disk.get("s"),
+        "restore_disk_into_model_s": disk.get("into_model"),
+        "dcp_load_persisted_s": dcp_load,
+        "restore_memory_over_torch_load": round(mem["s"] / m["torch_load"], 4) if mem else None,
+        "restore_disk_over_torch_load": round(disk["s"] / m["torch_load"], 4) if disk else None,
     }
 
 

@@ -176,16 +176,29 @@ def train(log: Log, rank: int) -> None:
     log("done", step=steps - 1)
 
 
-def state_of_mb(mb: int) -> dict[str, Any]:
-    """A GPT and its AdamW state of about `mb` megabytes (params and two moments)."""
-    width = 512
-    layers = max(1, round(mb * 2**20 / (3 * 4 * 12 * width * width)))
-    model = GPT(width, layers, 64)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    idx = batch(0, 0, 64)
-    F.cross_entropy(model(idx[:, :-1]).reshape(-1, VOCAB), idx[:, 1:].reshape(-1)).backward()
-    opt.step()
-    return {"model": model.state_dict(), "optim": opt.state_dict()}
+class Trainer:
+    """A GPT and its AdamW of about `mb` megabytes of state (params and two moments)."""
+
+    def __init__(self, mb: int) -> None:
+        width = 512
+        layers = max(1, round(mb * 2**20 / (3 * 4 * 12 * width * width)))
+        self.model = GPT(width, layers, 64)
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4)
+        self.n = 0
+        self.step()
+
+    def step(self) -> None:
+        """One training step (forward, backward, optimizer step)."""
+        idx = batch(self.n, 0, 64)
+        logits = self.model(idx[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), idx[:, 1:].reshape(-1))
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.n += 1
+
+    def state(self) -> dict[str, Any]:
+        return {"model": self.model.state_dict(), "optim": self.opt.state_dict()}
 
 
 def tensors_of(x: Any) -> list[torch.Tensor]:
@@ -207,15 +220,28 @@ def best(fn: Any, n: int = 3) -> float:
     return min(times)
 
 
+def timed(fn: Any, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
 def measure(log: Log, mb: int) -> int:
-    """Save (attempt 0) and restore (attempt 1) a state of `mb` MB, beside memcpy and torch."""
+    """Save (attempt 0), restore from memory (attempt 1, after a crash) and from disk
+    (attempt 2, after a node loss) a training state of `mb` MB, beside a plain memcpy,
+    torch.save and torch.load. Under `aegis run -n 1 --checkpoint-every 5`."""
     import ctypes
+    import signal
 
     import aegis.checkpoint
 
     torch.set_num_threads(1)  # one thread per rank, as with several ranks on a node
     torch.manual_seed(0)
-    sd = state_of_mb(mb)
+    trainer = Trainer(mb)
+    sd = trainer.state()
     src = tensors_of(sd)
     nbytes = sum(t.numel() * t.element_size() for t in src)
     where = Path(os.environ["ETTR_DIR"])
@@ -232,7 +258,7 @@ def measure(log: Log, mb: int) -> int:
 
         plain_memcpy()  # pages of the destination allocated before the timing
         memcpy = best(plain_memcpy)
-        del dst
+        del dst, pairs
         path = where / "state.pt"
 
         def torch_save(sync: bool) -> None:
@@ -242,63 +268,67 @@ def measure(log: Log, mb: int) -> int:
                     f.flush()
                     os.fsync(f.fileno())
 
-        saved = [aegis.checkpoint.save(sd, s).seconds for s in range(6)]  # persists at 0 and 5
+        torch_save(False)
         save_no_sync = best(lambda: torch_save(False))
         save_sync = best(lambda: torch_save(True))
         load_disk = best(lambda: torch.load(path, weights_only=False), n=2)
-        a = torch.randn(256, 256)
-        step = lambda: [a @ a for _ in range(100)]  # noqa: E731  (a step's compute)
-        before = [best(step, n=1) for _ in range(5)]
-        asaved, overlapped = [], []
-        for n in (6, 7, 8):  # asynchronous: the copy runs beside the next step's compute
-            r = aegis.checkpoint.save(sd, n, asynchronous=True)
-            t0 = time.perf_counter()
-            step()
-            done = aegis.checkpoint.wait()
-            overlapped.append(time.perf_counter() - t0)
-            asaved.append(r.seconds if done is not None and done.ok else float("nan"))
-        # a step's compute with a persist of the state running beside it
-        aegis.checkpoint.save(sd, 10)  # a multiple of the job's --checkpoint-every 5
-        t0 = time.perf_counter()
-        during = [best(step, n=1) for _ in range(5)]
-        window = time.perf_counter() - t0
-        time.sleep(2.0)  # the persist is over (a copy of this size takes well under 1 s)
-        quiet = statistics.median(before + [best(step, n=1) for _ in range(5)])
+        # not multiples of 5 (--checkpoint-every 5): the blocking of a copy alone, into the
+        # rank's two version files once they exist (saves 1 and 2 make them)
+        ids = (1, 2, 3, 4, 6, 7, 8)
+        saved = [aegis.checkpoint.save(trainer.state(), s).seconds for s in ids][2:]
+        quiet = timed(trainer.step, 4)  # a training step, no save
+        asaved = []
+
+        def step_async_save() -> None:  # its copy runs beside the next step's compute
+            trainer.step()
+            r = aegis.checkpoint.save(trainer.state(), 101 + 5 * trainer.n, asynchronous=True)
+            asaved.append(r.seconds)
+
+        with_async = timed(step_async_save, 4)
+        aegis.checkpoint.wait()
+        # the step right after a save the agent persists (a multiple of 5), beside the copy
+        aegis.checkpoint.save(trainer.state(), 1000)
+        during = timed(trainer.step, 1)
+        quiet += timed(trainer.step, 3)
         log(
             "measure",
             bytes=nbytes,
             memcpy=memcpy,
-            aegis_save=sorted(saved[2:]),
-            aegis_save_async=asaved,
-            step_with_async_copy=overlapped,
+            aegis_save=sorted(saved),
+            aegis_save_async=asaved[1:],
             torch_save=save_no_sync,
             torch_save_fsync=save_sync,
             torch_load=load_disk,
-            step_quiet=quiet,
+            step_quiet=statistics.median(quiet),
+            step_with_async_save=with_async[1:],
             step_during_persist=during,
-            persist_window=window,
         )
+        aegis.checkpoint.save(sd, 1005)  # persisted too: what attempt 2 reads back
+        time.sleep(3.0)  # its persist is done
         sys.stdout.flush()
         os._exit(3)  # a crash: `aegis run` restarts the rank in place, its state in memory
     restored = aegis.checkpoint.load()
-    assert restored is not None and restored.source == "memory", restored
+    assert restored is not None
     t0 = time.perf_counter()
     for d, s in zip(tensors_of(sd), tensors_of(restored.state), strict=True):
         d.copy_(s)
-    into = time.perf_counter() - t0
-    # the persisted copy, read as a user without Aegis would: dcp.load into the state dict
-    import torch.distributed.checkpoint as dcp
+    log(
+        "restore",
+        source=restored.source,
+        s=restored.seconds,
+        into_model=restored.seconds + time.perf_counter() - t0,
+        step=restored.step,
+    )
+    if restored.source == "memory":  # now a node loss: the agent and this rank die
+        sys.stdout.flush()
+        os.kill(os.getppid(), signal.SIGKILL)
+        os._exit(9)
+    import torch.distributed.checkpoint as dcp  # the persisted copy, read without Aegis
 
     newest = sorted(where.glob("ckpt/step-*"))[-1] / "rank-00000"
     t0 = time.perf_counter()
     dcp.load(sd, checkpoint_id=newest, no_dist=True)
-    log(
-        "restore",
-        memory=restored.seconds,
-        memory_into_model=restored.seconds + into,
-        dcp_load_disk=time.perf_counter() - t0,
-        step=restored.step,
-    )
+    log("dcp_load", s=time.perf_counter() - t0)
     return 0
 
 

@@ -12,6 +12,7 @@ persisted rank directory the same way.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import mmap
@@ -267,6 +268,7 @@ def write_version(
     """Fill `buf` (the version file, mapped; `whole` a uint8 tensor over it) with `plan`.
     `probe(point)` is called between the parts (tests crash the rank there)."""
     view = memoryview(buf)
+    address = whole.data_ptr()
     base = wire.DATA_OFFSET
     cuda = False
     half = len(plan.tensors) // 2
@@ -276,11 +278,14 @@ def write_version(
         start = base + t.record
         view[start : start + len(t.frame.prefix)] = t.frame.prefix
         if t.frame.nbytes:
-            dst = whole[base + t.data : base + t.data + t.frame.nbytes]
-            dst = dst.view(t.tensor.dtype).view(t.tensor.shape)
             src = t.tensor.detach()
-            cuda = cuda or src.is_cuda
-            dst.copy_(src, non_blocking=src.is_cuda)
+            if src.device.type == "cpu" and src.is_contiguous():  # a plain memcpy
+                ctypes.memmove(address + base + t.data, src.data_ptr(), t.frame.nbytes)
+            else:  # strided, or on a device: torch copies (device memory straight in)
+                dst = whole[base + t.data : base + t.data + t.frame.nbytes]
+                dst = dst.view(t.tensor.dtype).view(t.tensor.shape)
+                cuda = cuda or src.is_cuda
+                dst.copy_(src, non_blocking=src.is_cuda)
         end = base + t.data + t.frame.nbytes
         view[end : end + len(t.frame.suffix)] = t.frame.suffix
     if cuda:
