@@ -163,6 +163,12 @@ def register(sub: Any) -> None:
     ctl.add_argument("--heartbeat-rate", type=float, default=DEFAULT_HEARTBEAT_RATE)
     ctl.add_argument("--metrics-port", type=int, default=0, help="0: no metrics endpoint")
     ctl.add_argument("--events", action="store_true", help="read launcher events on stdin")
+    ctl.add_argument(
+        "--resumed-run",
+        action="store_true",
+        help="the saved job's agents ended with the run that was interrupted: each pod's "
+        "first new agent continues its incarnation (no retry counted)",
+    )
     ctl.set_defaults(func=_controller, parser=ctl)
 
 
@@ -300,5 +306,6 @@ def _controller(args: argparse.Namespace) -> int:
             creds,
             events=args.events,
             metrics_port=args.metrics_port,
+            resumed_run=args.resumed_run,
         )
     )

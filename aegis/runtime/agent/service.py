@@ -664,5 +664,12 @@ async def agent_main(cfg: AgentConfig) -> int:
     orphan = asyncio.create_task(watch_parent(lambda: agent.stop(TERMINATED)))
     try:
         return await agent.run()
+    except Exception as exc:  # a bug of ours is not the node's fault: Python's exit 1 would be
+        log.error("agent %s failed", cfg.pod, exc_info=exc)
+        print(
+            f"aegis: agent {cfg.pod}: internal error {exc!r}: exit {AgentExit.INTERNAL}",
+            flush=True,
+        )
+        return AgentExit.INTERNAL
     finally:
         orphan.cancel()

@@ -379,10 +379,13 @@ class ControllerCore:
         constants: Constants | None = None,
         on_fault: Callable[[FaultRecord], None] | None = None,
         wal: Log | None = None,
+        resumed_run: bool = False,
     ) -> None:
         """`constants` defaults to the job's (Workers = its pods, no fault budget); `on_fault`
         receives one record per fault (the structured fault log); `wal`: the write-ahead log
-        beside the store (a file; ConfigMaps on Kubernetes: docs/persistence.md)."""
+        beside the store (a file; ConfigMaps on Kubernetes: docs/persistence.md);
+        `resumed_run`: every agent of the saved job is gone with the run that was interrupted
+        (a new `aegis run` on its state dir), see `on_ack`."""
         self.job = job
         self.store = store
         self.wal = wal
@@ -429,6 +432,9 @@ class ControllerCore:
         state = self._restore()
         now = time.monotonic()  # a restarted controller gives every known agent a full timeout
         self.last_seen = {p: now for p, inc in self.extras.incarnations.items() if inc}
+        # pod -> the saved incarnation its first new agent continues (resumed_run): memory only,
+        # so a controller restarted later in the same run adopts nobody
+        self._resumable: dict[str, str] = {}
         self.engine = Engine(
             self.constants,
             state,
@@ -450,6 +456,12 @@ class ControllerCore:
                 steplog.write_resume(self.engine.seq_no, self.state)
             if self._since_snapshot:
                 self._snapshot()  # the status file is current again, the WAL empty
+            if resumed_run:
+                self._resumable = {
+                    pod: inc
+                    for pod, inc in self.extras.incarnations.items()
+                    if inc and self._agent_state(ModelValue(pod)) == "Ready"
+                }
 
     # ---------------- events ----------------
 
@@ -464,6 +476,8 @@ class ControllerCore:
         if known == inc and self._agent_state(w) == "Ready":
             self.extras.counters["duplicate_ack"] += 1
             return Outcome(self.order_for(pod))
+        if known is not None and known != inc and self._resumable.get(pod) == known:
+            return self._resume_pod(pod, inc)
         if known != inc and self.extras.evicted.get(pod) == inc:
             # an incarnation declared lost, asking again (its ACK sent again, e.g. on waking),
             # before or after its replacement joined: it must leave, not take the pod back
@@ -480,6 +494,19 @@ class ControllerCore:
         self.engine.observe(Label.agentJoin, w=w)
         out = self._finish(None)  # the reply carries the order after the decisions
         return Outcome(self.order_for(pod), out.publish)
+
+    def _resume_pod(self, pod: str, inc: str) -> Outcome:
+        """The first agent of a resumed run for a pod whose agent was Ready when the run was
+        interrupted: it continues that incarnation (the spec's agent is still Ready, working on
+        the current order or done with it), so the interruption is a pause of the whole job,
+        not a pod restart, and counts no retry. It is answered with the current order."""
+        del self._resumable[pod]
+        self.extras.incarnations[pod] = inc
+        self.extras.counters["resumed"] += 1
+        self.last_seen[pod] = time.monotonic()
+        log.info("agent %s resumes the interrupted run's incarnation of its pod", pod)
+        self._save()
+        return Outcome(self.order_for(pod))
 
     @transaction
     def on_report(self, msg: Message) -> Outcome:

@@ -387,6 +387,7 @@ async def serve(
     *,
     events: bool,
     metrics_port: int = 0,
+    resumed_run: bool = False,
 ) -> int:
     """The `aegis controller` process: load the store, serve the job, return the exit code.
 
@@ -403,6 +404,7 @@ async def serve(
         steplog,
         on_fault=observer.fault_sink(faults.write),
         wal=wal,
+        resumed_run=resumed_run,
     )
     bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
     service = ControllerService(core, bus, observer)

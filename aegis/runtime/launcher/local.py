@@ -253,6 +253,7 @@ class Launcher:
         self.container_restarts: dict[tuple[str, str], int] = {}  # (pod, node) -> Level 2 count
         self.done = asyncio.Event()
         self.exit_code = 1
+        self.resuming = False  # the state dir holds a job an earlier run left unfinished
         self._watchers: set[asyncio.Task[None]] = set()
 
     async def run(self) -> int:
@@ -267,6 +268,15 @@ class Launcher:
                     )
                 print(f"aegis: job already ended {ended}; nothing was run", file=sys.stderr)
                 return 0 if ended == "Succeed" else 1
+            # a job saved by an earlier run that was interrupted: its agents are gone with it
+            self.resuming = (self.state_dir / STATUS_FILE).exists()
+            if self.resuming:
+                print(
+                    f"aegis: resuming the job saved in {self.state_dir} (the interruption "
+                    "counts no retry)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return await self._run()
 
     async def _run(self) -> int:
@@ -400,8 +410,10 @@ class Launcher:
 
     async def _controller_loop(self) -> None:
         for attempt in range(MAX_CONTROLLER_RESTARTS + 1):
+            # only the first controller of a resumed run may take the saved incarnations over
+            resumed = ["--resumed-run"] if self.resuming and attempt == 0 else []
             self.controller = await asyncio.create_subprocess_exec(
-                *dies_with_parent([*_python_aegis(), *self._ctl_args]),
+                *dies_with_parent([*_python_aegis(), *self._ctl_args, *resumed]),
                 stdin=asyncio.subprocess.PIPE,
                 start_new_session=True,
                 env={**os.environ, Var.LAUNCHER_PID: str(os.getpid())},
