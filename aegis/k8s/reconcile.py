@@ -122,7 +122,7 @@ def reconcile(job: JobView, seen: Observed) -> list[Action]:
     if problem is not None:
         return [*head, _status(job, FAILED, problem), *_delete_all(seen.pods, problem)]
     plan = _plan_pods(job, seen.pods)
-    verdict = _failure(job, seen, plan)
+    verdict = plan.user_error or _failure(job, seen, plan)
     if verdict is not None:
         failed = _status(job, FAILED, verdict, plan.counters(job))
         return [*head, failed, *_delete_all(seen.pods, verdict)]
@@ -197,6 +197,7 @@ class _PodPlan:
     restarts: int = 0
     running: int = 0
     level2: dict[int, int] = field(default_factory=dict)  # rank -> Level 2 exits seen now
+    user_error: str | None = None  # a worker's command cannot start: the job fails at once
 
     def counters(self, job: JobView) -> Counters:
         """(faulty nodes seen, pod recreations, Level 2 recreations per rank) after this plan."""
@@ -218,6 +219,13 @@ def _plan_pods(job: JobView, pods: Sequence[PodView]) -> _PodPlan:
         pod = live[name]
         if pod.phase in ("Running", "Succeeded"):  # pod phases
             plan.running += 1
+        elif pod.phase == "Failed" and pod.exit_code == AgentExit.BAD_COMMAND:
+            # the user's error: no retry or other node would change it; no node excluded
+            said = f": {pod.message}" if pod.message else ""
+            plan.user_error = plan.user_error or (
+                f"worker {wanted[name]}'s command cannot start (agent exit "
+                f"{AgentExit.BAD_COMMAND}, the user's error; no node blamed){said}"
+            )
         elif pod.phase == "Failed":
             plan.deletes.append(DeletePod(name, _why(pod)))
             plan.restarts += 1

@@ -319,3 +319,20 @@ def test_any_aegisjob_is_run_or_refused_without_raising(edits: list[tuple[Any, A
         Observed(pods=[], aegis=AegisView(phase="RunCommand"), secret=True, service=True),
     ):
         reconcile(view, observed)
+
+
+def test_a_pods_exit_code_and_termination_message_are_read() -> None:
+    pod = worker_pod(job(), 1, (), SETTINGS)
+    container = pod["spec"]["containers"][0]["name"]
+    long = "the command cannot start: " + "x" * 1000
+    pod["status"] = {
+        "phase": "Failed",
+        "containerStatuses": [
+            {"name": "other", "state": {"terminated": {"exitCode": 1, "message": "no"}}},
+            {"name": container, "state": {"terminated": {"exitCode": 78, "message": long}}},
+        ],
+    }
+    seen = PodView.from_obj(pod)
+    assert seen.exit_code == 78 and seen.message == long[:400]
+    pod["status"]["containerStatuses"][1]["state"] = {"running": {}}
+    assert PodView.from_obj(pod).exit_code is None and PodView.from_obj(pod).message == ""
