@@ -57,6 +57,16 @@ def test_a_script_without_its_interpreter_is_told_how_to_run(tmp_path: Path) -> 
     assert bare is not None and "is not on PATH" in bare
 
 
+def test_a_module_on_the_commands_pythonpath_is_found(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "mymod_x.py").write_text("")
+    argv = [sys.executable, "-m", "mymod_x"]
+    assert command_problem(argv, env={**os.environ, "PYTHONPATH": str(lib)}) is None
+    assert command_problem(argv, cwd=str(lib)) is None  # -m looks in the working dir first
+    assert command_problem(argv, env={"PATH": os.environ["PATH"]}) is not None
+
+
 def test_commands_that_can_start_pass() -> None:
     assert command_problem(["true"]) is None
     assert command_problem([sys.executable, "-c", "pass"]) is None

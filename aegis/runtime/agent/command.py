@@ -63,7 +63,7 @@ def command_problem(
     path = (env if env is not None else os.environ).get("PATH", os.defpath)
     if os.sep not in program:
         if shutil.which(program, path=path) is not None:
-            return _script_problem(argv, where)
+            return _script_problem(argv, where, env)
         local = os.path.join(where, program)
         if os.path.isfile(local):
             return (
@@ -83,10 +83,10 @@ def command_problem(
             f"{program!r} has no '#!' line naming its interpreter; run it as "
             f"{_runnable(program, None)}"
         )
-    return _script_problem(argv, where)
+    return _script_problem(argv, where, env)
 
 
-def _script_problem(argv: Sequence[str], where: str) -> str | None:
+def _script_problem(argv: Sequence[str], where: str, env: Mapping[str, str] | None) -> str | None:
     """For `python SCRIPT ...`: a SCRIPT that does not exist (python would exit 2 at once,
     the same on every retry and every node). Only the plain form is judged: an option before
     the script (`-u`, `-m`, `-c`) leaves it to python."""
@@ -94,7 +94,8 @@ def _script_problem(argv: Sequence[str], where: str) -> str | None:
         return None
     script = argv[1]
     if script == "-m" and len(argv) > 2 and _same_python(argv[0]):
-        return _module_problem(argv[2], where)
+        pythonpath = (env if env is not None else os.environ).get("PYTHONPATH", "")
+        return _module_problem(argv[2], [where, *pythonpath.split(os.pathsep)])
     if script.startswith("-") or os.path.exists(os.path.join(where, script)):
         return None
     return f"{script!r}: no such file (from {where}); {os.path.basename(argv[0])} cannot open it"
@@ -106,16 +107,18 @@ def _same_python(program: str) -> bool:
     return found is not None and os.path.realpath(found) == os.path.realpath(sys.executable)
 
 
-def _module_problem(module: str, where: str) -> str | None:
+def _module_problem(module: str, first: Sequence[str]) -> str | None:
     """`python -m MODULE`: a MODULE whose top-level package is nowhere python would look
-    (the working directory first, as `-m` does). Only the top level is looked up: finding a
-    submodule would import its package."""
+    (`first`: the working directory, then the command's PYTHONPATH, as `-m` does; then this
+    interpreter's path). Only the top level is looked up: finding a submodule would import
+    its package."""
     top = module.split(".", 1)[0]
-    if not top or importlib.machinery.PathFinder.find_spec(top, [where, *sys.path]) is not None:
+    search = [p for p in first if p] + sys.path[1:]
+    if not top or importlib.machinery.PathFinder.find_spec(top, search) is not None:
         return None
     if top in sys.builtin_module_names:
         return None
-    return f"python -m {module}: no module named {top!r} (from {where})"
+    return f"python -m {module}: no module named {top!r} (from {first[0]})"
 
 
 def _runnable(program: str, as_path: str | None) -> str:
