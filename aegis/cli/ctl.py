@@ -168,7 +168,8 @@ def register(sub: Any) -> None:
         "check",
         parents=[common],
         prog="aegis ctl check",
-        help="run the local health checks on POD(s) now (default: all)",
+        help="run the 4 local health checks on POD(s) now (default: every pod); the other 3 "
+        "of the 7 need every rank of the job and run in troubleshoot rounds",
     )
     check.add_argument("pods", nargs="*", metavar="POD")
     check.add_argument(
@@ -633,7 +634,9 @@ async def watch_status(
             if not answer.ok:
                 if seen:
                     view = saved_view(saved) if saved is not None else None
-                    if view is not None:
+                    if view is not None and as_json:
+                        print(json.dumps(view, sort_keys=True), file=out, flush=True)
+                    elif view is not None:
                         print(render_status(cfg, view), file=out, flush=True)
                     else:
                         print(f"job {cfg.namespace}/{cfg.job} has ended", file=out)
