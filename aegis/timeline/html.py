@@ -60,7 +60,7 @@ _SCRIPT = r"""
   const D = JSON.parse(document.getElementById("timeline-data").textContent);
   const S = JSON.parse(document.getElementById("timeline-style").textContent);
   const NS = "http://www.w3.org/2000/svg";
-  const LEFT = 190, RIGHT = 30, TOP = 40, ROW = 34, W = 1200;
+  const LEFT = 270, RIGHT = 30, TOP = 40, ROW = 34, W = 1280;
   const rows = D.pods.length + 1;
   const H = TOP + rows * ROW + 60;
   const span = Math.max(D.end - D.start, 1e-3);

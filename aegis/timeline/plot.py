@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ _MPL_MARKERS = {
 # a "retry N" label on the job's row needs this share of the width to itself: a label whose
 # start is closer to the last one is left out (short bands' labels were drawn over each other)
 LABEL_GAP = 0.09
+LEGEND_COLUMNS = 7
 
 
 # an image of more rows is no picture: 12,500 pods made a 1,200 x 627,000 pixel PNG in 2.5
@@ -95,7 +97,8 @@ def render_image(tl: Timeline, path: Path) -> None:
         ax.set_xlabel("seconds since the job started")
         title = tl.title
         if tl.cause:
-            title += "\n" + _short(f"why it failed: {tl.cause}", 150)
+            cause = textwrap.wrap(f"why it failed: {tl.cause}", 120)
+            title += "\n" + "\n".join(cause[:2]) + (" …" if len(cause) > 2 else "")
         if len(pods) < len(tl.pods):
             title += (
                 f"\n{len(pods)} of {len(tl.pods)} pods shown, those with faults first "
@@ -109,15 +112,14 @@ def render_image(tl: Timeline, path: Path) -> None:
             marker = _MPL_MARKERS[shape]
             label = LEGEND_LABELS[k]
             handles.append(Line2D([], [], marker=marker, color=colour, linestyle="", label=label))
-        ax.legend(
-            handles=handles,
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.35),
-            ncol=7,
-            fontsize=7,
-            frameon=False,
+        # the legend below the axes, in room of its own (it ran into the axis label)
+        legend_in = 0.22 * -(-len(handles) // LEGEND_COLUMNS) + 0.1
+        height = 1.2 + 0.5 * len(rows) + 0.18 * title.count("\n") + legend_in
+        fig.set_size_inches(12, height)
+        fig.legend(
+            handles=handles, loc="lower center", ncol=LEGEND_COLUMNS, fontsize=7, frameon=False
         )
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, legend_in / height, 1, 1))
         fig.savefig(path, format=path.suffix.lstrip(".").lower(), dpi=100)
     finally:
         plt.close(fig)
@@ -137,7 +139,3 @@ def retry_labels(bands: list[Band], t0: float, span: float) -> list[tuple[float,
         shown = b.recover_count
         out.append((x, f"retry {shown}"))
     return out
-
-
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
