@@ -60,16 +60,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-# how long each step takes on the CI model on a 2-core machine (README, "Changing the spec"):
-# said when the step starts, so that a long one is not taken for a hang
+# how long each step took on the CI model, on the 2-core development machine under a load
+# average of about 12 (docs/changing-the-spec.md, "How long it takes"): said when the step
+# starts, so that a long one is not taken for a hang; an idle machine is several times faster
 EXPECTED = {
     "translate": "a few seconds",
-    "check": "about 15 s",
-    "gen": "about 10 s",
-    "conform": "about 2 min",
-    "behaviours": "about 30 s",
-    "spec mutants": "about 11 min with --mutants run (a TLC run per mutant, each said as it ends)",
-    "code mutants": "about 1 min with --mutants run",
+    "check": "about 2 min (15 s on an idle machine)",
+    "gen": "a few seconds",
+    "conform": "about 7 min",
+    "behaviours": "about 15 s",
+    "spec mutants": "seconds; with --mutants run a TLC run per mutant, about 11 min, each "
+    "said as it ends",
+    "code mutants": "seconds; with --mutants run a conformance run per fast mutant, each "
+    "said as it ends",
 }
 
 
