@@ -69,7 +69,8 @@ def test_resume_after_ctrl_c_counts_no_retry(tmp_path: Path, aegis_run: Launch) 
     first = aegis_run(2, env=env)
     first.wait_until(lambda: ranks_started(times, 2), 120, "both ranks of the first run")
     first.send_signal(signal.SIGINT)
-    assert first.finish(60) != 0
+    assert first.finish(60) == 130
+    assert "run the same command again to resume the job" in first.stderr
     assert first.status()["phase"] == "RunCommand"
     second = aegis_run(2, env=env)
     second.wait_until(lambda: ranks_started(times, 4), 120, "both ranks of the resumed run")

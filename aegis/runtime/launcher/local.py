@@ -609,6 +609,19 @@ async def run_local(job: LocalJob) -> int:
         code = await launcher.run()
     finally:
         launcher.forget()
+    if code in (terminated_by(signal.SIGINT), terminated_by(signal.SIGTERM)):
+        print(
+            "aegis: interrupted; "
+            + (
+                "its state was in a temporary dir, now removed (with --state-dir DIR the same "
+                "command again resumes a job)"
+                if launcher.temporary
+                else "run the same command again to resume the job (the interruption counts "
+                "no retry)"
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
     if launcher.temporary:
         print(
             "aegis: the job's files (step log, fault log, timeline) were in a temporary dir, "
