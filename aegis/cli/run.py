@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
+from aegis.cli.run_nodes import NodeFlagError, add_node_arguments, node_job, wants_nodes
 from aegis.cli.torchrun_compat import add_torchrun_flags, training_command
 from aegis.errors import AegisError
 from aegis.protocol.environment import (
@@ -39,11 +40,11 @@ def register(sub: Any) -> None:
         "-n",
         "--nnodes",
         dest="workers",
-        type=nnodes,
-        default=1,
         metavar="N",
         help="number of node agents (pods) on this machine (default 1); -n is its short form "
-        "here (in `aegis ctl --kube` and `aegis timeline`, -n is the namespace)",
+        "here (in `aegis ctl --kube` and `aegis timeline`, -n is the namespace). With "
+        "--node-rank / --rdzv-endpoint (or under srun): the job's hosts, N or MIN:MAX (MIN "
+        "train, the rest join as spares)",
     )
     run.add_argument(
         "--nproc-per-node",
@@ -139,6 +140,7 @@ def register(sub: Any) -> None:
         help="fault injection for tests: agents on node slot NODE (node-1, node-2, ...) "
         "simulate these check faults (e.g. node-2=gpu_lost); repeatable",
     )
+    add_node_arguments(run)
     run.add_argument(
         "cmd", nargs=argparse.REMAINDER, help="[--] the training command, after every flag"
     )
@@ -175,6 +177,9 @@ def register(sub: Any) -> None:
     ctl.add_argument("--max-retry", type=int, required=True)
     ctl.add_argument("--nats-url", required=True)
     ctl.add_argument("--creds", type=Path, required=True, help="controller credentials file")
+    ctl.add_argument(
+        "--nats-ca", type=Path, help="the CA certificate (PEM) of a nats-server speaking TLS"
+    )
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
     ctl.add_argument("--heartbeat-timeout", type=float, default=10.0)
@@ -190,22 +195,26 @@ def register(sub: Any) -> None:
     ctl.set_defaults(func=_controller, parser=ctl)
 
 
-def nnodes(text: str) -> int:
-    """`-n/--nnodes`: a number of nodes >= 1 (torchrun's MIN:MAX only as N:N)."""
+def single_machine_nodes(text: str | None) -> int:
+    """`-n/--nnodes` of a job on this machine: a number of nodes >= 1, 1 when not given
+    (torchrun's default); ValueError saying what is wrong (MIN:MAX is a job across hosts)."""
+    if text is None:
+        return 1
     low, sep, high = text.partition(":")
     try:
         n, top = int(low), int(high) if sep else int(low)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a number of nodes (e.g. -n 2); the job's namespace is --namespace"
+        raise ValueError(
+            f"--nnodes (-n) {text!r} is not a number of nodes (e.g. -n 2); the job's namespace "
+            "is --namespace"
         ) from None
     if n != top:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: elastic node ranges are not supported, a job has a fixed number of "
-            "nodes: use --nnodes N"
+        raise ValueError(
+            f"--nnodes {text!r}: on one machine use a number (MIN:MAX needs --rdzv-endpoint and "
+            "--node-rank: a job across hosts, docs/multihost.md)"
         )
     if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: use at least 1 node")
+        raise ValueError(f"--nnodes (-n) {text!r}: use at least 1 node")
     return n
 
 
@@ -222,6 +231,17 @@ def _run(args: argparse.Namespace) -> int:
     cmd = training_command(args.cmd, module=args.module, no_python=args.no_python)
     if not cmd:
         args.parser.error("no command given: aegis run [-n N] [--] CMD...")
+    nodes = None
+    try:
+        if wants_nodes(args, os.environ):
+            nodes = node_job(args, os.environ)
+            args.workers = str(nodes.nnodes)
+    except NodeFlagError as exc:
+        args.parser.error(str(exc))
+    try:
+        args.workers = single_machine_nodes(args.workers)
+    except ValueError as exc:
+        args.parser.error(str(exc))
     if args.max_retry < 0:
         args.parser.error(f"--max-retry {args.max_retry}: use a number of restarts >= 0")
     problem = command_problem(cmd)
@@ -264,7 +284,7 @@ def _run(args: argparse.Namespace) -> int:
     # mistake is said in about a second
     from aegis.runtime.launcher.local import LocalJob, available_memory, capacity_problem, run_local
 
-    too_many = capacity_problem(args.workers, available_memory())
+    too_many = None if nodes else capacity_problem(args.workers, available_memory())
     if too_many is not None:
         args.parser.error(too_many)
     _logging()
@@ -289,7 +309,24 @@ def _run(args: argparse.Namespace) -> int:
         preload=preload,
         log_dir=str(Path(args.log_dir).resolve()) if args.log_dir else "",
     )
+    if nodes is not None:
+        return _run_node(job, nodes)
     return asyncio.run(run_local(job))
+
+
+def _run_node(job: Any, nodes: Any) -> int:
+    """One node of a job across hosts: node 0's launcher, or a member's."""
+    from aegis.cli.run_nodes import forget_secret
+    from aegis.protocol.environment import AUTO
+    from aegis.runtime.agent.service import visible_gpus
+    from aegis.runtime.launcher.node import run_member
+    from aegis.runtime.launcher.node_zero import run_node_zero
+
+    forget_secret()  # read already: no agent, check or rank inherits it
+    nproc = job.nproc_per_node if job.nproc_per_node != AUTO else max(visible_gpus(), 1)
+    if nodes.node_rank == 0:
+        return asyncio.run(run_node_zero(job, nodes, nproc))
+    return asyncio.run(run_member(job, nodes, nproc))
 
 
 def _agent(args: argparse.Namespace) -> int:
@@ -341,6 +378,7 @@ def _controller(args: argparse.Namespace) -> int:
         args.heartbeat_rate,
     )
     creds = load_credentials(args.creds)
+    nats_ca = args.nats_ca.read_bytes() if args.nats_ca is not None else None
     return asyncio.run(
         serve(
             job,
@@ -350,5 +388,6 @@ def _controller(args: argparse.Namespace) -> int:
             events=args.events,
             metrics_port=args.metrics_port,
             resumed_run=args.resumed_run,
+            nats_ca=nats_ca,
         )
     )

@@ -26,13 +26,14 @@ from typing import Any, NoReturn
 # torchrun flag -> why Aegis has no such flag and what to use instead
 REFUSED: dict[str, str] = {
     "--rdzv-backend": "aegis run hosts the rendezvous itself (its controller gives each order "
-    "MASTER_ADDR and a fresh MASTER_PORT): drop it",
+    "MASTER_ADDR and a fresh MASTER_PORT; across hosts: --rdzv-endpoint names node 0): drop it",
     "--rdzv-id": "the job's name is its run id (TORCHELASTIC_RUN_ID): use --job NAME",
     "--rdzv-conf": "aegis run hosts the rendezvous itself: drop it",
     "--rdzv-endpoint": "aegis run hosts the rendezvous itself on this machine: drop it",
     "--node-rank": "aegis run starts every node agent on this machine and ranks them itself: "
     "drop it",
-    "--master-addr": "the controller sets MASTER_ADDR for every order: drop it",
+    "--master-addr": "the controller sets MASTER_ADDR for every order (across hosts: "
+    "--rdzv-endpoint names node 0): drop it",
     "--master-port": "the controller sets a fresh MASTER_PORT for every order (a restart must "
     "not meet the old rendezvous): drop it",
     "--local-addr": "aegis run binds the ranks' rendezvous on this machine: drop it",

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from aegis.cli import build_parser, main
+from aegis.cli.run import single_machine_nodes
 from aegis.cli.torchrun_compat import (
     REFUSED,
     add_torchrun_flags,
@@ -23,6 +24,11 @@ def parse(*argv: str) -> argparse.Namespace:
     return args
 
 
+def nodes(args: argparse.Namespace) -> int:
+    """The number of nodes `aegis run` runs on this machine (not given: 1)."""
+    return single_machine_nodes(args.workers)
+
+
 def command(*argv: str) -> list[str]:
     args = parse(*argv)
     return training_command(args.cmd, module=args.module, no_python=args.no_python)
@@ -30,7 +36,7 @@ def command(*argv: str) -> list[str]:
 
 def test_a_torchrun_command_line_runs_as_torchrun_would() -> None:
     args = parse("--nproc_per_node", "2", "--max_restarts", "5", "--standalone", "t.py", "-n", "7")
-    assert (args.workers, args.nproc_per_node, args.max_retry) == (1, "2", 5)
+    assert (nodes(args), args.nproc_per_node, args.max_retry) == (1, "2", 5)
     # as in torchrun, every word after the script is the script's
     assert command("--nproc_per_node", "2", "t.py", "-n", "7") == [
         sys.executable,
@@ -52,9 +58,9 @@ def test_a_torchrun_command_line_runs_as_torchrun_would() -> None:
 
 
 def test_nodes_default_to_one_and_a_flag_before_n_is_fine() -> None:
-    assert parse("x").workers == 1
-    assert parse("--nproc-per-node", "2", "-n", "3", "x").workers == 3
-    assert parse("--nnodes", "2:2", "x").workers == 2
+    assert nodes(parse("x")) == 1
+    assert nodes(parse("--nproc-per-node", "2", "-n", "3", "x")) == 3
+    assert nodes(parse("--nnodes", "2:2", "x")) == 2
     assert parse("--max-retry", "4", "x").max_retry == 4
     assert parse("x").max_retry == 3  # the default, not the alias's
 
@@ -67,8 +73,9 @@ def test_nodes_default_to_one_and_a_flag_before_n_is_fine() -> None:
         (["--rdzv-backend", "c10d", "t.py"], "hosts the rendezvous itself"),
         (["-r", "3", "t.py"], "--redirects is torchrun's"),
         (["--tee", "3", "t.py"], "--log-dir DIR"),
-        (["--nnodes", "1:4", "t.py"], "elastic node ranges are not supported"),
+        (["--nnodes", "1:4", "t.py"], "MIN:MAX needs --rdzv-endpoint and --node-rank"),
         (["-n", "default", "t.py"], "the job's namespace is --namespace"),
+        (["-n", "0", "t.py"], "use at least 1 node"),
         (
             ["--nprocs", "2", "t.py"],
             "unrecognized arguments: --nprocs (did you mean --nproc-per-node?)",

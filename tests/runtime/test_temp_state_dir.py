@@ -12,7 +12,7 @@ from pathlib import Path
 from ..support import AEGIS, Launch, wait_for
 
 
-def run_in(tmp: Path, *argv: str, **kw: object) -> subprocess.Popen[str]:
+def run_in(tmp: Path, *argv: str) -> subprocess.Popen[str]:
     env = {**os.environ, "TMPDIR": str(tmp)}  # where tempfile puts the launcher's dirs
     return subprocess.Popen(
         [*AEGIS, "run", *argv],
@@ -21,7 +21,6 @@ def run_in(tmp: Path, *argv: str, **kw: object) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        **kw,  # type: ignore[arg-type]
     )
 
 
