@@ -259,6 +259,7 @@ class Launcher:
         self.done = asyncio.Event()
         self.exit_code = 1
         self.resuming = False  # the state dir holds a job an earlier run left unfinished
+        self._quitting = False  # the controller was told to quit (a command cannot start)
         self._watchers: set[asyncio.Task[None]] = set()
         self.plane: ControlPlane | None = None
 
@@ -536,6 +537,9 @@ class Launcher:
     def _quit_bad_command(self, agent: _AgentProc) -> None:
         """An agent found that the command cannot start (exit 78): the job quits, nothing is
         restarted and no node is blamed; without a controller to tell, the launcher ends it."""
+        if self._quitting:
+            return  # every agent finds it: the controller is told once
+        self._quitting = True
         problem = command_problem(list(self.job.command)) or "see the agent's line above"
         why = f"{agent.pod}: the command cannot start: {problem}"
         if not self._tell_controller({"event": "quit", "reason": why}):
