@@ -712,10 +712,11 @@ class SplitFleet:
     this process, beside the launcher's hook that tells the controller and starts each
     replacement; every other pod runs in `procs` child processes (a ProcFleet).
 
-    With every agent of the crash job in one process, a replacement asked for its credential
-    and joined behind that process's share of the RunCommand order: 12,500 agents taking it
-    and sending their reports (docs/scale.md, eleventh pass). The hook and the crash queue
-    (one crash per RunCommand order) need only the crashing pods, which see every order."""
+    With every agent of the crash job in one process, a replacement would ask for its
+    credential and join behind that process's own work on the RunCommand order (thousands of
+    agents taking it and sending their reports), and the bench would time itself. The hook and
+    the crash queue (one crash per RunCommand order) need only the crashing pods, which see
+    every order."""
 
     def __init__(
         self,

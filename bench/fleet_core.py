@@ -33,8 +33,8 @@ from aegis.runtime.steplog import StepLog
 JOB, NAMESPACE = "scale", "default"
 
 
-# events per commit: the fleet bench's controller commits 37,500 events of a 12,500-pod job
-# in 587-825 records (docs/scale.md, ninth pass)
+# events per commit: about the batches the controller process forms under a burst of
+# reports from thousands of agents
 COMMIT_BATCH = 50
 
 

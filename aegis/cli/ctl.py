@@ -1,4 +1,4 @@
-"""`aegis ctl`: the operator's commands against a running job (design §3's ctl CLI).
+"""`aegis ctl`: the operator's commands against a running job (docs/design.md, "Components").
 
     aegis ctl (--state-dir DIR | --kube --job NAME [-n NS]) COMMAND
         status [--watch] | stop | taint NODE [--reason R] | untaint NODE

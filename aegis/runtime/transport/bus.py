@@ -28,8 +28,8 @@ NO_RESPONDERS = "503"  # the Status header nats-server puts on a request nobody 
 # a dropped connection is retried this often (nats-py adds up to 0.1 s of jitter)
 RECONNECT_WAIT_S = 1.0
 # concurrent handlers of one subscription at most (the controller's reports: a batch of the
-# group commit holds at most this many; at 12,500 agents without it ~25,000 waiting tasks
-# held ~150 MB)
+# group commit holds at most this many; the rest wait unread in nats-py's queue instead of as
+# tasks in memory: docs/scale.md, "Decisions")
 MAX_RUNNING_HANDLERS = 1024
 
 Handler = Callable[[Message], Awaitable[Message | None]]
