@@ -699,10 +699,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def _yn(value: object) -> str:
-    return "yes" if value is True else "no" if value is False else "-"
-
-
 WIDTH = 100  # the human status fits this many columns
 MIN_FAULT_COLUMN = 30
 

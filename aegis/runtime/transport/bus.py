@@ -58,11 +58,9 @@ def _forget_flush(flushes: set[asyncio.Future[None]]) -> Callable[[asyncio.Futur
 class BusStats:
     """Counters a controller or agent can export and tests can wait on."""
 
-    received: int = 0
     malformed: int = 0
     handler_errors: int = 0
     permission_errors: int = 0
-    other_errors: int = 0
     permission_messages: list[str] = field(default_factory=list)  # the first 100
     # messages this client dropped: a subscription's pending limits were full (a slow
     # consumer); `Bus.dropped_at` is when the last one was
@@ -331,7 +329,6 @@ class Bus:
         key: Key | None = None,
     ) -> None:
         sent: bytes | None = None  # the reply, for the copies of this request
-        self.stats.received += 1
         try:
             try:
                 message = Message.decode(msg.data)
@@ -380,7 +377,6 @@ class Bus:
             self.permission_denied.set()
             log.warning("NATS refused: %s", text)
         else:
-            self.stats.other_errors += 1
             if repr(exc) not in self._recent_errors:
                 self._recent_errors = [*self._recent_errors[-4:], repr(exc)]
             log.warning("NATS error: %r", exc)
