@@ -219,7 +219,10 @@ def test_a_fleet_in_child_processes_that_runs_out_of_time_says_how_far_it_got() 
     out = _scale("--agents", "6", "--fleet-procs", "2", "--work-s", "30", "--timeout", "6")
     assert out["succeeded"] is False and out["fleet_procs"] == 2, out
     assert (out["credentials"], out["joined"], out["reports"]) == (6, 6, 0), out
-    assert isinstance(out["job_s"], float) and 5 < out["job_s"] < 60, out
+    # the job ran out its 6 s (job_s counts from the children's own start, late on a busy
+    # machine), and the figures came back after it, within the children's end wait
+    assert isinstance(out["job_s"], float) and 0 < out["job_s"] < 60, out
+    assert 6 <= out["bench_s"] < 60, out
 
 
 @pytest.mark.parametrize(
