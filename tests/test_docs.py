@@ -18,6 +18,8 @@ SUFFIXES = {".py", ".md", ".tla", ".cfg", ".yaml", ".yml", ".proto", ".toml", ".
 CITATION = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.md),\s+\"([^\"]+)\"")
 # a comment's continuation marker between the two halves of a citation broken over lines
 CONTINUATION = re.compile(r"\s*\n\s*(?:#|//|\\\*|\*)?\s*")
+# the seam of two Python string literals that continue each other over lines ("..."\n'...')
+LITERAL_SEAM = re.compile(r"[\"']\s*\n\s*[\"']")
 # The controller's modules are rewritten by the split of ControllerCore (issue 44), which
 # takes their comments along: their "design §" and "Nth pass" citations are left to it.
 # Remove this once that has landed.
@@ -73,7 +75,10 @@ def _target(source: Path, cited: str) -> Path | None:
 def _citations() -> list[tuple[str, Path, str]]:
     found = []
     for path in _held():
-        text = CONTINUATION.sub(" ", path.read_text(encoding="utf-8", errors="replace"))
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.suffix == ".py":
+            text = LITERAL_SEAM.sub("", text)
+        text = CONTINUATION.sub(" ", text)
         for m in CITATION.finditer(text):
             found.append((str(path.relative_to(ROOT)), Path(m.group(1)), m.group(2)))
     return found

@@ -12,4 +12,7 @@ deployment of it does not depend on Aegis's own test tree; nothing else in `aegi
   for simulating thousands of agents in one process against a real nats-server.
 - `scripted_job`: a real controller core driven in-process by scripted pod events (joins,
   reports, crashes, controller restarts), writing a real status and step log.
+- `netns`: hosts on one machine, each a Linux network namespace with its own address on a
+  bridge (root and iproute2), whose links can be cut, slowed (`nfqueue` where the kernel has
+  no netem) or captured: for a job across hosts without a cluster.
 """

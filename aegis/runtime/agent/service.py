@@ -269,6 +269,7 @@ class AgentService:
             attempts=1000,
             timeout=2.0,
             backoff=0.1,
+            ca_pem=cfg.ca.encode("ascii") if cfg.ca else None,
         )
         # the token is spent: gone from this process's environment (a child never saw it)
         os.environ.pop(Var.BOOTSTRAP_TOKEN, None)
@@ -280,6 +281,7 @@ class AgentService:
             name=cfg.pod,
             reconnect_attempts=-1,
             inbox_prefix=self.subjects.inbox_prefix(cfg.pod),
+            tls_ca=cfg.ca or None,
         )
         await self.bus.subscribe(self.subjects.master, self._heard)
         # an order the agent missed, sent again when its heartbeat shows it (OrderVersions)
