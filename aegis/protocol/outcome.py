@@ -27,7 +27,7 @@ def times(n: int, what: str = "time") -> str:
 
 @dataclass(frozen=True)
 class JobOutcome:
-    """The numbers of the summary line (design §6)."""
+    """The numbers of the summary line (docs/design.md, "Checks and graded recovery")."""
 
     job: str
     phase: str

@@ -163,7 +163,7 @@ async def test_finish_commits_an_event_the_exit_cut_short_before_its_snapshot() 
     the core was left dirty, no snapshot was due, and status.json kept an older phase."""
     log: list[str] = []
     core = FakeCore(log)
-    lock, commits = _service(core, log, quiet_s=60.0, max_delay_s=60.0)
+    _, commits = _service(core, log, quiet_s=60.0, max_delay_s=60.0)
     core.handle()  # handled, never committed: its flush was never started
     await commits.finish()
     assert log == ["event", "commit", "publish", "compact"]

@@ -917,7 +917,7 @@ class ControllerCore:
         )
 
     def summary(self) -> str:
-        """The user-facing line (design §6)."""
+        """The user-facing line (docs/design.md, "Checks and graded recovery")."""
         outcome = JobOutcome(
             self.job.name,
             self.terminal or str(self.state.phase),
