@@ -262,10 +262,14 @@ class Report:
     checks: tuple[Mapping[str, Any], ...] = ()  # a check round's CheckResult dicts
     round_seconds: float | None = None
     gpu_type: str | None = None
+    # Error: the command cannot start (the user's error): the job ends, no retry counted
+    user_error: bool = False
 
     def to_data(self) -> dict[str, Any]:
         """The report's `Data` object."""
         data: dict[str, Any] = {**self.sender.to_data(), "reason": self.reason}
+        if self.user_error:
+            data["userError"] = True
         if self.step is not None:
             data["step"] = self.step
         if self.checks:
@@ -293,6 +297,7 @@ class Report:
             checks=tuple(checks),
             round_seconds=None if seconds is None else float(seconds),
             gpu_type=None if gpu is None else _text(gpu, 128),
+            user_error=_optional(data, "userError", bool, False),
         )
 
 
