@@ -307,6 +307,15 @@ def summarize(
     }
 
 
+def summarize_kept(work: Path) -> dict[str, Any]:
+    """`summarize` of a run kept in `work`: its events.jsonl and a run.json of the run's
+    name, wall, finished, fault-free wall and step, and the faults applied ([t, at, kind, rank])."""
+    run = json.loads((work / "run.json").read_text())
+    job = Job(run["name"], [], {}, work)
+    job.applied = [(t, Fault(at, kind, rank)) for t, at, kind, rank in run["applied"]]
+    return summarize(job, run["wall"], run["finished"], run["ff_wall"], run.get("ff_step"))
+
+
 def _stats(xs: Sequence[float]) -> dict[str, float] | None:
     if not xs:
         return None
@@ -423,7 +432,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--only", default="", help="comma-separated launchers (default all)")
     p.add_argument("--skip-save-section", action="store_true")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--schedule",
+        action="store_true",
+        help="print the fault schedule of --seed over 20 mean intervals and exit",
+    )
+    p.add_argument(
+        "--summarize",
+        type=Path,
+        metavar="DIR",
+        help="print the figures of a run kept in DIR (events.jsonl, run.json) and exit",
+    )
     args = p.parse_args(argv)
+    if args.schedule:
+        horizon = args.mean_interval * 20
+        kinds = args.kinds.split(",")
+        print(
+            json.dumps(
+                [
+                    vars(f)
+                    for f in schedule(args.seed, args.mean_interval, horizon, kinds, args.nproc)
+                ]
+            )
+        )
+        return 0
+    if args.summarize is not None:
+        print(json.dumps(summarize_kept(args.summarize)))
+        return 0
     out: dict[str, Any] = {"args": vars(args), "launchers": {}}
     wanted = [n for n in LAUNCHERS if not args.only or n in args.only.split(",")]
     for name in wanted:

@@ -359,10 +359,14 @@ class Report:
     round_seconds: float | None = None
     gpu_type: str | None = None
     checkpoint: CheckpointInfo | None = None  # what the agent's checkpoint store holds
+    # Error: the command cannot start (the user's error): the job ends, no retry counted
+    user_error: bool = False
 
     def to_data(self) -> dict[str, Any]:
         """The report's `Data` object."""
         data: dict[str, Any] = {**self.sender.to_data(), "reason": self.reason}
+        if self.user_error:
+            data["userError"] = True
         if self.step is not None:
             data["step"] = self.step
         if self.checks:
@@ -394,6 +398,7 @@ class Report:
             round_seconds=None if seconds is None else float(seconds),
             gpu_type=None if gpu is None else _text(gpu, 128),
             checkpoint=None if ckpt is None else CheckpointInfo.from_data(ckpt),
+            user_error=_optional(data, "userError", bool, False),
         )
 
 

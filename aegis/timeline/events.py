@@ -17,6 +17,7 @@ these messages (aegis.runtime.controller.core: `_fault` callers); this module on
 | `hang: ...` | hang | - (marked, nothing killed) |
 | `hangWithQuit: ...` | hang_quit | - |
 | `missed heartbeats ...` | lost | - |
+| `stop: ...` (pod `job`: an operator's stop, or a command that cannot start) | stop | - |
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ SLOW_EVICTED_PREFIX = "slow node evicted"
 # the controller's record of a pod whose new incarnation joined before its loss was reported
 # (ControllerCore.on_ack): the exit code is not known; the launcher's event then adds none
 REPLACED_PREFIX = "agent replaced"
-LEVELS = ("1", "2", "3", "evict")
 KINDS = (
     "error",
     "check_failed",
@@ -41,6 +41,7 @@ KINDS = (
     "hang",
     "hang_quit",
     "lost",
+    "stop",
     "other",
 )
 # an agent's error reason for a failed check round starts with the round's phase
@@ -100,4 +101,6 @@ class FaultClassifier:
             return FaultKind("hang")
         if message.startswith("missed heartbeats"):
             return FaultKind("lost")
+        if message.startswith("stop:"):
+            return FaultKind("stop")
         return FaultKind("other")

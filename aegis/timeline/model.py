@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from aegis.errors import AegisError
+from aegis.protocol.outcome import JobOutcome, fault_log_cause
 from aegis.timeline.events import FaultClassifier
 
 
@@ -63,9 +64,10 @@ class Marker:
             "evicted": f"evicted from {self.node or '?'}",
             "evicted_exit": f"left {self.node or '?'} (evicted)",
             "hang": "hang marked",
-            "hang_quit": "hangWithQuit",
+            "hang_quit": "eviction decided",
             "pod_lost": "pod restart",
             "lost": "heartbeats missed",
+            "stop": "job stopped",
         }
         return short.get(self.kind, self.kind)
 
@@ -85,8 +87,30 @@ class Timeline:
     markers: list[Marker] = field(default_factory=list)
     error_nodes: list[dict[str, Any]] = field(default_factory=list)
     phase: str = ""
-    recover_count: int = 0
+    recover_count: int = 0  # the retries used: failures counted, at most MaxRetry
     max_retry: int | None = None
+    job_markers: list[Marker] = field(default_factory=list)  # the job's own: its stop
+    cause: str = ""  # why the job failed ("" unless it did)
+
+    @property
+    def ending(self) -> str:
+        """How a failed job ended, in two words (its job row says it): "" otherwise."""
+        if self.phase != "Failed":
+            return ""
+        if self.job_markers:
+            return "stopped"
+        if self.cause.startswith("retries exhausted"):
+            return "retries exhausted"
+        return ""
+
+    @property
+    def job_label(self) -> str:
+        """The job row's label: its phase, how it ended, the retries used of MaxRetry."""
+        label = f"job: {self.phase}"
+        if self.ending:
+            label += f" ({self.ending})"
+        label += f", retries {self.recover_count}"
+        return label + (f"/{self.max_retry}" if self.max_retry is not None else "")
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (the HTML embeds it)."""
@@ -100,24 +124,28 @@ class Timeline:
             "phase": self.phase,
             "recoverCount": self.recover_count,
             "maxRetry": self.max_retry,
+            "jobLabel": self.job_label,
+            "cause": self.cause,
             "podBands": {
                 p: [[b.phase, b.start, b.end] for b in bands] for p, bands in self.pod_bands.items()
             },
             "jobBands": [[b.phase, b.start, b.end, b.recover_count] for b in self.job_bands],
-            "markers": [
-                {
-                    "pod": m.pod,
-                    "t": m.time,
-                    "kind": m.kind,
-                    "level": m.level,
-                    "node": m.node,
-                    "label": m.label,
-                    "text": m.text,
-                }
-                for m in self.markers
-            ],
+            "markers": [_marker_json(m) for m in self.markers],
+            "jobMarkers": [_marker_json(m) for m in self.job_markers],
             "errorNodes": list(self.error_nodes),
         }
+
+
+def _marker_json(m: Marker) -> dict[str, Any]:
+    return {
+        "pod": m.pod,
+        "t": m.time,
+        "kind": m.kind,
+        "level": m.level,
+        "node": m.node,
+        "label": m.label,
+        "text": m.text,
+    }
 
 
 # ---------------- loading ----------------
@@ -170,7 +198,8 @@ def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None 
         pod_seq: dict[str, list[tuple[float, str, int]]] = {
             str(k): [(t0, phase, 0)] for k, phase in inner.items()
         }
-        job_seq = [(t0, str(state.phase), int(state.recoverCount))]
+        max_retry = int(header.constants.MaxRetry)
+        job_seq = [(t0, str(state.phase), _used(state, max_retry))]
         step_markers: list[Marker] = []
         moved: Sequence[Any]
         for ev in events:
@@ -187,32 +216,56 @@ def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None 
                 if phase != inner[k]:
                     inner[k] = phase
                     pod_seq[str(k)].append((t, phase, 0))
-            job_seq.append((t, str(state.phase), int(state.recoverCount)))
+            job_seq.append((t, str(state.phase), _used(state, max_retry)))
     except (StepLogError, OSError) as exc:
         raise TimelineError(str(exc)) from None
     fault_records = _read_json_lines(faults) if faults is not None and faults.is_file() else []
     status_obj = _load_status(status)
     end = max([t, *(float(r.get("time", 0)) for r in fault_records)])
+    if str(state.phase) in _TERMINAL:
+        # a terminal phase is a state, not an interval: its band gets a width to be seen
+        end += max(TERMINAL_BAND * (end - t0), MIN_TERMINAL_BAND_S)
     pod_bands = {pod: _bands(pod_seq[pod], end) for pod in pods}
-    markers = _fault_markers(fault_records, pods) if fault_records else step_markers
+    job = str(status_obj.get("job") or _job_of(pods))
+    markers, job_markers = _fault_markers(fault_records, pods, job)
     last: Any = state
     tl = Timeline(
         title="",
-        job=str(status_obj.get("job") or _job_of(pods)),
+        job=job,
         namespace=str(status_obj.get("namespace") or ""),
         pods=pods,
         start=t0,
         end=max(end, t0 + 1e-3),
         pod_bands=pod_bands,
         job_bands=_bands(job_seq, end),
-        markers=sorted(markers, key=lambda m: m.time),
+        markers=sorted(markers if fault_records else step_markers, key=lambda m: m.time),
         error_nodes=list(status_obj.get("errorNodes") or []),
         phase=str(status_obj.get("phase") or last.phase),
-        recover_count=int(status_obj.get("recoverCount", last.recoverCount)),
-        max_retry=int(header.constants.MaxRetry),
+        recover_count=_used(last, max_retry),
+        max_retry=max_retry,
+        job_markers=job_markers,
     )
+    if tl.phase == "Failed":
+        tl.cause = fault_log_cause(fault_records, _counted(last), max_retry)
     tl.title = summary_line(tl, status_obj)
     return tl
+
+
+_TERMINAL = ("Succeed", "Failed")
+TERMINAL_BAND = 0.03  # of the run's span: the width of the final (terminal) band
+MIN_TERMINAL_BAND_S = 0.5
+
+
+def _counted(state: Any) -> int:
+    """The failures a state has counted (its recoverCount in a log older than the ghost)."""
+    counted = getattr(state, "countedFailures", None)
+    return int(counted) if counted is not None else int(state.recoverCount)
+
+
+def _used(state: Any, max_retry: int) -> int:
+    """The retries a state has used: its counted failures, at most MaxRetry (recoverCount is
+    MaxRetry + 1 once a failed job is wrapped up: not a retry used)."""
+    return min(_counted(state), max_retry)
 
 
 def _keys_of(change: Any, keys: Sequence[Any]) -> Sequence[Any]:
@@ -261,17 +314,22 @@ def _bands(seq: Sequence[tuple[float, str, int]], end: float) -> list[Band]:
     return out
 
 
-def _fault_markers(records: Iterable[Mapping[str, Any]], pods: Sequence[str]) -> list[Marker]:
+def _fault_markers(
+    records: Iterable[Mapping[str, Any]], pods: Sequence[str], job: str
+) -> tuple[list[Marker], list[Marker]]:
+    """The markers of the pods' rows, and of the job's row (its records: a stop)."""
     classifier = FaultClassifier()
-    out = []
+    out, job_out = [], []
     for r in sorted(records, key=lambda r: float(r.get("time", 0))):
         pod, message = str(r.get("pod", "")), str(r.get("message", ""))
         kind = classifier.classify(pod, message, str(r.get("phase", "")))
-        if pods and pod not in pods:
-            continue
         when, node = float(r.get("time", 0)), str(r.get("node", ""))
-        out.append(Marker(pod, when, kind.kind, kind.level, node, message))
-    return out
+        marker = Marker(pod, when, kind.kind, kind.level, node, message)
+        if pod == job and pod not in pods:
+            job_out.append(marker)
+        elif not pods or pod in pods:
+            out.append(marker)
+    return out, job_out
 
 
 _STEP_KINDS = {
@@ -309,19 +367,16 @@ def summary_line(tl: Timeline, status: Mapping[str, Any]) -> str:
     assert isinstance(runtime, Mapping)
     counters = runtime.get("counters") if isinstance(runtime.get("counters"), Mapping) else {}
     assert isinstance(counters, Mapping)
-    parts = [f"job {tl.job} {tl.phase}"]
-    detail = []
-    if tl.max_retry is not None:
-        detail.append(f"max retries {tl.max_retry}")
     orders = runtime.get("commandOrders")
-    if isinstance(orders, int):
-        detail.append(f"restarted {max(orders - 1, 0)} times")
-    else:
-        detail.append(f"recoverCount {tl.recover_count}")
-    if "counters" in runtime:
-        detail.append(f"hardware faults rescheduled {int(counters.get('node_faults', 0))}")
-        detail.append(f"slow nodes evicted {int(counters.get('evicted_slow', 0))}")
-    return parts[0] + ": " + ", ".join(detail)
+    known = "counters" in runtime
+    return JobOutcome(
+        tl.job,
+        tl.phase,
+        tl.max_retry,
+        max(orders - 1, 0) if isinstance(orders, int) else None,
+        int(counters.get("node_faults", 0)) if known else None,
+        int(counters.get("evicted_slow", 0)) if known else None,
+    ).line()
 
 
 def from_cr_status(
@@ -341,7 +396,8 @@ def from_cr_status(
     pods = sorted(pod_infos) or [f"{name}-worker-{i}" for i in range(worker_num)]
     prefix = f"{name}-worker-"
     records = [r for r in faults if str(r.get("pod", "")).startswith(prefix)]
-    markers = _fault_markers(records, pods)
+    records += [r for r in faults if str(r.get("pod", "")) == name]
+    markers, job_markers = _fault_markers(records, pods, name)
     if not records:
         for pod in pods:
             info = pod_infos.get(pod) or {}
@@ -375,6 +431,9 @@ def from_cr_status(
         phase=phase,
         recover_count=int(status.get("recoverCount") or 0),
         max_retry=int(spec["maxRetry"]) if isinstance(spec.get("maxRetry"), int) else None,
+        job_markers=job_markers,
     )
+    if tl.max_retry is not None:
+        tl.recover_count = min(tl.recover_count, tl.max_retry)
     tl.title = summary_line(tl, status)
     return tl

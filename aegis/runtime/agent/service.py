@@ -58,6 +58,7 @@ from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
 from aegis.protocol.payloads import Order, Report, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.agent.checkpoint_store import CheckpointStore
+from aegis.runtime.agent.command import command_problem, write_termination_message
 from aegis.runtime.agent.core import (
     RESTART,
     AgentCore,
@@ -73,7 +74,7 @@ from aegis.runtime.agent.run_watch import RunWatch
 from aegis.runtime.agent.stall import Stall
 from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.control import handle_agent_request
-from aegis.runtime.errors import NoReply, RunnerError, TransportError
+from aegis.runtime.errors import CommandError, NoReply, RunnerError, TransportError
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import request_credentials
@@ -81,24 +82,22 @@ from aegis.runtime.transport.grpc_credentials import request_credentials
 log = logging.getLogger(__name__)
 
 BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
-TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven checks of design §6
+TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven troubleshoot checks
 LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
 # a report is sent again after each wait without its receipt: 2 s twice (one or two lost
 # copies cost what they did), then 1.5x longer each time up to 8 s (a controller behind on a
-# burst of 12,500 reports is not sent a copy every 2 s: 7 copies in a 25 s backlog, not 12;
-# doubling cost much more where many copies are lost, docs/scale.md), each 0-25% longer at
-# random (a fleet that reported together does not re-send together); after the last wait
-# the series starts again. Every copy has one reply subject: the receipt of any copy ends
-# the wait (Bus.request_patiently)
+# burst of reports is not sent a copy every 2 s), each 0-25% longer at random (a fleet that
+# reported together does not re-send together); after the last wait the series starts again.
+# Every copy has one reply subject: the receipt of any copy ends the wait
+# (Bus.request_patiently). How the waits were chosen: docs/scale.md, "Decisions".
 REPORT_WAITS_S = (2.0, 2.0, 3.0, 4.5, 6.75, 8.0, 8.0, 8.0, 8.0, 8.0)
 REPORT_JITTER = 0.25
 
 
 # The join's ACK: the same ACK again, with one reply subject, after 1 s (a controller that
-# is up answers in milliseconds), then backing off as a report does. Before, every second
-# brought a new ACK (a new reply subject each): 12,500 agents waiting on a controller behind
-# on its queue sent it 12,500 new requests a second, more than it handles, until its client
-# dropped messages (docs/scale.md, seventh pass); copies of one ACK it handles once
+# is up answers in milliseconds), then backing off as a report does; the controller handles
+# copies of one ACK once. A new ACK every second from each agent of a large job would flood a
+# controller behind on its queue (docs/scale.md, "Messages at scale").
 JOIN_WAITS_S = (1.0, *REPORT_WAITS_S[1:])
 # how long a join waits for a controller that receives its ACK but does not answer (behind,
 # or wedged) before the agent falls back as if no controller were there
@@ -241,6 +240,15 @@ class AgentService:
 
     async def run(self) -> int:
         """Connect (or fall back), then serve orders until the job ends or we must exit."""
+        problem = command_problem(self.cfg.command, user_env(os.environ))
+        if problem is not None:  # the user's error: no retry or node would change it
+            print(
+                f"aegis: agent {self.cfg.pod}: the command cannot start: {problem} "
+                f"(exit {AgentExit.BAD_COMMAND}: the job fails, no node blamed)",
+                flush=True,
+            )
+            write_termination_message(f"the command cannot start: {problem}")
+            return AgentExit.BAD_COMMAND
         warm = self.warm = asyncio.create_task(self.diag.start())
         await self.store.start()
         try:
@@ -409,6 +417,7 @@ class AgentService:
             round_seconds=done.seconds,
             gpu_type=self.gpu_type if done.results else None,
             checkpoint=self.store.info(),
+            user_error=done.out.user_error,
         )
         msg = self.core.finish_work(seq, phase, done.outcome, report)
         if msg is None:
@@ -457,8 +466,11 @@ class AgentService:
         self.stall = Stall(self.cfg.hang_timeout)
         try:
             await ranks.start(retry=order.retry)
-        except RunnerError as exc:  # e.g. a typo in the command: an Error, not a hang
-            return _Done(RoundOutcome("Error", f"the command cannot start: {exc}"))
+        except CommandError as exc:  # the user's: the controller ends the job, no retry
+            print(f"aegis: agent {self.cfg.pod}: {exc}", flush=True)
+            return _Done(RoundOutcome("Error", str(exc), user_error=True))
+        except RunnerError as exc:  # the node's (out of memory, of file descriptors)
+            return _Done(RoundOutcome("Error", str(exc)))
         watches = [
             HangWatch(
                 self.cfg.hang_timeout if self.cfg.hang_timeout > 0 else float("inf"),
@@ -483,7 +495,9 @@ class AgentService:
             # stalled ranks that died: most likely behind a culprit another pod just stopped;
             # its Error goes first (this work is cancelled by the order it brings)
             await asyncio.sleep(PEER_GRACE_S)
-        return _Done(RoundOutcome("Error", failure.describe()))
+        if failure.user_error:
+            print(f"aegis: agent {self.cfg.pod}: {failure.describe()}", flush=True)
+        return _Done(RoundOutcome("Error", failure.describe(), user_error=failure.user_error))
 
     async def _host_store(self, order: Order) -> bool:
         """Whether the ranks find their rendezvous store already up (TORCHELASTIC_USE_AGENT_
@@ -694,5 +708,12 @@ async def agent_main(cfg: AgentConfig) -> int:
     orphan = asyncio.create_task(watch_parent(lambda: agent.stop(TERMINATED)))
     try:
         return await agent.run()
+    except Exception as exc:  # a bug of ours is not the node's fault: Python's exit 1 would be
+        log.error("agent %s failed", cfg.pod, exc_info=exc)
+        print(
+            f"aegis: agent {cfg.pod}: internal error {exc!r}: exit {AgentExit.INTERNAL}",
+            flush=True,
+        )
+        return AgentExit.INTERNAL
     finally:
         orphan.cancel()

@@ -15,6 +15,7 @@ next heartbeat or report is answered with an eviction, and it exits so that it i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import itertools
@@ -39,6 +40,7 @@ from aegis.generated.aegis_phase import (
 from aegis.protocol.envelope import Message, MessageType
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE
 from aegis.protocol.errors import MalformedMessage
+from aegis.protocol.outcome import JobOutcome
 from aegis.protocol.payloads import (
     MAX_BEAT_S,
     Eviction,
@@ -81,6 +83,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 10.0
 SLOW_EVICTED = "slow node evicted at a checkpoint"
+# the fault-log record of a job told to quit (envQuit): `stop: WHY`, its pod the job's name
+STOP_PREFIX = "stop:"
+QUIT_BY_OPERATOR = "asked by the operator (aegis ctl stop)"
 # report type -> the agent's spec action it is the end of (Finish/Error: agentWork(outcome))
 REPORT_ACTIONS: Mapping[MessageType, Label] = {
     MessageType.FINISH: Label.agentWork,
@@ -221,7 +226,7 @@ class Extras:
     """Runtime bookkeeping persisted beside the spec state (not part of the model); its maps
     log their changes in `undo` (a rollback and a WAL record cost O(the changes))."""
 
-    MAPS = ("incarnations", "evicted", "counters", "reasons")
+    MAPS = ("incarnations", "evicted", "counters", "reasons", "failures")
 
     def __init__(
         self,
@@ -233,6 +238,7 @@ class Extras:
         counters: Mapping[str, int] | None = None,
         evicted: Mapping[str, str] | None = None,
         reasons: Mapping[str, str] | None = None,
+        failures: Mapping[str, int] | None = None,
     ) -> None:
         self.undo = UndoLog()
         self.incarnations: TrackedDict[str, str | None] = _tracked(self.undo, incarnations)
@@ -242,6 +248,9 @@ class Extras:
         self.counters = TrackedCounter(self.undo, (counters or {}).items())
         self.evicted: TrackedDict[str, str] = _tracked(self.undo, evicted)  # pod -> lost inc.
         self.reasons: TrackedDict[str, str] = _tracked(self.undo, reasons)  # last failure
+        # pod -> the failures counted against it (the spec's per-pod retries are aligned to
+        # the job's recoverCount at each restart, so they do not say which pod failed)
+        self.failures: TrackedDict[str, int] = _tracked(self.undo, failures)
         for name, value in self.counters.items():
             if not isinstance(name, str) or not isinstance(value, int):
                 raise TypeError(f"counter {name!r} = {value!r}: not a count")
@@ -263,6 +272,7 @@ class Extras:
             "publishedSeq": self.published_seq,
             "counters": dict(self.counters),
             "evicted": dict(self.evicted),
+            "failures": dict(self.failures),
         }
 
     @classmethod
@@ -276,6 +286,7 @@ class Extras:
             counters=dict(ex.get("counters", {})),
             evicted=dict(ex.get("evicted", {})),
             reasons=reasons,
+            failures={str(k): int(v) for k, v in dict(ex.get("failures", {})).items()},
         )
 
     def delta(self) -> dict[str, Any]:
@@ -308,8 +319,10 @@ class Extras:
             sets, dels = change["set"], change["del"]
             if not isinstance(sets, dict) or not isinstance(dels, list):
                 raise TypeError(f"{name}: set must be an object and del a list")
-            if name == "counters" and not all(isinstance(v, int) for v in sets.values()):
-                raise TypeError("counters: counts must be integers")
+            if name in ("counters", "failures") and not all(
+                isinstance(v, int) for v in sets.values()
+            ):
+                raise TypeError(f"{name}: counts must be integers")
             target.update(sets)
             for key in dels:
                 target.pop(key, None)
@@ -380,10 +393,13 @@ class ControllerCore:
         constants: Constants | None = None,
         on_fault: Callable[[FaultRecord], None] | None = None,
         wal: Log | None = None,
+        resumed_run: bool = False,
     ) -> None:
         """`constants` defaults to the job's (Workers = its pods, no fault budget); `on_fault`
         receives one record per fault (the structured fault log); `wal`: the write-ahead log
-        beside the store (a file; ConfigMaps on Kubernetes: docs/persistence.md)."""
+        beside the store (a file; ConfigMaps on Kubernetes: docs/persistence.md);
+        `resumed_run`: every agent of the saved job is gone with the run that was interrupted
+        (a new `aegis run` on its state dir), see `on_ack`."""
         self.job = job
         self.store = store
         self.wal = wal
@@ -431,6 +447,9 @@ class ControllerCore:
         state = self._restore()
         now = time.monotonic()  # a restarted controller gives every known agent a full timeout
         self.last_seen = {p: now for p, inc in self.extras.incarnations.items() if inc}
+        # pod -> the saved incarnation its first new agent continues (resumed_run): memory only,
+        # so a controller restarted later in the same run adopts nobody
+        self._resumable: dict[str, str] = {}
         self.engine = Engine(
             self.constants,
             state,
@@ -452,6 +471,12 @@ class ControllerCore:
                 steplog.write_resume(self.engine.seq_no, self.state)
             if self._since_snapshot:
                 self._snapshot()  # the status file is current again, the WAL empty
+            if resumed_run:
+                self._resumable = {
+                    pod: inc
+                    for pod, inc in self.extras.incarnations.items()
+                    if inc and self._agent_state(ModelValue(pod)) == "Ready"
+                }
 
     # ---------------- events ----------------
 
@@ -466,6 +491,8 @@ class ControllerCore:
         if known == inc and self._agent_state(w) == "Ready":
             self.extras.counters["duplicate_ack"] += 1
             return Outcome(self.order_for(pod))
+        if known is not None and known != inc and self._resumable.get(pod) == known:
+            return self._resume_pod(pod, inc)
         if known != inc and self.extras.evicted.get(pod) == inc:
             # an incarnation declared lost, asking again (its ACK sent again, e.g. on waking),
             # before or after its replacement joined: it must leave, not take the pod back
@@ -479,9 +506,24 @@ class ControllerCore:
             self.engine.settle()
         self.extras.incarnations[pod] = inc
         self.last_seen[pod] = time.monotonic()
+        with contextlib.suppress(MalformedMessage):  # where it runs, for `taint` and status
+            self._remember_address(pod, Sender.from_data(msg.data))
         self.engine.observe(Label.agentJoin, w=w)
         out = self._finish(None)  # the reply carries the order after the decisions
         return Outcome(self.order_for(pod), out.publish)
+
+    def _resume_pod(self, pod: str, inc: str) -> Outcome:
+        """The first agent of a resumed run for a pod whose agent was Ready when the run was
+        interrupted: it continues that incarnation (the spec's agent is still Ready, working on
+        the current order or done with it), so the interruption is a pause of the whole job,
+        not a pod restart, and counts no retry. It is answered with the current order."""
+        del self._resumable[pod]
+        self.extras.incarnations[pod] = inc
+        self.extras.counters["resumed"] += 1
+        self.last_seen[pod] = time.monotonic()
+        log.info("agent %s resumes the interrupted run's incarnation of its pod", pod)
+        self._save()
+        return Outcome(self.order_for(pod))
 
     @transaction
     def on_report(self, msg: Message) -> Outcome:
@@ -540,14 +582,19 @@ class ControllerCore:
             return Outcome(self._receipt(msg, ReceiptResult.STALE))
         self.engine.take(label, found)
         reason = body.reason
+        user_error = kind == "Error" and body.user_error
         if label is not Label.agentEvict:
             self.engine.settle()
+            if user_error:  # the job quits before the Error is received: no retry counted
+                self._quit(f"{pod}: {reason}; the user's error, no retry, no node blamed")
             was_slow = bool(apply(self.state.slow, w))
             self.engine.observe(Label.receive, m=report)
             if kind == "Hang" and not was_slow and apply(self.state.slow, w):
                 self.extras.counters["hang_marked"] += 1
                 self._fault(pod, f"hang: {reason or 'no progress'} (marked, not killed)")
-        if kind == "Error":
+        if user_error:
+            self._set_reason(pod, reason)
+        elif kind == "Error":
             self._set_reason(pod, reason or "error reported")
             self._fault(pod, f"error: {reason or 'error reported'}")
         elif kind == "Evicted":
@@ -683,10 +730,16 @@ class ControllerCore:
         return self._order(pod, Eviction(incarnation).to_data())
 
     @transaction
-    def on_quit(self) -> Outcome:
-        """The operator asked the job to stop (ShouldQuit)."""
-        self.engine.observe(Label.envQuit)
+    def on_quit(self, why: str = QUIT_BY_OPERATOR) -> Outcome:
+        """The job must stop (ShouldQuit): the operator asked, or its command cannot start."""
+        self._quit(why)
         return self._finish(None)
+
+    def _quit(self, why: str) -> None:
+        """envQuit, recorded in the fault log (`stop: WHY`) when it applies."""
+        if self.engine.observe(Label.envQuit).applied:
+            self._fault(self.job.name, f"{STOP_PREFIX} {why}")
+            self.engine.settle()
 
     @transaction
     def taint(self, node: str, reason: str, *, save: bool = True) -> bool:
@@ -700,6 +753,15 @@ class ControllerCore:
         if save:
             self._save()
         return True
+
+    def known_nodes(self) -> set[str]:
+        """The nodes this controller saw the job's pods on (their reports, the launcher's
+        events, the fault log's records) and the error nodes: what `taint` accepts."""
+        nodes = {node for _, node, _ in self.addresses.values()}
+        nodes |= {r.node for r in self.last_faults.values()}
+        nodes |= {e.node for e in self.status.error_nodes}
+        nodes.discard("")
+        return nodes
 
     @transaction
     def untaint(self, node: str) -> bool:
@@ -727,6 +789,7 @@ class ControllerCore:
             pods[pod] = {
                 "innerPhase": str(apply(s.innerPhase, w)),
                 "retries": int(apply(s.retries, w)),
+                "failures": self.extras.failures.get(pod, 0),
                 "finished": bool(apply(s.finished, w)),
                 "slow": bool(apply(s.slow, w)),
                 "evict": bool(apply(s.evict, w)),
@@ -866,14 +929,16 @@ class ControllerCore:
         )
 
     def summary(self) -> str:
-        """The user-facing line (design §6)."""
-        return (
-            f"aegis: job {self.job.name} {self.terminal or self.state.phase}: "
-            f"max retries {self.job.max_retry}, "
-            f"restarted {max(self.extras.command_orders - 1, 0)} times, "
-            f"hardware faults rescheduled {self.extras.counters['node_faults']}, "
-            f"slow nodes evicted {self.extras.counters['evicted_slow']}"
+        """The user-facing line (docs/design.md, "Checks and graded recovery")."""
+        outcome = JobOutcome(
+            self.job.name,
+            self.terminal or str(self.state.phase),
+            self.job.max_retry,
+            max(self.extras.command_orders - 1, 0),
+            self.extras.counters["node_faults"],
+            self.extras.counters["evicted_slow"],
         )
+        return f"aegis: {outcome.line()}"
 
     def mark_published(self) -> None:
         """The current order went out; persisted so a restart knows (it re-publishes anyway)."""
@@ -1116,11 +1181,29 @@ class ControllerCore:
     def _log(self, step: StepResult) -> None:
         if step.applied and step.action == Label.advance and step.state.phase == "RunCommand":
             self.extras.command_orders += 1
+        if step.applied:
+            self._note_counted_failure(step)
         if step.applied and step.action == Label.hangWithQuit:
             pod = str(dict(step.choices).get("w", ""))
             self.extras.counters["hang_with_quit"] += 1
             self._fault(pod, "hangWithQuit: evict at the next checkpoint")
         self._unlogged.append(step)
+
+    def _note_counted_failure(self, step: StepResult) -> None:
+        """A step that counted a failure (count_failure: restartInRun, evictSlow, receive of
+        an Error) charges it to its pod in `extras.failures`."""
+        if step.delta is None or "countedFailures" not in step.delta[1]:
+            return
+        if int(step.state.countedFailures) <= int(step.delta[0].countedFailures):
+            return
+        choices = dict(step.choices)
+        who = choices.get("w")
+        message = choices.get("m")
+        if who is None and isinstance(message, Fn):
+            who = apply(message, "from")
+        if who is not None:
+            pod = str(who)
+            self.extras.failures[pod] = self.extras.failures.get(pod, 0) + 1
 
     # ---------------- persistence (docs/persistence.md) ----------------
 

@@ -115,8 +115,12 @@ class GroupCommit:
         then shows the final phase)."""
         self._hurry.set()
         await self.settled()
-        if self.core.snapshot_due:
-            async with self.lock:
+        async with self.lock:
+            if self.core.dirty:  # an event handled as the job ended (a launcher event cut
+                # short by the exit): durable first, or no snapshot is due and status.json
+                # keeps an older phase
+                await self._commit_and_publish(raise_failure=False)
+            if self.core.snapshot_due:
                 self.core.compact()
 
     async def close(self) -> None:
