@@ -43,8 +43,8 @@ def test_replay_random_behaviours(tmp_path: Path) -> None:
         for i, (label, choices, after) in enumerate(behaviour(seed, 40)):
             step = core.engine.observe(label, **dict(choices))
             assert step.applied and core.state == after, (seed, i, label)
-            core._save()  # this event must be made durable: marks it dirty
-            core.commit()
+            core.journal.touch()  # this event must be made durable: marks it dirty
+            core.journal.commit()
             if i % 10 == 9:
                 restored = ControllerCore(job, FileStatusStore(store.path))
                 assert restored.state == after

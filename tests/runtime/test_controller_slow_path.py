@@ -62,9 +62,9 @@ def test_mark_decide_checkpoint_evict_blacklist(tmp_path: Path) -> None:
     s = core.state
     assert apply(s.slow, W1) and apply(s.evict, W1)  # marked, and hangWithQuit decided
     assert s.phase == "RunCommand" and s.masterSeq == seq  # nothing restarted
-    assert core.needs_publish  # the decision goes out within the same order
-    core.mark_published()
-    assert not core.needs_publish
+    assert core.orders.needs_publish  # the decision goes out within the same order
+    core.orders.mark_published()
+    assert not core.orders.needs_publish
     # marked already: a second Hang is not enabled (agentHang needs ~slow)
     assert result(core, report(PODS[1], MessageType.HANG, seq)) == "not enabled"
     # the marked pod may not leave before a checkpoint
@@ -72,7 +72,7 @@ def test_mark_decide_checkpoint_evict_blacklist(tmp_path: Path) -> None:
     assert core.state.phase == "RunCommand"
 
     assert result(core, report(PODS[0], MessageType.CHECKPOINT, seq, step=7)) == "applied"
-    assert core.state.checkpointed and core.needs_publish
+    assert core.state.checkpointed and core.orders.needs_publish
     assert result(core, report(PODS[1], MessageType.EVICTED, seq, reason="slow")) == "applied"
     s = core.state
     assert s.phase == "Restarting" and s.recoverCount == 1
@@ -119,7 +119,9 @@ def test_taint_and_untaint_are_persisted_once(tmp_path: Path) -> None:
     core = running_job(tmp_path, [])
     assert core.taint("node-7", "operator") and not core.taint("node-7", "again")
     reloaded = ControllerCore(core.job, FileStatusStore(tmp_path / "status.json"))
-    assert [e.node for e in reloaded.status.error_nodes] == ["node-7"] and not reloaded.fresh
+    assert [e.node for e in reloaded.status.error_nodes] == [
+        "node-7"
+    ] and not reloaded.journal.fresh
     assert core.untaint("node-7") and not core.untaint("node-7")
     assert (
         ControllerCore(core.job, FileStatusStore(tmp_path / "status.json")).status.error_nodes == ()
@@ -157,7 +159,7 @@ def test_the_status_view_of_a_large_job_fits_one_nats_message(tmp_path: Path) ->
     Past STATUS_POD_LIMIT pods it lists those with something to see, and counts the rest."""
     from aegis.cli.ctl import CtlConfig, render_status
     from aegis.protocol.envelope import MAX_MESSAGE_BYTES
-    from aegis.runtime.controller.core import STATUS_POD_LIMIT
+    from aegis.runtime.controller.view import STATUS_POD_LIMIT
 
     n = STATUS_POD_LIMIT + 200
     pods = tuple(f"big-worker-{i}" for i in range(n))

@@ -40,7 +40,6 @@ from aegis.protocol.exitcodes import (
     ControllerExit,
     terminated_by,
 )
-from aegis.protocol.payloads import Receipt, ReceiptResult
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
 from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome, PersistenceError
@@ -103,14 +102,14 @@ class ControllerService:
         self.exit_code: int | None = None
         # events commit in groups: durable, then the order is published, then the replies
         core.autocommit = False
-        self.commits = GroupCommit(core, self.lock, self._publish)
+        self.commits = GroupCommit(core.journal, self.lock, self._publish_due)
         self._beats: Subscription | None = None  # the heartbeats' (its backlog is read)
         self._sends: set[asyncio.Task[None]] = set()  # heartbeat answers waiting for a commit
 
     async def run(self, events: asyncio.StreamReader | None = None) -> int:
         """Subscribe, re-publish the current order, handle events until the job ends."""
         if self.observer is not None:
-            self.observer.job_started(self.core.fresh)
+            self.observer.job_started(self.core.journal.fresh)
         # a report's copies (an agent waiting for its receipt sends it again) are handled once
         counted = None if self.observer is None else self.observer.on_report_copy
         copies = RequestCopies(on_copy=counted)
@@ -144,7 +143,7 @@ class ControllerService:
         await self.commits.finish()  # the last snapshot, not left to a task the exit cancels
         if self.observer is not None:
             self.observer.job_ended(self.core.terminal)
-        print(self.core.summary(), file=sys.stderr, flush=True)
+        print(self.core.view.summary(), file=sys.stderr, flush=True)
         return self.exit_code if self.exit_code is not None else ControllerExit.STOPPED
 
     async def close(self) -> None:
@@ -188,7 +187,7 @@ class ControllerService:
         async with hold:  # handled in memory; committed with the others of its batch ...
             out = self._handle(lambda: on(msg))
             try:  # ... unless it leads to an order: that goes out now
-                if self.core.order_due:
+                if self.core.orders.order_due:
                     await self.commits.commit_locked()
             except PersistenceError as exc:
                 log.error("%s", exc)  # rolled back: the agent retries it
@@ -198,15 +197,11 @@ class ControllerService:
         except PersistenceError as exc:
             log.error("%s", exc)  # rolled back: the agent retries it
             return None
-        reply = None if out is None else out.reply
-        applied = (
-            msg.type in REPORT_TYPES
-            and reply is not None
-            and Receipt.from_data(reply.data).result is ReceiptResult.APPLIED
-        )
-        if applied and self.observer is not None:
+        if out is None:
+            return None
+        if out.applied and self.observer is not None:
             self.observer.on_report(msg)
-        return reply
+        return out.reply
 
     def _send_when_durable(self, subject: str, message: Message) -> None:
         """Publish `message` once the state it shows is on disk (not at all if that commit
@@ -233,7 +228,7 @@ class ControllerService:
                 return make_reply(msg, ok=False, error=str(exc))
             # and in status.json (an operator reads it next): an operator's request is rare,
             # so its snapshot is not left to wait for the commits to pause
-            self.core.compact()
+            self.core.journal.compact()
             return reply
 
     async def _apply(self, handle: object) -> Message | None:
@@ -258,18 +253,23 @@ class ControllerService:
             return None
         return out
 
+    async def _publish_due(self) -> None:
+        """After a commit: publish its order if it has one not yet out."""
+        if self.core.orders.needs_publish:
+            await self._publish()
+
     async def _publish(self) -> None:
-        core = self.core
-        if str(core.state.phase) not in core.order_phases and core.terminal is None:
+        core, orders = self.core, self.core.orders
+        if not orders.in_order_phase:
             return  # no order in this phase (Pending, Restarting)
-        for pod_order in core.pod_orders():  # before the broadcast: each pod's own entries
+        for pod_order in orders.pod_orders():  # before the broadcast: each pod's own entries
             await self.bus.publish(self.subjects.master, pod_order)
-        await self.bus.publish(self.subjects.master, core.order_for())
+        await self.bus.publish(self.subjects.master, orders.order_for())
         # no flush (a PING/PONG) per commit: it would hold the lock for a round trip while
         # a thousand reports wait; nats-py writes the buffer out at once, in order (an
         # order before the replies of its batch), and an agent that missed one is sent it
         # again when its heartbeat shows it (OrderVersions)
-        core.mark_published()
+        orders.mark_published()
         if self.observer is not None:
             self.observer.order_published()
         if core.terminal is not None:

@@ -1,0 +1,112 @@
+"""The controller's runtime bookkeeping, persisted beside the spec state (not part of the
+model): incarnations, the pods declared lost, counters, the last failure reason of each pod,
+and a few numbers (the step number, the command orders, the last published masterSeq)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aegis.runtime.controller.undo import TrackedCounter, TrackedDict, UndoLog
+
+
+class Extras:
+    """Runtime bookkeeping persisted beside the spec state (not part of the model); its maps
+    log their changes in `undo` (a rollback and a WAL record cost O(the changes))."""
+
+    MAPS = ("incarnations", "evicted", "counters", "reasons")
+
+    def __init__(
+        self,
+        *,
+        incarnations: Mapping[str, str | None] | None = None,
+        step_no: int = 0,
+        command_orders: int = 0,
+        published_seq: int = -1,
+        counters: Mapping[str, int] | None = None,
+        evicted: Mapping[str, str] | None = None,
+        reasons: Mapping[str, str] | None = None,
+    ) -> None:
+        self.undo = UndoLog()
+        self.incarnations: TrackedDict[str, str | None] = _tracked(self.undo, incarnations)
+        self.step_no = step_no
+        self.command_orders = command_orders
+        self.published_seq = published_seq
+        self.counters = TrackedCounter(self.undo, (counters or {}).items())
+        self.evicted: TrackedDict[str, str] = _tracked(self.undo, evicted)  # pod -> lost inc.
+        self.reasons: TrackedDict[str, str] = _tracked(self.undo, reasons)  # last failure
+        for name, value in self.counters.items():
+            if not isinstance(name, str) or not isinstance(value, int):
+                raise TypeError(f"counter {name!r} = {value!r}: not a count")
+
+    def scalars(self) -> tuple[int, int, int]:
+        """(step_no, command_orders, published_seq): what a rollback restores besides `undo`."""
+        return self.step_no, self.command_orders, self.published_seq
+
+    def set_scalars(self, values: tuple[int, int, int]) -> None:
+        """The inverse of `scalars`."""
+        self.step_no, self.command_orders, self.published_seq = values
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object kept in Status.runtime (the reasons are in its podInfos)."""
+        return {
+            "incarnations": dict(self.incarnations),
+            "stepNo": self.step_no,
+            "commandOrders": self.command_orders,
+            "publishedSeq": self.published_seq,
+            "counters": dict(self.counters),
+            "evicted": dict(self.evicted),
+        }
+
+    @classmethod
+    def from_json(cls, ex: Mapping[str, Any], reasons: Mapping[str, str] | None = None) -> Extras:
+        """The inverse of `to_json` (missing keys take their defaults)."""
+        return cls(
+            incarnations=dict(ex.get("incarnations", {})),
+            step_no=int(ex.get("stepNo", 0)),
+            command_orders=int(ex.get("commandOrders", 0)),
+            published_seq=int(ex.get("publishedSeq", -1)),
+            counters=dict(ex.get("counters", {})),
+            evicted=dict(ex.get("evicted", {})),
+            reasons=reasons,
+        )
+
+    def delta(self) -> dict[str, Any]:
+        """What changed since the last commit (`undo.forget`): the part of a WAL record."""
+        out: dict[str, Any] = {
+            "stepNo": self.step_no,
+            "commandOrders": self.command_orders,
+            "publishedSeq": self.published_seq,
+        }
+        for name in self.MAPS:
+            target: TrackedDict[str, Any] = getattr(self, name)
+            keys = list(self.undo.changed(target))
+            if keys:
+                out[name] = {
+                    "set": {k: target[k] for k in keys if k in target},
+                    "del": [k for k in keys if k not in target],
+                }
+        return out
+
+    def apply_delta(self, delta: Mapping[str, Any]) -> None:
+        """Replay a `delta` (ValueError, TypeError or KeyError if it is not one)."""
+        self.set_scalars(
+            (int(delta["stepNo"]), int(delta["commandOrders"]), int(delta["publishedSeq"]))
+        )
+        for name in self.MAPS:
+            change = delta.get(name)
+            if change is None:
+                continue
+            target: TrackedDict[str, Any] = getattr(self, name)
+            sets, dels = change["set"], change["del"]
+            if not isinstance(sets, dict) or not isinstance(dels, list):
+                raise TypeError(f"{name}: set must be an object and del a list")
+            if name == "counters" and not all(isinstance(v, int) for v in sets.values()):
+                raise TypeError("counters: counts must be integers")
+            target.update(sets)
+            for key in dels:
+                target.pop(key, None)
+
+
+def _tracked(undo: UndoLog, items: Mapping[str, Any] | None) -> TrackedDict[str, Any]:
+    return TrackedDict(undo, (items or {}).items())
