@@ -13,13 +13,8 @@ from typing import Any
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
-from aegis.protocol.environment import (
-    DEFAULT_HEARTBEAT_RATE,
-    FALLBACKS,
-    ConfigError,
-    parse_nproc,
-    parse_preload,
-)
+from aegis.protocol.environment import FALLBACKS, ConfigError, parse_nproc, parse_preload
+from aegis.protocol.job_settings import ENV_VAR, JobSettings
 
 
 def register(sub: Any) -> None:
@@ -29,14 +24,7 @@ def register(sub: Any) -> None:
         help="run a training command under Aegis on this machine",
         usage="aegis run --nnodes N [--nproc-per-node K] [options] -- CMD...",
     )
-    run.add_argument(
-        "-n",
-        "--nnodes",
-        dest="workers",
-        type=int,
-        required=True,
-        help="number of node agents (pods); -n is its short form",
-    )
+    JobSettings.add_flags(run)  # -n/--nnodes, --max-retry, --job, --namespace, heartbeats
     run.add_argument(
         "--nproc-per-node",
         default="1",
@@ -50,9 +38,6 @@ def register(sub: Any) -> None:
         metavar="DIR",
         help="also write each rank's stdout/stderr to DIR/<pod>/attempt_<n>/<local rank>/",
     )
-    run.add_argument("--max-retry", type=int, default=3, help="restarts allowed (default 3)")
-    run.add_argument("--job", default="local", help="job name (DNS label)")
-    run.add_argument("--namespace", default="default", help="namespace (DNS label)")
     run.add_argument("--state-dir", type=Path, help="status and step log (default: temp dir)")
     run.add_argument(
         "--fallback",
@@ -84,21 +69,6 @@ def register(sub: Any) -> None:
         type=float,
         default=10.0,
         help="seconds an agent waits for the controller before running alone",
-    )
-    run.add_argument(
-        "--heartbeat-timeout",
-        type=float,
-        default=10.0,
-        help="seconds without an agent's heartbeat before its pod counts as lost (0: never)",
-    )
-    run.add_argument(
-        "--heartbeat-rate",
-        type=float,
-        default=DEFAULT_HEARTBEAT_RATE,
-        metavar="PER_S",
-        help="heartbeats a second the agents send at most, together: a job of more pods "
-        "than that times the beat period beats less often, and its timeout grows to 4 "
-        f"beats (default {DEFAULT_HEARTBEAT_RATE:g}; 0: no budget)",
     )
     run.add_argument(
         "--hang-timeout",
@@ -149,18 +119,14 @@ def register(sub: Any) -> None:
     )
     agent.set_defaults(func=_agent)
 
-    ctl = sub.add_parser("controller", help="a job's controller process")
+    ctl = sub.add_parser(
+        "controller", help=f"a job's controller process (its job's settings in ${ENV_VAR})"
+    )
     ctl.add_argument("--state-dir", type=Path, required=True)
-    ctl.add_argument("--job", required=True)
-    ctl.add_argument("--namespace", default="default")
-    ctl.add_argument("--workers", type=int, required=True)
-    ctl.add_argument("--max-retry", type=int, required=True)
     ctl.add_argument("--nats-url", required=True)
     ctl.add_argument("--creds", type=Path, required=True, help="controller credentials file")
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
-    ctl.add_argument("--heartbeat-timeout", type=float, default=10.0)
-    ctl.add_argument("--heartbeat-rate", type=float, default=DEFAULT_HEARTBEAT_RATE)
     ctl.add_argument("--metrics-port", type=int, default=0, help="0: no metrics endpoint")
     ctl.add_argument("--events", action="store_true", help="read launcher events on stdin")
     ctl.set_defaults(func=_controller, parser=ctl)
@@ -172,7 +138,6 @@ def _logging() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from aegis.checks.params import SIMULATIONS
     from aegis.runtime.launcher.local import LocalJob, available_memory, capacity_problem, run_local
 
     cmd = list(args.cmd)
@@ -180,11 +145,13 @@ def _run(args: argparse.Namespace) -> int:
         cmd = cmd[1:]
     if not cmd:
         args.parser.error("no command given: aegis run -n N -- CMD...")
-    if args.workers < 1 or args.max_retry < 0:
-        args.parser.error("--nnodes (-n) must be >= 1 and --max-retry >= 0")
-    too_many = capacity_problem(args.workers, available_memory())
+    too_many = capacity_problem(args.workers, available_memory())  # first: says what fits here
     if too_many is not None:
         args.parser.error(too_many)
+    settings = JobSettings.from_flags(args)
+    problem = settings.problem()
+    if problem is not None:
+        args.parser.error(problem)
     try:
         nproc = parse_nproc(args.nproc_per_node)
     except AegisError as exc:
@@ -193,42 +160,27 @@ def _run(args: argparse.Namespace) -> int:
         args.parser.error(f"--metrics-port {args.metrics_port}: use 1..65535 (0: off)")
     for flag, value, low in (
         ("--connect-timeout", args.connect_timeout, None),
-        ("--heartbeat-timeout", args.heartbeat_timeout, 0.0),
         ("--hang-timeout", args.hang_timeout, 0.0),
     ):
         if not math.isfinite(value) or (value <= 0 if low is None else value < low):
             need = "> 0" if low is None else f">= {low:g}"
             args.parser.error(f"{flag} {value}: use a finite number of seconds {need}")
-    if not (math.isfinite(args.heartbeat_rate) and args.heartbeat_rate >= 0):
-        args.parser.error(
-            f"--heartbeat-rate {args.heartbeat_rate}: use a finite number of beats a second "
-            ">= 0 (0: no budget)"
-        )
     try:
         preload = parse_preload(args.preload)
     except ConfigError as exc:
         args.parser.error(str(exc))
-    simulate: dict[str, tuple[str, ...]] = {}
-    for item in args.simulate:
-        node, sep, faults = item.partition("=")
-        if not sep or not node or not faults:
-            args.parser.error(f"--simulate {item!r}: expected NODE=FAULT[,FAULT...]")
-        wanted = tuple(f for f in faults.split(",") if f)
-        unknown = sorted(set(wanted) - SIMULATIONS)
-        if unknown:
-            args.parser.error(f"--simulate: unknown fault(s) {unknown}; use {sorted(SIMULATIONS)}")
-        simulate[node] = (*simulate.get(node, ()), *wanted)
+    simulate = _simulations(args)
     _logging()
     job = LocalJob(
         command=cmd,
-        workers=args.workers,
-        max_retry=args.max_retry,
-        job=args.job,
-        namespace=args.namespace,
+        workers=settings.workers,
+        max_retry=settings.max_retry,
+        job=settings.job,
+        namespace=settings.namespace,
         state_dir=args.state_dir,
         connect_timeout=args.connect_timeout,
-        heartbeat_timeout=args.heartbeat_timeout,
-        heartbeat_rate=args.heartbeat_rate,
+        heartbeat_timeout=settings.heartbeat_timeout,
+        heartbeat_rate=settings.heartbeat_rate,
         hang_timeout=args.hang_timeout,
         checkpoint_file=args.checkpoint_file,
         simulate=simulate,
@@ -241,6 +193,23 @@ def _run(args: argparse.Namespace) -> int:
         log_dir=str(Path(args.log_dir).resolve()) if args.log_dir else "",
     )
     return asyncio.run(run_local(job))
+
+
+def _simulations(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """`--simulate NODE=FAULT[,FAULT]`s as node -> faults (a usage error if one is not)."""
+    from aegis.checks.params import SIMULATIONS
+
+    simulate: dict[str, tuple[str, ...]] = {}
+    for item in args.simulate:
+        node, sep, faults = item.partition("=")
+        if not sep or not node or not faults:
+            args.parser.error(f"--simulate {item!r}: expected NODE=FAULT[,FAULT...]")
+        wanted = tuple(f for f in faults.split(",") if f)
+        unknown = sorted(set(wanted) - SIMULATIONS)
+        if unknown:
+            args.parser.error(f"--simulate: unknown fault(s) {unknown}; use {sorted(SIMULATIONS)}")
+        simulate[node] = (*simulate.get(node, ()), *wanted)
+    return simulate
 
 
 def _agent(args: argparse.Namespace) -> int:
@@ -268,29 +237,17 @@ def _agent(args: argparse.Namespace) -> int:
 
 
 def _controller(args: argparse.Namespace) -> int:
-    from aegis.runtime.controller.core import JobConfig
     from aegis.runtime.controller.gc_tuning import tune_controller_process
+    from aegis.runtime.controller.job import JobConfig
     from aegis.runtime.controller.service import load_credentials, serve
 
-    for flag, value in (
-        ("--heartbeat-timeout", args.heartbeat_timeout),
-        ("--heartbeat-rate", args.heartbeat_rate),
-    ):
-        if not (math.isfinite(value) and value >= 0):
-            args.parser.error(f"{flag} {value}: use a finite number >= 0 (0: off)")
+    try:  # the launcher's settings of the job, whole (checked once, in JobSettings)
+        settings = JobSettings.from_env(os.environ)
+    except ConfigError as exc:
+        args.parser.error(str(exc))
     _logging()
     tune_controller_process()
-    pods = tuple(f"{args.job}-worker-{i}" for i in range(args.workers))
-    job = JobConfig(
-        args.job,
-        args.namespace,
-        pods,
-        args.max_retry,
-        args.rdzv_host,
-        args.port_base,
-        args.heartbeat_timeout,
-        args.heartbeat_rate,
-    )
+    job = JobConfig.of(settings, args.rdzv_host, args.port_base)
     creds = load_credentials(args.creds)
     return asyncio.run(
         serve(

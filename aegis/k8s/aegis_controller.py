@@ -4,11 +4,10 @@
 job with the gRPC credential service (a child process, `credential_process.py`: agents of
 that job get user JWTs limited to the job's subjects, checked against
 `spec.bootstrapTokenSHA256` and the API's pods) and starts a `JobRunner`:
-the same `ControllerCore` + `ControllerService` as local mode, with `CrStatusStore` as its
-store (or, for a job whose status could outgrow its CR, `ChunkedStatusStore` and a
-`ConfigMapWal`: docs/persistence.md) and its own NATS connection made with the controller's
-credentials. A deleted CR has its
-credentials revoked first, then its runner stopped.
+the same `ControllerCore` + `ControllerService` as local mode, with its journal in the CR (or,
+for a job whose status could outgrow its CR, in ConfigMaps: aegis.k8s.journal,
+docs/persistence.md) and its own NATS connection made with the controller's credentials. A
+deleted CR has its credentials revoked first, then its runner stopped.
 
 Each runner is a thread with its own event loop, because the CR store blocks on the API server:
 a slow or failing API call holds up only that job. A runner is crash-only: any failure
@@ -29,40 +28,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 import queue
-import random
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis import retry
 from aegis.checks.faultlog import FaultLogWriter
 from aegis.errors import AegisError
 from aegis.k8s.api import KubeApi
-from aegis.k8s.chunked_store import ChunkedStatusStore
-from aegis.k8s.cm_wal import ConfigMapWal, Deleter
-from aegis.k8s.cr_store import CrStatusStore
+from aegis.k8s.cm_wal import Deleter
 from aegis.k8s.credential_process import ApiSource, CredentialProcess
 from aegis.k8s.errors import ApiError, K8sError, StatusTooLargeError
+from aegis.k8s.journal import CrashOnFailedSave, kube_journal
 from aegis.k8s.keys import ACCOUNT_JWT_KEY, ACCOUNT_SEED_KEY, job_account, load_account
 from aegis.k8s.manifests import DEFAULT_MASTER_PORT, ctl_secret
-from aegis.k8s.model import DEFAULT_MAX_RETRY, MAX_WORKERS
 from aegis.k8s.resources import AEGIS, SECRET, pod_name, service_name
+from aegis.k8s.server_thread import MetricsServerThread
 from aegis.k8s.status_size import LEAST_BUDGET, MAX_STATUS_BYTES, status_budget
-from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, TERMINATED, ControllerExit
-from aegis.protocol.subjects import validate_label
+from aegis.protocol.job_settings import CR_FIELDS, JobSettings
+from aegis.retry import Backoff
 from aegis.runtime.controller.core import ControllerCore, JobConfig
-from aegis.runtime.controller.observability import JobObserver, MetricsServer, ObserverMetrics
+from aegis.runtime.controller.observability import JobObserver, ObserverMetrics
 from aegis.runtime.controller.service import ControllerService
 from aegis.runtime.controller.status_budget import StatusBudget
-from aegis.runtime.controller.store import Status, StatusStore
-from aegis.runtime.controller.wal import Log
 from aegis.runtime.transport.auth import Account, UserCredentials
 from aegis.runtime.transport.bus import Bus
 
@@ -91,32 +88,20 @@ class AegisControllerConfig:
     namespace: str | None = None  # None: every namespace
     resync_s: float = 30.0
     watch_timeout_s: int = 300
-    backoff_initial_s: float = 0.5
-    backoff_max_s: float = 30.0
+    backoff_initial_s: float = retry.KUBE_CONTROLLER.first_s
+    backoff_max_s: float = retry.KUBE_CONTROLLER.max_s
     master_port: int = DEFAULT_MASTER_PORT
     stop_wait_s: float = 5.0  # how long shutdown waits for each runner
     # the largest object the API server keeps (etcd's --max-request-bytes): a job whose status
     # could outgrow it keeps it in ConfigMaps
     status_limit_bytes: int = MAX_STATUS_BYTES
 
-
-class Backoff:
-    """Capped exponential backoff with jitter: initial·2^n, at most `maximum` seconds."""
-
-    def __init__(self, initial: float, maximum: float) -> None:
-        self.initial = initial
-        self.maximum = maximum
-        self.attempt = 0
-
-    def next(self) -> float:
-        """The next delay (and count one more failure)."""
-        delay = min(self.maximum, self.initial * 2 ** min(self.attempt, 30))
-        self.attempt += 1
-        return delay * random.uniform(0.5, 1.0)
-
-    def reset(self) -> None:
-        """A success: start from `initial` again."""
-        self.attempt = 0
+    def backoff(self) -> Backoff:
+        """The pauses of a retry loop (a runner's restarts, the CR list, the CR watch)."""
+        policy = dataclasses.replace(
+            retry.KUBE_CONTROLLER, first_s=self.backoff_initial_s, max_s=self.backoff_max_s
+        )
+        return Backoff(policy)
 
 
 @dataclass(frozen=True)
@@ -146,12 +131,14 @@ class AegisSpec:
         spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
         assert isinstance(meta, Mapping) and isinstance(spec, Mapping)
         status = obj.get("status")
+        namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        settings = JobSettings.from_cr(name, namespace, spec)
         return cls(
-            namespace=str(meta.get("namespace") or "default"),
-            name=str(meta.get("name") or ""),
+            namespace=namespace,
+            name=name,
             uid=str(meta.get("uid") or ""),
-            worker_num=_int(spec.get("workerNum"), 0),
-            max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
+            worker_num=settings.workers,
+            max_retry=settings.max_retry,
             token_sha256=str(spec.get("bootstrapTokenSHA256") or ""),
             deleting=bool(meta.get("deletionTimestamp")),
             resumed=isinstance(status, Mapping) and "version" in status,
@@ -160,15 +147,10 @@ class AegisSpec:
 
     def problem(self) -> str | None:
         """Why this CR cannot be run (None if it can)."""
-        try:
-            validate_label("namespace", self.namespace)
-            validate_label("job", self.name)
-        except InvalidNameError as exc:
-            return str(exc)
-        if not 1 <= self.worker_num <= MAX_WORKERS:
-            return f"spec.workerNum must be 1 to {MAX_WORKERS}, got {self.worker_num}"
-        if self.max_retry < 0:
-            return f"spec.maxRetry must be >= 0, got {self.max_retry}"
+        settings = JobSettings(self.name, self.namespace, self.worker_num, self.max_retry)
+        problem = settings.problem(CR_FIELDS)  # the one check of each setting
+        if problem is not None:
+            return problem
         if len(self.token_sha256) != 64:
             return "spec.bootstrapTokenSHA256 is missing or not a hex SHA-256"
         return None
@@ -199,10 +181,6 @@ class AegisSpec:
         )
 
 
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
 def load_account_dir(directory: str | Path) -> Account:
     """The shared NATS account from the mounted Secret `aegis-nats-account`."""
     d = Path(directory)
@@ -218,60 +196,6 @@ def load_account_dir(directory: str | Path) -> Account:
         return load_account(jwt, seed)
     except Exception as exc:  # nkeys raises assorted errors for a bad seed
         raise AccountError(f"{d / ACCOUNT_SEED_KEY} is not an account seed: {exc!r}") from None
-
-
-class _CrashOnFailedSave:
-    """StatusStore wrapper: a failed save ends the runner's attempt (crash-only).
-
-    The core has already advanced in memory when its save fails; carrying on would publish
-    orders from an unpersisted state, so the service is stopped and the next attempt resumes
-    from what the CR (and, for a job in ConfigMaps, its snapshot and WAL) holds; unless the
-    status no longer fits in the CR (`too_large`, kept for the runner, which then fails the
-    job: no attempt could save it). `save` runs in the group commit's worker thread:
-    `on_failure` must be safe to call from there."""
-
-    def __init__(self, store: StatusStore) -> None:
-        self.store = store
-        self.on_failure: Callable[[BaseException], None] | None = None
-        self.too_large: StatusTooLargeError | None = None
-
-    def load(self) -> Status | None:
-        """The CR's status (None before the first save)."""
-        return self.store.load()
-
-    def save(self, status: Status) -> None:
-        """Persist into the CR; on failure tell the runner, then re-raise."""
-        try:
-            self.store.save(status)
-        except Exception as exc:
-            if isinstance(exc, StatusTooLargeError):
-                self.too_large = exc  # also when the core's first save, in its constructor, failed
-            self.failed(exc)
-            raise
-
-    def failed(self, exc: BaseException) -> None:
-        """Tell the runner that a write failed."""
-        if self.on_failure is not None:
-            self.on_failure(exc)
-
-
-class _CrashOnFailedAppend(ConfigMapWal):
-    """The WAL of a job in ConfigMaps, whose failed append ends the attempt, as a failed save
-    does (the next attempt reads the log again: a record cut short is dropped)."""
-
-    def __init__(
-        self, store: _CrashOnFailedSave, api: KubeApi, key: JobKey, deleter: Deleter
-    ) -> None:
-        super().__init__(api, *key, deleter)
-        self.store = store
-
-    def append(self, number: int, body: Mapping[str, Any]) -> None:
-        """Append; on failure tell the runner, then re-raise."""
-        try:
-            super().append(number, body)
-        except Exception as exc:
-            self.store.failed(exc)
-            raise
 
 
 class JobRunner:
@@ -292,7 +216,7 @@ class JobRunner:
         self.metrics = metrics
         self.exit_code: int | None = None  # set when the job terminated or the runner gave up
         self.attempts = 0
-        self._store: _CrashOnFailedSave | None = None  # the last attempt's store
+        self._store: CrashOnFailedSave | None = None  # the last attempt's store
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -329,7 +253,7 @@ class JobRunner:
 
     def _main(self) -> None:
         key = "{}/{}".format(*self.spec.key)
-        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)
+        backoff = self.config.backoff()
         engine_stops = 0
         while not self._stopping.is_set():
             self.attempts += 1
@@ -382,21 +306,15 @@ class JobRunner:
 
     async def _attempt_with(self, deleter: Deleter) -> int:
         spec = self.spec
-        cr = CrStatusStore(self.api, spec.namespace, spec.name)
-        wal: Log | None = None
         limit = self.config.status_limit_bytes
-        if spec.in_configmaps(limit):
-            store = _CrashOnFailedSave(ChunkedStatusStore(self.api, cr, deleter))
-            wal = _CrashOnFailedAppend(store, self.api, spec.key, deleter)
-        else:
-            store = _CrashOnFailedSave(cr)
+        store, journal = kube_journal(self.api, spec.key, deleter, spec.in_configmaps(limit))
         self._store = store  # its too_large is read after the attempt
         # the structured fault log goes to the controller's stdout (the pod's log), one JSON line
         # per fault
         faults = FaultLogWriter(sys.stdout)
         job = spec.job_config(self.config.master_port, limit)
         observer = JobObserver(spec.worker_num, shared=self.metrics)
-        core = ControllerCore(job, store, on_fault=observer.fault_sink(faults.write), wal=wal)
+        core = ControllerCore(job, journal=journal, on_fault=observer.fault_sink(faults.write))
         bus = await Bus.connect(
             self.config.nats_url,
             self.credentials,
@@ -561,7 +479,7 @@ class AegisController:
             target=self._watch, args=(events, stop), name="watch-aegises", daemon=True
         )
         watcher.start()
-        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)
+        backoff = self.config.backoff()
         next_resync = 0.0
         try:
             while not stop.is_set():
@@ -613,7 +531,7 @@ class AegisController:
             log.warning("aegis %s/%s: %s", *key, exc)
 
     def _watch(self, out: queue.Queue[tuple[str, dict[str, Any]]], stop: threading.Event) -> None:
-        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)
+        backoff = self.config.backoff()
         while not stop.is_set():
             try:
                 for kind, obj in self.api.watch(
@@ -641,68 +559,6 @@ def _drain(
             out.append(q.get_nowait())
     except queue.Empty:
         return out
-
-
-class ServerThread:
-    """An asyncio server (`start()` and `stop()` coroutines) on an event loop and a thread of
-    its own (the controller is threaded)."""
-
-    def __init__(
-        self, name: str, start: Callable[[], Awaitable[None]], stop: Callable[[], Awaitable[None]]
-    ) -> None:
-        self.name = name
-        self._start_server, self._stop_server = start, stop
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
-
-    def start(self, timeout: float = 10.0) -> None:
-        """Bind and serve; raises what binding raised (OSError for a taken port)."""
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise K8sError(f"the {self.name} server did not start within {timeout}s")
-        if self._error is not None:
-            raise self._error
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop serving and end the thread."""
-        loop, ev = self._loop, self._stop
-        if loop is not None and ev is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(ev.set)
-        self._thread.join(timeout)
-
-    def _main(self) -> None:
-        asyncio.run(self._serve())
-
-    async def _serve(self) -> None:
-        try:
-            await self._start_server()
-        except BaseException as exc:
-            self._error = exc
-            self._ready.set()
-            return
-        self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-        self._ready.set()
-        try:
-            await self._stop.wait()
-        finally:
-            await self._stop_server()
-
-
-class MetricsServerThread(ServerThread):
-    """`GET /metrics` of every job (one shared ObserverMetrics) on a thread of its own."""
-
-    def __init__(self, metrics: ObserverMetrics, host: str = "0.0.0.0", port: int = 0) -> None:
-        self.server = MetricsServer(metrics, host, port)
-        super().__init__("metrics", self.server.start, self.server.close)
-
-    @property
-    def url(self) -> str:
-        """Where the metrics are."""
-        return self.server.url
 
 
 def serve(

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from aegis import retry
 from aegis.k8s.api import KubeApi
 from aegis.k8s.errors import ApiError
 from aegis.k8s.pod_cache import JobKey, PodCache
@@ -17,7 +18,7 @@ from aegis.k8s.resources import LABEL_JOB, POD
 log = logging.getLogger(__name__)
 
 WATCH_TIMEOUT_S = 300
-RETRY_S = 2.0  # after a failed list or watch (a 410 lists again at once)
+RETRY_S = retry.KUBE_WATCH.pause(1)  # after a failed list or watch (a 410 lists again at once)
 MIN_ROUND_S = 1.0  # never more than a list a second, whatever the server does
 
 

@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from aegis import retry
 from aegis.k8s.api import POOL_SIZE, KubeApi
 from aegis.k8s.errors import ApiError
 from aegis.k8s.informer import inform_pods
@@ -357,7 +358,7 @@ class JobController:
                         return
             except ApiError as exc:
                 log.warning("watching %s failed, retrying: %s", res.plural, exc)
-                stop.wait(2.0)
+                stop.wait(retry.KUBE_WATCH.pause(1))
 
     def _inform(self, out: queue.Queue[JobKey], stop: threading.Event) -> None:
         """Keep the pod cache (aegis/k8s/informer.py); the jobs whose pods changed go to `out`."""

@@ -14,7 +14,7 @@ signal), as torch.distributed.elastic's `ProcessFailure` tells it.
 | `container_restart` | the agent exited 76 | 2 |
 | `reschedule` | the agent exited 1: node blacklisted, pod rescheduled | 3 |
 | `evicted` | a slow pod evicted at a checkpoint | evict |
-| `evicted_exit` | the exit (or replacement) of a pod evicted at a checkpoint | - (counted as the eviction) |
+| `evicted_exit` | the exit (or replacement) of a pod evicted at a checkpoint | - (counted) |
 | `pod_lost` | the agent exited otherwise, or was replaced before its exit was reported | - |
 | `hang` | a pod marked hung or slow (nothing killed) | - |
 | `hang_quit` | the controller decided to evict a slow pod at the next checkpoint | - |
@@ -188,8 +188,7 @@ class FaultRecord:
         """A record read back from its JSON object. A record written before faults were typed
         (no `kind`) is read as kind `other` with no level; a field of the wrong type is read
         as absent (a fault log is shown, never trusted to decide anything)."""
-        kind = obj.get("kind")
-        level = obj.get("level")
+        kind, level = str(obj.get("kind")), str(obj.get("level"))
         return cls(
             pod=_text(obj, "pod"),
             pod_ip=_text(obj, "pod_ip"),

@@ -26,7 +26,6 @@ from aegis.k8s.aegis_controller import (
     AccountError,
     AegisController,
     AegisControllerConfig,
-    Backoff,
     JobRunner,
 )
 from aegis.k8s.api import KubeApi
@@ -274,7 +273,7 @@ def test_an_unreachable_api_server_is_retried_not_fatal(tmp_path: Path) -> None:
 
 
 def test_backoff_is_bounded() -> None:
-    backoff = Backoff(0.5, 4.0)
+    backoff = AegisControllerConfig(backoff_initial_s=0.5, backoff_max_s=4.0).backoff()
     delays = [backoff.next() for _ in range(50)]
     assert delays[0] <= 0.5 and max(delays) <= 4.0 and min(delays[5:]) >= 2.0
     backoff.reset()

@@ -201,7 +201,7 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         "more workers than any cluster has nodes: Failed, no pod planned",
         job(worker_num=MAX_WORKERS + 1, phase=""),
         Observed(),
-        [status("Failed", f"spec.workerNum must be 1 to {MAX_WORKERS} and spec.maxRetry >= 0")],
+        [status("Failed", f"spec.workerNum must be 1 to {MAX_WORKERS}, got {MAX_WORKERS + 1}")],
     ),
 ]
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.faults import FaultKind
 from aegis.protocol.payloads import Heartbeat, Order, Receipt, ReceiptResult, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.controller.core import ControllerCore, Outcome
@@ -83,7 +84,7 @@ async def test_forged_and_old_incarnation(
         assert core.extras.counters["old_incarnation"] == 1 and core.state == before
         assert core.extras.counters["inferred_restart"] == 1
         # the fault log has it, although the launcher never said the pod was lost
-        assert core.faults.last[PODS[1]].message.startswith("agent replaced")
+        assert core.faults.last[PODS[1]].kind is FaultKind.POD_LOST  # replaced
         # the new incarnation's Finish is taken
         await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.FINISH, "i2", 1), 5)
         assert core.state.finished[PODS_MV[1]], (core.extras.counters, core.state)

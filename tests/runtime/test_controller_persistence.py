@@ -23,6 +23,7 @@ import pytest
 from aegis.checks.faultlog import FaultRecord
 from aegis.generated.aegis_phase import Label, State
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.faults import FaultKind
 from aegis.retry import STATUS_SAVE
 from aegis.runtime.controller.core import ControllerCore, JobConfig, PersistenceError
 from aegis.runtime.controller.group_commit import GroupCommit
@@ -127,11 +128,11 @@ def test_a_save_that_fails_briefly_is_retried_and_the_event_goes_through(
     assert core.state.phase == "Troubleshooting"
     assert store.load().phase == "Troubleshooting"  # type: ignore[union-attr]
     assert core.status_view()["persistence"]["failures"] == SAVE_TRIES - 1
-    assert [f for f in faults if "status save failed" in f.message] == []  # it went through
+    assert [f for f in faults if f.kind is FaultKind.SAVE_FAILED] == []  # it went through
     store.failing = SAVE_TRIES  # now it gives up: one fault record says so
     with pytest.raises(PersistenceError):
         core.on_report(report(PODS[0], MessageType.ERROR, int(core.state.masterSeq)))
-    assert [f.pod for f in faults if "status save failed" in f.message] == ["controller"]
+    assert [f.pod for f in faults if f.kind is FaultKind.SAVE_FAILED] == ["controller"]
 
 
 def test_every_kind_of_event_is_rolled_back(tmp_path: Path) -> None:

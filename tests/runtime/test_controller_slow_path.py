@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from aegis.checks.faultlog import FaultRecord
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.faults import FaultKind, RecoveryLevel
 from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.values import ModelValue, apply
@@ -84,12 +85,13 @@ def test_mark_decide_checkpoint_evict_blacklist(tmp_path: Path) -> None:
     core.on_pod_lost(PODS[1], "i1", 1, "node-1")
     (entry,) = core.status.error_nodes
     assert entry.node == "node-1" and "slow node evicted" in entry.reason
-    assert [f.message.split(":")[0] for f in faults] == [
-        "hang",
-        "hangWithQuit",
-        "slow node evicted at a checkpoint",
-        "agent exited 1",
+    assert [(f.kind, f.level) for f in faults] == [
+        (FaultKind.HANG, None),
+        (FaultKind.HANG_QUIT, None),
+        (FaultKind.EVICTED, RecoveryLevel.EVICT),
+        (FaultKind.EVICTED_EXIT, None),  # its exit 1: the eviction's, not a node fault
     ]
+    assert core.extras.counters["node_faults"] == 0 and faults[-1].exit_code == 1
     assert faults[0].pod == PODS[1] and faults[0].pod_ip == "10.0.0.1"
     view = core.status_view()
     assert view["phase"] == "Restarting" and view["errorNodes"][0]["node"] == "node-1"
@@ -101,7 +103,7 @@ def test_no_eviction_when_the_job_cannot_afford_it(tmp_path: Path) -> None:
     seq = int(core.state.masterSeq)
     assert result(core, report(PODS[1], MessageType.HANG, seq)) == "applied"
     assert apply(core.state.slow, W1) and not apply(core.state.evict, W1)  # slow beats failed
-    assert [f.message.split(":")[0] for f in faults] == ["hang"]
+    assert [f.kind for f in faults] == [FaultKind.HANG]
 
 
 def test_stale_and_forged_slow_path_reports_change_nothing(tmp_path: Path) -> None:

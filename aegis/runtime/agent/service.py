@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis import retry
 from aegis.checks.client import DiagnosisClient
 from aegis.checks.hangwatch import HangWatch
 from aegis.checks.result import (
@@ -45,6 +46,7 @@ from aegis.protocol.control import CTL_CHECKS
 from aegis.protocol.envelope import Message
 from aegis.protocol.environment import AUTO, AgentConfig, Var, user_env
 from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
+from aegis.protocol.faults import ProcessFailure
 from aegis.protocol.payloads import Order, Report, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.agent.core import (
@@ -268,9 +270,8 @@ class AgentService:
             pod_name=cfg.pod,
             bootstrap_token=cfg.token,
             incarnation=cfg.incarnation,
-            attempts=1000,
+            policy=retry.AGENT_CREDENTIALS,
             timeout=2.0,
-            backoff=0.1,
         )
         # the token is spent: gone from this process's environment (a child never saw it)
         os.environ.pop(Var.BOOTSTRAP_TOKEN, None)
@@ -379,6 +380,7 @@ class AgentService:
             checks=tuple(r.to_dict() for r in done.results),
             round_seconds=done.seconds,
             gpu_type=self.gpu_type if done.results else None,
+            failure=done.failure,
         )
         msg = self.core.finish_work(seq, phase, done.outcome, report)
         if msg is None:
@@ -440,7 +442,7 @@ class AgentService:
             watcher.cancel()
         if failure is None:
             return _Done(RoundOutcome("Finish", "exit 0"))
-        return _Done(RoundOutcome("Error", failure.describe()))
+        return _Done(RoundOutcome("Error", failure.describe()), failure=failure.process_failure())
 
     async def _host_store(self, order: Order) -> bool:
         """Whether the ranks find their rendezvous store already up (TORCHELASTIC_USE_AGENT_
@@ -643,6 +645,7 @@ class _Done:
     out: RoundOutcome
     results: tuple[CheckResult, ...] = ()
     seconds: float | None = None
+    failure: ProcessFailure | None = None  # the command's rank that failed, if one did
 
     @property
     def outcome(self) -> str:

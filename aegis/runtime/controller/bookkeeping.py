@@ -33,7 +33,9 @@ class Extras:
         self.command_orders = command_orders
         self.published_seq = published_seq
         self.counters = TrackedCounter(self.undo, (counters or {}).items())
-        self.evicted: TrackedDict[str, str] = _tracked(self.undo, evicted)  # pod -> lost inc.
+        # pod -> its incarnation that must leave: declared lost (missed heartbeats), or evicted
+        # at a checkpoint (it reported Evicted: its exit is that eviction's, not a node fault)
+        self.evicted: TrackedDict[str, str] = _tracked(self.undo, evicted)
         self.reasons: TrackedDict[str, str] = _tracked(self.undo, reasons)  # last failure
         for name, value in self.counters.items():
             if not isinstance(name, str) or not isinstance(value, int):

@@ -23,14 +23,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
-from aegis.checks.faultlog import FaultRecord
 from aegis.generated.aegis_phase import Constants, Label, State
-from aegis.protocol.envelope import Message, MessageType
+from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.errors import MalformedMessage
-from aegis.protocol.payloads import Receipt, ReceiptResult, Report, heartbeat_versions
+from aegis.protocol.exitcodes import AgentExit
+from aegis.protocol.faults import Fault, FaultKind, FaultRecord, exit_kind
+from aegis.protocol.payloads import ReceiptResult, Report, heartbeat_versions
 from aegis.runtime.controller.bookkeeping import Extras
 from aegis.runtime.controller.job import DEFAULT_HEARTBEAT_TIMEOUT_S, JobConfig
 from aegis.runtime.controller.journal import Journal, PersistenceError, open_journal
+from aegis.runtime.controller.liveness import Liveness
 from aegis.runtime.controller.orders import OrderBook
 from aegis.runtime.controller.recorder import FaultRecorder
 from aegis.runtime.controller.store import ErrorNode, Status, StatusStore
@@ -130,10 +132,12 @@ class ControllerCore:
         self.steplog = steplog
         self.constants = constants or runtime_constants(job.pods, job.max_retry)
         self.faults = FaultRecorder(on_fault)
-        journal.on_gave_up = lambda message: self._fault("controller", message)
+        journal.on_gave_up = lambda why: self._fault(FaultKind.SAVE_FAILED, "controller", why)
         state = journal.open(job, self.constants)
-        now = time.monotonic()  # a restarted controller gives every known agent a full timeout
-        self.last_seen = {p: now for p, inc in self.extras.incarnations.items() if inc}
+        self.extras: Extras = journal.extras  # the bookkeeping beside the spec state
+        joined = [p for p, inc in self.extras.incarnations.items() if inc]
+        self.liveness = Liveness(joined, job.silence_timeout)  # each joined agent: a full timeout
+        self.last_seen = self.liveness.last_seen  # pod -> when its agent was last heard
         self.engine = Engine(
             self.constants,
             state,
@@ -169,7 +173,8 @@ class ControllerCore:
             # its replacement joined before the launcher said the old incarnation was lost
             # (a launcher event read late, a Kubernetes watch behind): a fault all the same,
             # in the fault log as the launcher's would be (which then counts as lost_unknown)
-            self._fault(pod, "agent replaced: a new incarnation joined before its loss came")
+            kind = FaultKind.EVICTED_EXIT if self._evicted(pod, known) else FaultKind.POD_LOST
+            self._fault(kind, pod, "agent replaced: a new incarnation joined before its loss came")
             self._lost(pod, replaced=True)
             self.engine.settle()
         self.extras.incarnations[pod] = inc
@@ -190,27 +195,27 @@ class ControllerCore:
         if pod is None:
             evicted = bool(inc) and self.extras.evicted.get(msg.pod_name) == inc
             return Outcome(
-                self._receipt(msg, ReceiptResult.EVICTED if evicted else ReceiptResult.FORGED)
+                self.orders.receipt(msg, ReceiptResult.EVICTED if evicted else ReceiptResult.FORGED)
             )
         try:
             body = Report.from_data(msg.data)
         except MalformedMessage as exc:
             self.extras.counters["malformed"] += 1
             log.warning("report from %s dropped: %s", pod, exc)
-            return Outcome(self._receipt(msg, ReceiptResult.FORGED))
+            return Outcome(self.orders.receipt(msg, ReceiptResult.FORGED))
         self.last_seen[pod] = time.monotonic()
         self.faults.remember(pod, body.sender)
         label = REPORT_ACTIONS.get(msg.type)
         if label is None:
             self.extras.counters["unexpected_type"] += 1
-            return Outcome(self._receipt(msg, ReceiptResult.UNEXPECTED_TYPE))
+            return Outcome(self.orders.receipt(msg, ReceiptResult.UNEXPECTED_TYPE))
         result, marked = self._take_report(pod, msg, label)
         if result is ReceiptResult.NOT_ENABLED:
-            return self._finish(self._receipt(msg, result))  # its rejection is logged
+            return self._finish(self.orders.receipt(msg, result))  # its rejection is logged
         if result is not ReceiptResult.APPLIED:
-            return Outcome(self._receipt(msg, result))
-        self._report_faults(pod, msg.type, body, marked)
-        return self._finish(self._receipt(msg, result), applied=True)
+            return Outcome(self.orders.receipt(msg, result))
+        self._report_faults(pod, msg, body, marked)
+        return self._finish(self.orders.receipt(msg, result), applied=True)
 
     def _take_report(self, pod: str, msg: Message, label: Label) -> tuple[ReceiptResult, bool]:
         """Apply the agent's action a report ends, then `receive` of its message: (what
@@ -243,20 +248,28 @@ class ControllerCore:
         self.engine.observe(Label.receive, m=report)
         return ReceiptResult.APPLIED, not was_slow and bool(apply(self.state.slow, w))
 
-    def _report_faults(self, pod: str, kind: MessageType, body: Report, marked: bool) -> None:
-        """The faults an applied report tells of, and the pod's last failure reason."""
+    def _report_faults(self, pod: str, msg: Message, body: Report, marked: bool) -> None:
+        """The faults an applied report tells of, and the pod's last failure reason: an
+        Error in the command's phase is the command's (Level 1), in a check round's phase
+        that round's (the agent's exit tells its level)."""
         reason = body.reason
-        if kind is MessageType.HANG and marked:
+        if msg.type is MessageType.HANG and marked:
             self.extras.counters["hang_marked"] += 1
-            self._fault(pod, f"hang: {reason or 'no progress'} (marked, not killed)")
-        if kind is MessageType.ERROR:
+            why = f"hang: {reason or 'no progress'} (marked, not killed)"
+            self._fault(FaultKind.HANG, pod, why)
+        if msg.type is MessageType.ERROR:
             self._set_reason(pod, reason or "error reported")
-            self._fault(pod, f"error: {reason or 'error reported'}")
-        elif kind is MessageType.EVICTED:
+            command = msg.phase is MessagePhase.COMMAND
+            kind = FaultKind.ERROR if command else FaultKind.CHECK_FAILED
+            failed = body.failure  # the rank whose process failed, if one did
+            known = {} if failed is None else {"exit_code": failed.exit_code, "rank": failed.rank}
+            self._fault(kind, pod, f"error: {reason or 'error reported'}", **known)
+        elif msg.type is MessageType.EVICTED:
             self.extras.counters["evicted_slow"] += 1
+            self.extras.evicted[pod] = body.sender.incarnation  # it leaves: its exit is not a fault
             why = f"{SLOW_EVICTED}: {reason or 'marked slow'}"
             self._set_reason(pod, why)
-            self._fault(pod, why)
+            self._fault(FaultKind.EVICTED, pod, why)
 
     @transaction
     def on_pod_lost(self, pod: str, incarnation: str, exit_code: int, node: str) -> Outcome:
@@ -270,12 +283,15 @@ class ControllerCore:
         if pod not in self.job.pod_set or (known != incarnation and not unjoined):
             self.extras.counters["lost_unknown"] += 1
             return Outcome()
-        if exit_code == 1 and self._agent_state(ModelValue(pod)) == "Exited":
+        w = ModelValue(pod)
+        evicted = self._evicted(pod, incarnation)  # its exit 1 is its eviction's, not a node fault
+        if exit_code == AgentExit.NODE_FAULT and self._agent_state(w) == "Exited":
             why = self.extras.reasons.get(pod) or "node fault"
             self.taint(node, f"agent {pod} exited 1: {why}", save=False)
-            if not why.startswith(SLOW_EVICTED):
+            if not evicted:
                 self.extras.counters["node_faults"] += 1
-        self._fault(pod, f"agent exited {exit_code}", node=node or None)
+        kind = exit_kind(exit_code, evicted=evicted)
+        self._fault(kind, pod, f"agent exited {exit_code}", node=node, exit_code=exit_code)
         self._lost(pod, replaced=False)
         self.extras.incarnations[pod] = None
         self.last_seen.pop(pod, None)
@@ -315,7 +331,8 @@ class ControllerCore:
         step = self.engine.observe(Label.envPodRestart, w=ModelValue(pod))
         if step.applied:
             self.extras.counters["heartbeat_lost"] += 1
-            self._fault(pod, f"missed heartbeats for {self.job.silence_timeout:g} s: pod lost")
+            why = f"missed heartbeats for {self.job.silence_timeout:g} s: pod lost"
+            self._fault(FaultKind.LOST, pod, why)
             self.extras.incarnations[pod] = None
             self.extras.evicted[pod] = inc
             log.warning("agent %s (incarnation %s) missed its heartbeats: pod lost", pod, inc)
@@ -377,11 +394,11 @@ class ControllerCore:
         self.extras.counters["unexpected_type"] += 1
         if msg.type is MessageType.HEARTBEAT:
             return None
-        return self._receipt(msg, ReceiptResult.UNEXPECTED_TYPE)
+        return self.orders.receipt(msg, ReceiptResult.UNEXPECTED_TYPE)
 
     def refusal(self, msg: Message) -> Message:
         """The receipt of a message dropped as forged (its sender is not who it claims)."""
-        return self._receipt(msg, ReceiptResult.FORGED)
+        return self.orders.receipt(msg, ReceiptResult.FORGED)
 
     def _authentic(self, msg: Message, *, need_known: bool) -> tuple[str | None, str]:
         inc = msg.data.get("incarnation", "")
@@ -412,23 +429,16 @@ class ControllerCore:
     def refresh_all(self, now: float | None = None) -> None:
         """Count every joined agent as seen at `now` (default: now; later for a grace), after
         the controller's own outage or the bus's."""
-        now = time.monotonic() if now is None else now
-        self.last_seen = dict.fromkeys(self.last_seen, now)
+        self.liveness.refresh_all(now)
 
     def silent_pods(self, now: float | None = None) -> list[str]:
-        """Joined agents (not leaving by themselves) silent for longer than the timeout."""
-        timeout = self.job.silence_timeout
-        if timeout <= 0 or self.terminal is not None:
+        """Joined agents (not leaving by themselves) silent for longer than the timeout: an
+        agent that reported Error outside RunCommand exits 1 by itself, and its exit, seen by
+        the launcher / Job Controller, reschedules it (node into ErrorNodes)."""
+        if self.terminal is not None:
             return []
-        now = time.monotonic() if now is None else now
-        return [
-            pod
-            for pod, seen in self.last_seen.items()
-            if now - seen > timeout
-            # an agent that reported Error outside RunCommand exits 1 by itself: its exit,
-            # seen by the launcher / Job Controller, reschedules it (node into ErrorNodes)
-            and self._agent_state(ModelValue(pod)) != "Exited"
-        ]
+        silent = self.liveness.silent(now)
+        return [pod for pod in silent if self._agent_state(ModelValue(pod)) != "Exited"]
 
     # ---------------- what it holds ----------------
 
@@ -443,11 +453,6 @@ class ControllerCore:
         return terminal(self.constants, self.state)
 
     @property
-    def extras(self) -> Extras:
-        """The bookkeeping beside the spec state (the journal's)."""
-        return self.journal.extras
-
-    @property
     def status(self) -> Status:
         """The status as last saved, with the error nodes as the events left them."""
         return self.journal.status
@@ -460,18 +465,6 @@ class ControllerCore:
 
     def _agent_state(self, w: ModelValue) -> str:
         return str(apply(self.state.agentState, w))
-
-    def _receipt(self, msg: Message, result: ReceiptResult) -> Message:
-        return Message(
-            self.job.name,
-            self.job.namespace,
-            msg.pod_name,
-            MessageType.ACK,
-            msg.phase,
-            Receipt(result).to_data(),
-            time.time(),
-            self.state.masterSeq,
-        )
 
     def _set_reason(self, pod: str, reason: str) -> None:
         self.extras.reasons[pod] = self.job.status_budget.reason(reason)
@@ -488,9 +481,14 @@ class ControllerCore:
         if replaced:
             self.extras.counters["inferred_restart"] += 1
 
-    def _fault(self, pod: str, message: str, *, node: str | None = None) -> None:
-        """One record of the structured fault log (never raises into the caller)."""
-        self.faults.record(pod, str(self.state.phase), message, node=node)
+    def _evicted(self, pod: str, incarnation: str | None) -> bool:
+        """Whether this incarnation of `pod` was evicted at a checkpoint (it reported Evicted)."""
+        return incarnation is not None and self.extras.evicted.get(pod) == incarnation
+
+    def _fault(self, kind: FaultKind, pod: str, message: str, **known: Any) -> None:
+        """One record of the structured fault log (never raises into the caller); `known`:
+        the node, exit code and rank where they are known."""
+        self.faults.record(Fault(kind, pod, message, **known), str(self.state.phase))
 
     def _on_step(self, step: StepResult) -> None:
         """Each step the engine takes: the bookkeeping it implies, then the journal's."""
@@ -499,5 +497,5 @@ class ControllerCore:
         if step.applied and step.action == Label.hangWithQuit:
             pod = str(dict(step.choices).get("w", ""))
             self.extras.counters["hang_with_quit"] += 1
-            self._fault(pod, "hangWithQuit: evict at the next checkpoint")
+            self._fault(FaultKind.HANG_QUIT, pod, "hangWithQuit: evict at the next checkpoint")
         self.journal.on_step(step)

@@ -8,10 +8,10 @@ import math
 from dataclasses import dataclass, field
 
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE
+from aegis.protocol.job_settings import DEFAULT_HEARTBEAT_TIMEOUT_S, JobSettings
 from aegis.protocol.payloads import MAX_BEAT_S
 from aegis.runtime.controller.status_budget import StatusBudget
 
-DEFAULT_HEARTBEAT_TIMEOUT_S = 10.0
 _PORT_SLOTS = 500
 
 
@@ -29,6 +29,28 @@ class JobConfig:
     heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE  # <= 0: no budget
     # the room its reasons and history may take in the status (an Aegis CR's is limited)
     status_budget: StatusBudget = field(default_factory=StatusBudget)
+
+    @classmethod
+    def of(
+        cls,
+        settings: JobSettings,
+        rdzv_host: str = "127.0.0.1",
+        port_base: int = 29500,
+        status_budget: StatusBudget | None = None,
+    ) -> JobConfig:
+        """The controller's view of a job with these settings: its pods by rank, where its
+        ranks meet, and the room its status has."""
+        return cls(
+            settings.job,
+            settings.namespace,
+            settings.pods,
+            settings.max_retry,
+            rdzv_host,
+            port_base,
+            settings.heartbeat_timeout,
+            settings.heartbeat_rate,
+            status_budget or StatusBudget(),
+        )
 
     @functools.cached_property
     def beat_s(self) -> float:

@@ -1,12 +1,13 @@
-"""The controller's orders: what goes out for the current spec state, and what went out.
+"""The controller's messages out: what goes out for the current spec state, and what went out.
 
-`OrderBook` builds the broadcast order of the state (cached per state: every ACK's reply
-reuses it), a pod's own order (the broadcast plus its PER_POD entries), the eviction of a
-lost incarnation, and the orders of the pods whose entries changed since the last publish. It
-keeps the publish marks (`mark_published`: the masterSeq that went out, persisted in the
-bookkeeping; the slow-node marks; each pod's entries) from which `needs_publish` tells whether
-the state has an order not yet out, and the versions each pod must hold by now
-(`OrderVersions`). It reads the engine's state and never changes it (no I/O).
+`OrderBook` builds every message the controller sends: the broadcast order of the state
+(cached per state: every ACK's reply reuses it), a pod's own order (the broadcast plus its
+PER_POD entries), the eviction of a lost incarnation, the receipt that answers a report, and
+the orders of the pods whose entries changed since the last publish. It keeps the publish
+marks (`mark_published`: the masterSeq that went out, persisted in the bookkeeping; the
+slow-node marks; each pod's entries) from which `needs_publish` tells whether the state has
+an order not yet out, and the versions each pod must hold by now (`OrderVersions`). It reads
+the engine's state and never changes it (no I/O).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from aegis.generated.aegis_phase import Constants, State, _tla, agent_view
 from aegis.protocol.envelope import Message, MessageType
-from aegis.protocol.payloads import Eviction, Order
+from aegis.protocol.payloads import Eviction, Order, Receipt, ReceiptResult
 from aegis.runtime.controller.bookkeeping import Extras
 from aegis.runtime.controller.job import JobConfig
 from aegis.runtime.controller.order_versions import OrderVersions, order_grace
@@ -157,6 +158,19 @@ class OrderBook:
             data,
             time.time(),
             s.masterSeq,
+        )
+
+    def receipt(self, msg: Message, result: ReceiptResult) -> Message:
+        """The controller's answer to an agent's report `msg` (sent as its reply)."""
+        return Message(
+            self.job.name,
+            self.job.namespace,
+            msg.pod_name,
+            MessageType.ACK,
+            msg.phase,
+            Receipt(result).to_data(),
+            time.time(),
+            self.engine.state.masterSeq,
         )
 
     def mark_published(self) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from aegis.checks.faultlog import FaultRecord
+from aegis.protocol.faults import Fault, FaultRecord
 from aegis.protocol.payloads import Sender
 
 log = logging.getLogger(__name__)
@@ -29,22 +29,13 @@ class FaultRecorder:
         """The node `pod`'s agent last reported ("" if none did)."""
         return self.addresses.get(pod, ("", "", ""))[1]
 
-    def record(self, pod: str, phase: str, message: str, *, node: str | None = None) -> None:
-        """One fault of `pod` while the job is in `phase` (`node`: where it happened, when
-        known better than the agent's last report)."""
-        pod_ip, known_node, node_ip = self.addresses.get(pod, ("", "", ""))
-        record = FaultRecord(
-            pod=pod,
-            pod_ip=pod_ip,
-            node=node or known_node,
-            node_ip=node_ip,
-            phase=phase,
-            message=message,
-        )
-        self.last[pod] = record
-        if self.sink is None:
-            return
-        try:
-            self.sink(record)
-        except Exception:  # the fault log must never stop the controller
-            log.exception("fault log write failed")
+    def record(self, fault: Fault, phase: str) -> FaultRecord:
+        """The record of `fault` while the job is in `phase` (the phase after its step)."""
+        record = FaultRecord.of(fault, phase, self.addresses.get(fault.pod, ("", "", "")))
+        self.last[fault.pod] = record
+        if self.sink is not None:
+            try:
+                self.sink(record)
+            except Exception:  # the fault log must never stop the controller
+                log.exception("fault log write failed")
+        return record

@@ -34,12 +34,14 @@ from pathlib import Path
 from aegis.checks.faultlog import FaultLogWriter
 from aegis.protocol.control import make_reply
 from aegis.protocol.envelope import Message, MessageType
+from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.exitcodes import (
     CONTROLLER_EXIT_BY_PHASE,
     TERMINATED,
     ControllerExit,
     terminated_by,
 )
+from aegis.protocol.launcher_events import PodLost, parse_event
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
 from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome, PersistenceError
@@ -105,6 +107,7 @@ class ControllerService:
         self.commits = GroupCommit(core.journal, self.lock, self._publish_due)
         self._beats: Subscription | None = None  # the heartbeats' (its backlog is read)
         self._sends: set[asyncio.Task[None]] = set()  # heartbeat answers waiting for a commit
+        self.refused_events = 0  # launcher event lines that were not events
 
     async def run(self, events: asyncio.StreamReader | None = None) -> int:
         """Subscribe, re-publish the current order, handle events until the job ends."""
@@ -352,24 +355,34 @@ class ControllerService:
         return time.monotonic() - heard <= within
 
     async def _read_events(self, reader: asyncio.StreamReader) -> None:
-        while line := await reader.readline():
+        """The launcher's events (aegis.protocol.launcher_events), one a line, until its end;
+        a line that is not one is logged and skipped: the controller never stops on one."""
+        while True:
             try:
-                ev = json.loads(line)
-            except ValueError:
-                log.warning("bad launcher event %r", line[:100])
+                line = await reader.readline()
+            except ValueError as exc:  # a line past the reader's limit (it is dropped)
+                self._refuse_event(str(exc))
+                continue
+            if not line:
+                return
+            try:
+                ev = parse_event(line)
+            except MalformedMessage as exc:
+                self._refuse_event(str(exc))
                 continue
             async with self.lock.urgent():
-                if ev.get("event") == "lost":
+                if isinstance(ev, PodLost):
                     await self._apply(
                         lambda ev=ev: self.core.on_pod_lost(
-                            str(ev["pod"]),
-                            str(ev["incarnation"]),
-                            int(ev["exitCode"]),
-                            str(ev.get("node", "")),
+                            ev.pod, ev.incarnation, ev.exit_code, ev.node
                         )
                     )
-                elif ev.get("event") == "quit":
+                else:
                     await self._apply(self.core.on_quit)
+
+    def _refuse_event(self, why: str) -> None:
+        self.refused_events += 1
+        log.warning("launcher event refused (%d so far): %s", self.refused_events, why)
 
 
 async def _stdin_reader() -> asyncio.StreamReader:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aegis.generated.aegis_phase import State
+from aegis.protocol.faults import FaultRecord
 from aegis.protocol.state_codec import StateEncoder
 from aegis.runtime.controller.bookkeeping import Extras
 from aegis.runtime.controller.job import JobConfig
@@ -42,6 +43,20 @@ def _notable(pod: Mapping[str, Any], phase: str) -> bool:
         or pod["lastFailedReason"]
         or pod["innerPhase"] != phase
     )
+
+
+def _fault_view(r: FaultRecord) -> dict[str, Any]:
+    """A pod's last fault in `status_view`: its fields, as the fault log has them."""
+    return {
+        "message": r.message,
+        "time": r.time,
+        "node": r.node,
+        "kind": r.kind.value,
+        "level": None if r.level is None else r.level.value,
+        "exitCode": r.exit_code,
+        "signal": r.signal,
+        "rank": r.rank,
+    }
 
 
 class StatusView:
@@ -170,11 +185,7 @@ class StatusView:
             "node": self.faults.node_of(pod),
             "incarnation": extras.incarnations.get(pod),
             "lastFailedReason": extras.reasons.get(pod, ""),
-            "lastFault": (
-                None
-                if last is None
-                else {"message": last.message, "time": last.time, "node": last.node}
-            ),
+            "lastFault": None if last is None else _fault_view(last),
         }
 
     def summary(self) -> str:

@@ -38,10 +38,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aegis import retry
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
+from aegis.protocol.job_settings import DEFAULT_MAX_RETRY, JobSettings
+from aegis.protocol.launcher_events import LauncherEvent, PodLost
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
 from aegis.runtime.controller.store import FileStatusStore
@@ -62,7 +65,6 @@ MAX_CONTROLLER_RESTARTS = 5
 # `aegis controller` exits 2 when it refuses to run (aegis.cli: an AegisError such as a status
 # file that is not a state of the spec, or bad arguments): the same again on every restart
 CONTROLLER_REFUSED = 2
-NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
 CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
 LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
@@ -109,7 +111,7 @@ class LocalJob:
 
     command: list[str]
     workers: int
-    max_retry: int = 3
+    max_retry: int = DEFAULT_MAX_RETRY
     job: str = "local"
     namespace: str = "default"
     state_dir: Path | None = None
@@ -137,9 +139,21 @@ class LocalJob:
         return min(self.heartbeat_s, self.heartbeat_timeout / 4)
 
     @property
+    def settings(self) -> JobSettings:
+        """The job's settings, as its controller process is given them."""
+        return JobSettings(
+            self.job,
+            self.namespace,
+            self.workers,
+            self.max_retry,
+            self.heartbeat_timeout,
+            self.heartbeat_rate,
+        )
+
+    @property
     def pods(self) -> list[str]:
         """The pod names, rank order."""
-        return [f"{self.job}-worker-{i}" for i in range(self.workers)]
+        return list(self.settings.pods)
 
 
 @dataclass
@@ -228,6 +242,10 @@ def never_joined(state_dir: Path) -> bool:
     return status.phase == "Pending" and status.master_seq == 0 and not any(joined.values())
 
 
+def _restart_failed(attempt: int, exc: BaseException) -> None:
+    log.warning("nats-server restart %d failed: %s", attempt, exc)
+
+
 def _python_aegis() -> list[str]:
     return [sys.executable, "-m", "aegis.cli"]
 
@@ -288,24 +306,12 @@ class Launcher:
                     "controller",
                     "--state-dir",
                     str(self.state_dir),
-                    "--job",
-                    self.job.job,
-                    "--namespace",
-                    self.job.namespace,
-                    "--workers",
-                    str(self.job.workers),
-                    "--max-retry",
-                    str(self.job.max_retry),
                     "--nats-url",
                     nats.url,
                     "--creds",
                     str(creds_path),
                     "--port-base",
                     str(free_port()),
-                    "--heartbeat-timeout",
-                    str(self.job.heartbeat_timeout),
-                    "--heartbeat-rate",
-                    str(self.job.heartbeat_rate),
                     "--metrics-port",
                     str(self.job.metrics_port),
                     "--events",
@@ -357,23 +363,21 @@ class Launcher:
 
     async def _supervise_bus(self, nats: NatsServer) -> None:
         """Restart nats-server on its port when it dies (controller and agents reconnect; a
-        bus outage is not a pod loss); after NATS_RESTARTS failed tries in a row the job
-        ends, clearly, instead of waiting for a bus that does not come back."""
+        bus outage is not a pod loss); after `aegis.retry.NATS_RESTART`'s failed tries in a
+        row the job ends, clearly, instead of waiting for a bus that does not come back."""
         while not self.done.is_set():
             code = await nats.wait_exit()
             if self.done.is_set():
                 return
             print(f"aegis: nats-server exited {code}; restarting it", file=sys.stderr, flush=True)
-            for attempt in range(NATS_RESTARTS):
-                try:
-                    await nats.restart()
-                    break
-                except (NatsServerError, OSError) as exc:
-                    log.warning("nats-server restart %d failed: %s", attempt + 1, exc)
-                    await asyncio.sleep(min(0.5 * 2**attempt, 5.0))
-            else:
+            try:
+                await retry.call_async(
+                    nats.restart, retry.NATS_RESTART, (NatsServerError, OSError), _restart_failed
+                )
+            except (NatsServerError, OSError):
+                tries = retry.NATS_RESTART.tries
                 print(
-                    f"aegis: nats-server did not come back ({NATS_RESTARTS} tries): the job fails",
+                    f"aegis: nats-server did not come back ({tries} tries): the job fails",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -404,7 +408,11 @@ class Launcher:
                 *dies_with_parent([*_python_aegis(), *self._ctl_args]),
                 stdin=asyncio.subprocess.PIPE,
                 start_new_session=True,
-                env={**os.environ, Var.LAUNCHER_PID: str(os.getpid())},
+                env={
+                    **os.environ,
+                    **self.job.settings.to_env(),  # the job's settings, whole
+                    Var.LAUNCHER_PID: str(os.getpid()),
+                },
             )
             code = await self.controller.wait()
             if code in CONTROLLER_EXIT_BY_PHASE.values():
@@ -488,15 +496,7 @@ class Launcher:
             return
         if code == AgentExit.LEFT:  # left after the final order
             return
-        self._tell_controller(
-            {
-                "event": "lost",
-                "pod": agent.pod,
-                "incarnation": agent.incarnation,
-                "exitCode": code,
-                "node": agent.node,
-            }
-        )
+        self._tell_controller(PodLost(agent.pod, agent.incarnation, code, agent.node))
         node = agent.node
         if code == AgentExit.RESTART_CONTAINER:
             key = (agent.pod, node)
@@ -519,12 +519,12 @@ class Launcher:
     def _never_joined(self) -> bool:
         return never_joined(self.state_dir)
 
-    def _tell_controller(self, event: dict[str, object]) -> None:
+    def _tell_controller(self, event: LauncherEvent) -> None:
         ctl = self.controller
         if ctl is None or ctl.stdin is None or ctl.returncode is not None:
             return  # a restarted controller infers the restart from the new incarnation
         with contextlib.suppress(OSError, RuntimeError):
-            ctl.stdin.write((json.dumps(event) + "\n").encode())
+            ctl.stdin.write(event.to_line())
 
     async def _shutdown(self) -> None:
         procs = [a.proc for a in self.agents.values()]

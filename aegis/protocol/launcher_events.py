@@ -1,0 +1,87 @@
+"""What a local launcher tells its controller process: one JSON object a line on the
+controller's stdin (pure code, no I/O).
+
+- `PodLost`: an agent process exited (its pod, incarnation, exit code and node);
+- `Quit`: the job is to stop (ShouldQuit).
+
+`parse_event` accepts only what `to_line` writes and raises MalformedMessage, naming what is
+wrong, for anything else: the controller logs and skips such a line, it never stops on one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from aegis.protocol.errors import MalformedMessage
+
+MAX_LINE = 4096  # bytes of one event line that are read at most (its fields are short)
+
+
+@dataclass(frozen=True)
+class PodLost:
+    """The agent of `pod` (this `incarnation`) exited with `exit_code` on `node`."""
+
+    pod: str
+    incarnation: str
+    exit_code: int
+    node: str = ""
+
+    def to_line(self) -> bytes:
+        """The event as one line (with its newline)."""
+        obj = {
+            "event": "lost",
+            "pod": self.pod,
+            "incarnation": self.incarnation,
+            "exitCode": self.exit_code,
+            "node": self.node,
+        }
+        return (json.dumps(obj) + "\n").encode()
+
+
+@dataclass(frozen=True)
+class Quit:
+    """The job is to stop, as `aegis ctl stop` asks (ShouldQuit)."""
+
+    def to_line(self) -> bytes:
+        """The event as one line (with its newline)."""
+        return b'{"event": "quit"}\n'
+
+
+LauncherEvent = PodLost | Quit
+
+
+def parse_event(line: bytes) -> LauncherEvent:
+    """The event of one line (MalformedMessage saying what is wrong with it)."""
+    if len(line) > MAX_LINE:
+        raise MalformedMessage(f"launcher event of {len(line)} bytes (at most {MAX_LINE})")
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        raise MalformedMessage(f"launcher event is not JSON: {line[:100]!r}") from None
+    if not isinstance(obj, dict):
+        raise MalformedMessage(f"launcher event is not a JSON object: {line[:100]!r}")
+    kind = obj.get("event")
+    if kind == "quit":
+        return Quit()
+    if kind != "lost":
+        raise MalformedMessage(f"unknown launcher event {kind!r:.40} (expected lost or quit)")
+    node = obj.get("node", "")
+    if not isinstance(node, str):
+        raise MalformedMessage("launcher event lost: 'node' must be a string")
+    return PodLost(
+        pod=_field(obj, "pod", str),
+        incarnation=_field(obj, "incarnation", str),
+        exit_code=_field(obj, "exitCode", int),
+        node=node,
+    )
+
+
+def _field(obj: dict[str, Any], key: str, kind: type) -> Any:
+    if key not in obj:
+        raise MalformedMessage(f"launcher event lost lacks {key!r}")
+    value = obj[key]
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise MalformedMessage(f"launcher event lost: {key!r} must be {kind.__name__}")
+    return value
