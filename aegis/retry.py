@@ -60,12 +60,11 @@ CREDENTIALS = RetryPolicy("credentials", first_s=0.2, max_s=5.0, jitter=True, tr
 AGENT_CREDENTIALS = RetryPolicy("agent credentials", 0.1, 5.0, jitter=True, tries=1000)
 # `aegis run` bringing a dead nats-server back on its port
 NATS_RESTART = RetryPolicy("nats-server restart", first_s=0.5, max_s=5.0, tries=5)
-# the Aegis Controller: a job's runner restarted from its CR, the CR list and watch
-KUBE_CONTROLLER = RetryPolicy("Aegis Controller", first_s=0.5, max_s=30.0, jitter=True)
+# the Kubernetes control loop (aegis.k8s.workqueue): a failed list or watch, a key whose
+# reconcile failed, a job's runner restarted from its CR
+KUBE_CONTROLLER = RetryPolicy("Kubernetes control loop", first_s=0.5, max_s=30.0, jitter=True)
 # the Aegis Controller's credential service process, started again after a failed start
 CREDENTIAL_PROCESS = RetryPolicy("credential process start", first_s=1.0, max_s=30.0)
-# a Kubernetes list or watch that failed (the informer, the Job Controller's watches)
-KUBE_WATCH = RetryPolicy("Kubernetes watch", first_s=2.0, max_s=2.0, factor=1.0)
 # a CR status patch refused with 409 while only its metadata moved: patched again at once
 CR_CONFLICT = RetryPolicy("CR status conflict", first_s=0.0, max_s=0.0, tries=5)
 

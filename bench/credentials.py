@@ -46,12 +46,12 @@ sys.path.insert(0, str(ROOT))
 
 from aiohttp import web  # noqa: E402
 
+from aegis.k8s.aegis_controller import ServerThread  # noqa: E402
 from aegis.k8s.api import KubeApi  # noqa: E402
 from aegis.k8s.credential_process import ApiSource, CredentialProcess  # noqa: E402
 from aegis.k8s.keys import token_sha256  # noqa: E402
 from aegis.k8s.pod_identity import pod_expected  # noqa: E402
 from aegis.k8s.resources import LABEL_JOB  # noqa: E402
-from aegis.k8s.server_thread import ServerThread  # noqa: E402
 from aegis.runtime.transport.auth import JobAccount, Operator  # noqa: E402
 from aegis.runtime.transport.grpc_credentials import (  # noqa: E402
     CredentialServer,

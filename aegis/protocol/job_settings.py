@@ -99,16 +99,9 @@ class JobSettings:
 
     @staticmethod
     def add_flags(parser: argparse.ArgumentParser) -> None:
-        """`aegis run`'s flags for them (the defaults are this class's)."""
+        """`aegis run`'s flags for them (the defaults are this class's), but `-n/--nnodes`
+        (`dest="workers"`): the command line says more with it than a number of pods."""
         d = JobSettings()
-        parser.add_argument(
-            "-n",
-            "--nnodes",
-            dest="workers",
-            type=int,
-            required=True,
-            help="number of node agents (pods); -n is its short form",
-        )
         parser.add_argument(
             "--max-retry",
             type=int,
@@ -135,7 +128,7 @@ class JobSettings:
 
     @classmethod
     def from_flags(cls, args: argparse.Namespace) -> JobSettings:
-        """The settings `add_flags` parsed (not checked)."""
+        """The settings `add_flags` parsed, and `args.workers` (not checked)."""
         return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
 
     def to_env(self) -> dict[str, str]:

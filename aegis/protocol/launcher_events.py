@@ -21,12 +21,15 @@ MAX_LINE = 4096  # bytes of one event line that are read at most (its fields are
 
 @dataclass(frozen=True)
 class PodLost:
-    """The agent of `pod` (this `incarnation`) exited with `exit_code` on `node`."""
+    """The agent of `pod` (this `incarnation`) exited with `exit_code` on `node`; `reason`:
+    what the launcher knows beyond an exit (its host was lost: no process exited, and
+    `exit_code` is -1)."""
 
     pod: str
     incarnation: str
     exit_code: int
     node: str = ""
+    reason: str = ""
 
     def to_line(self) -> bytes:
         """The event as one line (with its newline)."""
@@ -37,6 +40,8 @@ class PodLost:
             "exitCode": self.exit_code,
             "node": self.node,
         }
+        if self.reason:
+            obj["reason"] = self.reason
         return (json.dumps(obj) + "\n").encode()
 
 
@@ -67,14 +72,15 @@ def parse_event(line: bytes) -> LauncherEvent:
         return Quit()
     if kind != "lost":
         raise MalformedMessage(f"unknown launcher event {kind!r:.40} (expected lost or quit)")
-    node = obj.get("node", "")
-    if not isinstance(node, str):
-        raise MalformedMessage("launcher event lost: 'node' must be a string")
+    node, reason = obj.get("node", ""), obj.get("reason", "")
+    if not isinstance(node, str) or not isinstance(reason, str):
+        raise MalformedMessage("launcher event lost: 'node' and 'reason' must be strings")
     return PodLost(
         pod=_field(obj, "pod", str),
         incarnation=_field(obj, "incarnation", str),
         exit_code=_field(obj, "exitCode", int),
         node=node,
+        reason=reason,
     )
 
 

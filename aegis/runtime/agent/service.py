@@ -272,6 +272,7 @@ class AgentService:
             incarnation=cfg.incarnation,
             policy=retry.AGENT_CREDENTIALS,
             timeout=2.0,
+            ca_pem=cfg.ca.encode("ascii") if cfg.ca else None,
         )
         # the token is spent: gone from this process's environment (a child never saw it)
         os.environ.pop(Var.BOOTSTRAP_TOKEN, None)
@@ -283,6 +284,7 @@ class AgentService:
             name=cfg.pod,
             reconnect_attempts=-1,
             inbox_prefix=self.subjects.inbox_prefix(cfg.pod),
+            tls_ca=cfg.ca or None,
         )
         await self.bus.subscribe(self.subjects.master, self._heard)
         # an order the agent missed, sent again when its heartbeat shows it (OrderVersions)

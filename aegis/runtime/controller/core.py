@@ -272,8 +272,12 @@ class ControllerCore:
             self._fault(FaultKind.EVICTED, pod, why)
 
     @transaction
-    def on_pod_lost(self, pod: str, incarnation: str, exit_code: int, node: str) -> Outcome:
-        """The launcher saw agent `pod` exit: reschedule (exit 1, node blacklisted) or restart.
+    def on_pod_lost(
+        self, pod: str, incarnation: str, exit_code: int, node: str, reason: str = ""
+    ) -> Outcome:
+        """The launcher saw agent `pod` exit: reschedule (exit 1, node blacklisted) or restart;
+        `reason`, when the launcher knows more than an exit code (its host was lost: then
+        `exit_code` is no process's).
 
         An incarnation that never joined (the controller knows none for the pod, and this one
         was not declared lost already) is a pod restart too."""
@@ -291,7 +295,8 @@ class ControllerCore:
             if not evicted:
                 self.extras.counters["node_faults"] += 1
         kind = exit_kind(exit_code, evicted=evicted)
-        self._fault(kind, pod, f"agent exited {exit_code}", node=node, exit_code=exit_code)
+        code = None if reason else exit_code  # with a reason (its host lost) no process exited
+        self._fault(kind, pod, reason or f"agent exited {exit_code}", node=node, exit_code=code)
         self._lost(pod, replaced=False)
         self.extras.incarnations[pod] = None
         self.last_seen.pop(pod, None)
@@ -395,10 +400,6 @@ class ControllerCore:
         if msg.type is MessageType.HEARTBEAT:
             return None
         return self.orders.receipt(msg, ReceiptResult.UNEXPECTED_TYPE)
-
-    def refusal(self, msg: Message) -> Message:
-        """The receipt of a message dropped as forged (its sender is not who it claims)."""
-        return self.orders.receipt(msg, ReceiptResult.FORGED)
 
     def _authentic(self, msg: Message, *, need_known: bool) -> tuple[str | None, str]:
         inc = msg.data.get("incarnation", "")

@@ -42,6 +42,7 @@ from aegis.protocol.exitcodes import (
     terminated_by,
 )
 from aegis.protocol.launcher_events import PodLost, parse_event
+from aegis.protocol.payloads import ReceiptResult
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
 from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome, PersistenceError
@@ -171,7 +172,9 @@ class ControllerService:
         # there), never the payload's PodName: a message that claims another pod is dropped
         found = self.subjects.pod_subject(subject)  # (kind, pod), read once
         if not self.core.sender_matches(None if found is None else found[1], msg):
-            return None if msg.type is MessageType.HEARTBEAT else self.core.refusal(msg)
+            if msg.type is MessageType.HEARTBEAT:
+                return None
+            return self.core.orders.receipt(msg, ReceiptResult.FORGED)  # a forged sender
         if found is None or msg.type not in SUBJECT_TYPES[found[0]]:
             return self.core.misrouted(msg)  # e.g. an ACK among the reports
         if msg.type is MessageType.HEARTBEAT:
@@ -374,7 +377,7 @@ class ControllerService:
                 if isinstance(ev, PodLost):
                     await self._apply(
                         lambda ev=ev: self.core.on_pod_lost(
-                            ev.pod, ev.incarnation, ev.exit_code, ev.node
+                            ev.pod, ev.incarnation, ev.exit_code, ev.node, ev.reason
                         )
                     )
                 else:
@@ -400,11 +403,13 @@ async def serve(
     *,
     events: bool,
     metrics_port: int = 0,
+    nats_ca: bytes | None = None,
 ) -> int:
     """The `aegis controller` process: load the store, serve the job, return the exit code.
 
     Faults go to `<state_dir>/faults.jsonl`; with `metrics_port` > 0 the metrics are served
-    on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end."""
+    on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end.
+    `nats_ca`: the CA of a nats-server that speaks TLS (a job across hosts)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     steplog = StepLog(state_dir / "steps.jsonl")
     wal = WriteAheadLog(state_dir / "wal.jsonl")
@@ -417,7 +422,9 @@ async def serve(
         on_fault=observer.fault_sink(faults.write),
         wal=wal,
     )
-    bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
+    bus = await Bus.connect(
+        nats_url, creds, name="aegis-controller", reconnect_attempts=-1, tls_ca=nats_ca
+    )
     service = ControllerService(core, bus, observer)
     metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()

@@ -32,6 +32,7 @@ from aegis.runtime.transport.auth import (
 )
 from aegis.runtime.transport.proto import credentials_pb2 as pb
 from aegis.runtime.transport.proto import credentials_pb2_grpc as pb_grpc
+from aegis.runtime.transport.tls import ServerIdentity
 
 log = logging.getLogger(__name__)
 
@@ -283,6 +284,16 @@ class CredentialService(pb_grpc.CredentialsServicer):
         raise AssertionError("context.abort() returned")  # it always raises
 
 
+def tls_server_credentials(identity: ServerIdentity) -> Any:
+    """gRPC server credentials presenting `identity` (a job across hosts: transport/tls.py)."""
+    return grpc.ssl_server_credentials([(identity.key_pem, identity.cert_pem)])
+
+
+def tls_channel_credentials(ca_pem: bytes) -> Any:
+    """gRPC channel credentials that trust the job's CA `ca_pem` alone."""
+    return grpc.ssl_channel_credentials(root_certificates=ca_pem)
+
+
 class CredentialServer:
     """A grpc.aio server hosting a CredentialService; async context manager."""
 
@@ -385,9 +396,11 @@ async def request_credentials(
     timeout: float = 5.0,
     backoff: float | None = None,
     channel_credentials: Any = None,
+    ca_pem: bytes | None = None,
 ) -> IssuedCredentials:
     """Ask the master at `target` for NATS credentials, retrying transient failures by
-    `policy` (`attempts` and `backoff`, the first pause, override its tries and first pause).
+    `policy` (`attempts` and `backoff`, the first pause, override its tries and first pause);
+    over TLS trusting `ca_pem` alone when it is given (or `channel_credentials`).
 
     Raises CredentialsRejected at once for a refusal (bad token, malformed request) and
     CredentialsUnavailable when `attempts` calls of `timeout` seconds each all failed.
@@ -403,6 +416,8 @@ async def request_credentials(
     request = build_request(
         namespace, job, pod_name, kp.public_key.decode(), bootstrap_token, incarnation
     )
+    if ca_pem is not None and channel_credentials is None:
+        channel_credentials = tls_channel_credentials(ca_pem)
     reply = await _call_with_retries(target, request, policy, timeout, channel_credentials)
     expected = (subjects.master, subjects.report(pod_name))
     if (reply.subjects.master, reply.subjects.worker) != expected:
