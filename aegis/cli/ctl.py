@@ -1,4 +1,4 @@
-"""`aegis ctl`: the operator's commands against a running job (design §3's ctl CLI).
+"""`aegis ctl`: the operator's commands against a running job (docs/design.md, "Components").
 
     aegis ctl (--state-dir DIR | --kube --job NAME [-n NS]) COMMAND
         status [--watch] | stop | taint NODE [--reason R] | untaint NODE
@@ -701,10 +701,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(line.rstrip() for line in lines)
-
-
-def _yn(value: object) -> str:
-    return "yes" if value is True else "no" if value is False else "-"
 
 
 WIDTH = 100  # the human status fits this many columns

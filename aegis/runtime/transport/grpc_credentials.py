@@ -1,4 +1,5 @@
-"""gRPC credential handout (design §4): the master's server and the agent's client.
+"""gRPC credential handout: the master's server and the agent's client (docs/design.md,
+"Communication").
 
 The agent makes its own user NKey pair and sends only the public key with the job's bootstrap
 token; the master answers with a user JWT signed by the job's account key, limited to the
@@ -47,9 +48,9 @@ _RETRYABLE = frozenset(
     }
 )
 # grpc's server cancels calls waiting to be handled past 1,000 pending (its default
-# max_pending_requests), or waiting longer than 30 s: a job's agents all ask when the job
-# starts, and 2,000 at once lost ~9% of their calls here. The per-caller throttle and the
-# service's own pace bound the queue; each call's own deadline bounds its wait.
+# max_pending_requests), or waiting longer than 30 s, and a job's agents all ask when the job
+# starts. The per-caller throttle and the service's own pace bound the queue; each call's own
+# deadline bounds its wait.
 SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests", 100_000),
     ("grpc.server.max_pending_requests_hard_limit", 100_000),
