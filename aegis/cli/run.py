@@ -13,6 +13,7 @@ from typing import Any
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.cli.run_nodes import NodeFlagError, add_node_arguments, node_job, wants_nodes
+from aegis.cli.torchrun_compat import add_torchrun_flags, training_command
 from aegis.errors import AegisError
 from aegis.protocol.environment import FALLBACKS, ConfigError, parse_nproc, parse_preload
 from aegis.protocol.job_settings import ENV_VAR, JobSettings
@@ -23,16 +24,22 @@ def register(sub: Any) -> None:
     run = sub.add_parser(
         "run",
         help="run a training command under Aegis on this machine",
-        usage="aegis run --nnodes N [--nproc-per-node K] [options] -- CMD...",
+        usage="aegis run [--nnodes N] [--nproc-per-node K] [options] [--] CMD...",
+        description="Run CMD under Aegis on this machine: a controller, a NATS server and N "
+        "node agents, each starting K ranks with torchrun's environment. torchrun's flags "
+        "work where they mean the same (--nproc_per_node, --max-restarts, --standalone, -m, "
+        "--no-python; a .py script runs with python, as in torchrun); the others are refused "
+        "with what to use instead.",
     )
     run.add_argument(
         "-n",
         "--nnodes",
         dest="workers",
         metavar="N",
-        help="number of node agents (pods); -n is its short form. With --node-rank / "
-        "--rdzv-endpoint (or under srun): the job's hosts, N or MIN:MAX (MIN train, the "
-        "rest join as spares)",
+        help="number of node agents (pods) on this machine (default 1); -n is its short form "
+        "here (in `aegis ctl --kube` and `aegis timeline`, -n is the namespace). With "
+        "--node-rank / --rdzv-endpoint (or under srun): the job's hosts, N or MIN:MAX (MIN "
+        "train, the rest join as spares)",
     )
     run.add_argument(
         "--nproc-per-node",
@@ -78,7 +85,8 @@ def register(sub: Any) -> None:
         "--connect-timeout",
         type=float,
         default=10.0,
-        help="seconds an agent waits for the controller before running alone",
+        help="seconds an agent waits for the controller; then --fallback says what it does "
+        "(default fail: the job fails; independent: it runs its command alone)",
     )
     run.add_argument(
         "--hang-timeout",
@@ -111,13 +119,19 @@ def register(sub: Any) -> None:
         "simulate these check faults (e.g. node-2=gpu_lost); repeatable",
     )
     add_node_arguments(run)
-    run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the training command")
+    run.add_argument(
+        "cmd", nargs=argparse.REMAINDER, help="[--] the training command, after every flag"
+    )
+    add_torchrun_flags(run)  # last: its refusals only cover flags nobody else defines
     run.set_defaults(func=_run, parser=run)
 
+    # `agent` and `controller` are the processes `aegis run` and the Kubernetes manifests
+    # start: no `help=`, so `aegis --help` does not list them (each has its own --help)
     agent = sub.add_parser(
         "agent",
         usage="aegis agent [--connect-timeout S] [--nproc-per-node K] [-- CMD...]",
-        help="an agent process (configured by AEGIS_* variables)",
+        description="An agent process (configured by AEGIS_* variables); started by "
+        "`aegis run` and by the worker pods' manifests, not by hand.",
     )
     agent.add_argument("--connect-timeout", type=float, help="override AEGIS_CONNECT_TIMEOUT")
     agent.add_argument(
@@ -131,7 +145,9 @@ def register(sub: Any) -> None:
     agent.set_defaults(func=_agent)
 
     ctl = sub.add_parser(
-        "controller", help=f"a job's controller process (its job's settings in ${ENV_VAR})"
+        "controller",
+        description="A job's controller process, started by `aegis run`; not by hand. Its "
+        f"job's settings come whole in ${ENV_VAR}.",
     )
     ctl.add_argument("--state-dir", type=Path, required=True)
     ctl.add_argument("--nats-url", required=True)
@@ -143,7 +159,36 @@ def register(sub: Any) -> None:
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
     ctl.add_argument("--metrics-port", type=int, default=0, help="0: no metrics endpoint")
     ctl.add_argument("--events", action="store_true", help="read launcher events on stdin")
+    ctl.add_argument(
+        "--resumed-run",
+        action="store_true",
+        help="the saved job's agents ended with the run that was interrupted: each pod's "
+        "first new agent continues its incarnation (no retry counted)",
+    )
     ctl.set_defaults(func=_controller, parser=ctl)
+
+
+def single_machine_nodes(text: str | None) -> int:
+    """`-n/--nnodes` of a job on this machine: a number of nodes >= 1, 1 when not given
+    (torchrun's default); ValueError saying what is wrong (MIN:MAX is a job across hosts)."""
+    if text is None:
+        return 1
+    low, sep, high = text.partition(":")
+    try:
+        n, top = int(low), int(high) if sep else int(low)
+    except ValueError:
+        raise ValueError(
+            f"--nnodes (-n) {text!r} is not a number of nodes (e.g. -n 2); the job's namespace "
+            "is --namespace"
+        ) from None
+    if n != top:
+        raise ValueError(
+            f"--nnodes {text!r}: on one machine use a number (MIN:MAX needs --rdzv-endpoint and "
+            "--node-rank: a job across hosts, docs/multihost.md)"
+        )
+    if n < 1:
+        raise ValueError(f"--nnodes (-n) {text!r}: use at least 1 node")
+    return n
 
 
 def _logging() -> None:
@@ -152,21 +197,16 @@ def _logging() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from aegis.runtime.launcher.local import LocalJob, available_memory, capacity_problem, run_local
+    from aegis.runtime.agent.command import command_problem
+    from aegis.runtime.errors import CommandError
 
-    cmd = list(args.cmd)
-    if cmd[:1] == ["--"]:
-        cmd = cmd[1:]
+    cmd = training_command(args.cmd, module=args.module, no_python=args.no_python)
     if not cmd:
-        args.parser.error("no command given: aegis run -n N -- CMD...")
+        args.parser.error("no command given: aegis run [-n N] [--] CMD...")
     nodes = _nodes(args)
-    too_many = None if nodes else capacity_problem(args.workers, available_memory())
-    if too_many is not None:  # first: says what this machine holds
-        args.parser.error(too_many)
-    settings = JobSettings.from_flags(args)
-    problem = settings.problem()  # the one check of each setting
-    if problem is not None:
-        args.parser.error(problem)
+    problem = command_problem(cmd)
+    if problem is not None:  # the user's error: nothing is started for it
+        raise CommandError(f"the command cannot start: {problem}")
     try:
         nproc = parse_nproc(args.nproc_per_node)
     except AegisError as exc:
@@ -185,6 +225,17 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         args.parser.error(str(exc))
     simulate = _simulations(args)
+    # the launcher (and the controller's tables it imports) only once the line is right: a
+    # mistake is said in about a second
+    from aegis.runtime.launcher.local import LocalJob, available_memory, capacity_problem, run_local
+
+    too_many = None if nodes else capacity_problem(args.workers, available_memory())
+    if too_many is not None:  # first: says what this machine holds
+        args.parser.error(too_many)
+    settings = JobSettings.from_flags(args)
+    problem = settings.problem()  # the one check of each setting
+    if problem is not None:
+        args.parser.error(problem)
     _logging()
     job = LocalJob(
         command=cmd,
@@ -222,15 +273,10 @@ def _nodes(args: argparse.Namespace) -> Any:
             args.workers = str(nodes.nnodes)
     except NodeFlagError as exc:
         args.parser.error(str(exc))
-    if args.workers is None:
-        args.parser.error("--nnodes (-n) is required: aegis run -n N -- CMD...")
     try:
-        args.workers = int(args.workers)
-    except ValueError:
-        args.parser.error(
-            f"--nnodes {args.workers!r}: on one machine use a number (MIN:MAX needs "
-            "--rdzv-endpoint and --node-rank: a job across hosts)"
-        )
+        args.workers = single_machine_nodes(args.workers)
+    except ValueError as exc:
+        args.parser.error(str(exc))
     return nodes
 
 
@@ -312,6 +358,7 @@ def _controller(args: argparse.Namespace) -> int:
             creds,
             events=args.events,
             metrics_port=args.metrics_port,
+            resumed_run=args.resumed_run,
             nats_ca=nats_ca,
         )
     )

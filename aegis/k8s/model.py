@@ -14,6 +14,7 @@ __all__ = ["MAX_WORKERS"]  # a larger workerNum is refused before anything is bu
 
 # AegisJob phases (the Aegis CR has the controller's phases; these are the job's).
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+MAX_POD_MESSAGE = 400  # characters of a worker pod's termination message kept
 
 
 def _map(obj: Any, key: str) -> Mapping[str, Any]:
@@ -134,21 +135,26 @@ class PodView:
     reason: str = ""
     deleting: bool = False
     group_final: bool = False  # Kueue is told its gang ended (KUEUE_FINAL)
+    message: str = ""  # the agent's termination message (its last words), if it left one
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> PodView:
         """Parse a Pod; the exit code is the first container's (the agent's)."""
         meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
         rank = str(_map(meta, "labels").get(LABEL_RANK, ""))
+        ended = _terminated(status, _first_container(spec))
+        code = ended.get("exitCode")
+        message = ended.get("message")
         return cls(
             name=str(meta.get("name") or ""),
             rank=int(rank) if rank.isdigit() else None,
             phase=str(status.get("phase") or "Pending"),
-            exit_code=_exit_code(status, _first_container(spec)),
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
             node=str(spec.get("nodeName") or ""),
             reason=str(status.get("reason") or ""),
             deleting=bool(meta.get("deletionTimestamp")),
             group_final=_map(meta, "annotations").get(KUEUE_FINAL) == "false",
+            message=" ".join(message.split())[:MAX_POD_MESSAGE] if isinstance(message, str) else "",
         )
 
 
@@ -159,12 +165,12 @@ def _first_container(spec: Mapping[str, Any]) -> str:
     return ""
 
 
-def _exit_code(status: Mapping[str, Any], container: str) -> int | None:
+def _terminated(status: Mapping[str, Any], container: str) -> Mapping[str, Any]:
+    """The `state.terminated` of `container` ({} while it has not ended)."""
     for cs in status.get("containerStatuses") or []:
         if isinstance(cs, Mapping) and cs.get("name") == container:
-            code = _map(_map(cs, "state"), "terminated").get("exitCode")
-            return code if isinstance(code, int) and not isinstance(code, bool) else None
-    return None
+            return _map(_map(cs, "state"), "terminated")
+    return {}
 
 
 @dataclass(frozen=True)

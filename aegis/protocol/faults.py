@@ -20,6 +20,7 @@ signal), as torch.distributed.elastic's `ProcessFailure` tells it.
 | `hang_quit` | the controller decided to evict a slow pod at the next checkpoint | - |
 | `lost` | an agent missed its heartbeats: its pod is lost | - |
 | `save_failed` | the controller could not save the job's status | - |
+| `stop` | the job was told to quit (an operator; a command that cannot start); pod: the job | - |
 | `other` | a record without a kind (written before faults were typed) | - |
 """
 
@@ -50,6 +51,7 @@ class FaultKind(StrEnum):
     HANG_QUIT = "hang_quit"
     LOST = "lost"
     SAVE_FAILED = "save_failed"
+    STOP = "stop"
     OTHER = "other"
 
 

@@ -264,12 +264,16 @@ class Report:
     round_seconds: float | None = None
     gpu_type: str | None = None
     failure: ProcessFailure | None = None  # Error: the rank whose process failed, if one did
+    # Error: the command cannot start (the user's error): the job ends, no retry counted
+    user_error: bool = False
 
     def to_data(self) -> dict[str, Any]:
         """The report's `Data` object."""
         data: dict[str, Any] = {**self.sender.to_data(), "reason": self.reason}
         if self.failure is not None:
             data["failure"] = self.failure.to_data()
+        if self.user_error:
+            data["userError"] = True
         if self.step is not None:
             data["step"] = self.step
         if self.checks:
@@ -299,6 +303,7 @@ class Report:
             round_seconds=None if seconds is None else float(seconds),
             gpu_type=None if gpu is None else _text(gpu, 128),
             failure=None if failure is None else ProcessFailure.from_data(failure),
+            user_error=_optional(data, "userError", bool, False),
         )
 
 

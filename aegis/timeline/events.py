@@ -21,10 +21,11 @@ _LABELS = {
     FaultKind.CHECK_FAILED: "check failed",
     FaultKind.CONTAINER_RESTART: "Level 2: container restart",
     FaultKind.HANG: "hang marked",
-    FaultKind.HANG_QUIT: "hangWithQuit",
+    FaultKind.HANG_QUIT: "eviction decided",
     FaultKind.POD_LOST: "pod restart",
     FaultKind.LOST: "heartbeats missed",
     FaultKind.SAVE_FAILED: "status save failed",
+    FaultKind.STOP: "job stopped",
 }
 _NODE_LABELS = {
     FaultKind.RESCHEDULE: "Level 3: left {node}",
@@ -53,16 +54,20 @@ class Marker:
         return _LABELS.get(kind, self.kind) if kind is not None else self.kind
 
 
-def fault_markers(records: Iterable[Mapping[str, Any]], pods: Sequence[str]) -> list[Marker]:
-    """A marker per fault-log record (JSON objects) of one of `pods` (any pod if empty), in
-    time order."""
-    out = []
+def fault_markers(
+    records: Iterable[Mapping[str, Any]], pods: Sequence[str], job: str = ""
+) -> tuple[list[Marker], list[Marker]]:
+    """The markers of the pods' rows (a fault-log record, a JSON object, of one of `pods`:
+    any pod if empty), and of the job's row (its records: a stop), in time order."""
+    out, job_out = [], []
     for r in sorted((FaultRecord.from_obj(o) for o in records), key=lambda r: r.time):
-        if pods and r.pod not in pods:
-            continue
         level = None if r.level is None else r.level.value
-        out.append(Marker(r.pod, r.time, r.kind.value, level, r.node, r.message))
-    return out
+        marker = Marker(r.pod, r.time, r.kind.value, level, r.node, r.message)
+        if r.pod == job and r.pod not in pods:
+            job_out.append(marker)
+        elif not pods or r.pod in pods:
+            out.append(marker)
+    return out, job_out
 
 
 # a step of these actions is a marker when there is no fault log (its w: the pod)

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from aegis.errors import AegisError
 from aegis.protocol.faults import FaultKind, RecoveryLevel
+from aegis.protocol.outcome import JobOutcome, fault_log_cause
 from aegis.timeline.events import Marker, fault_markers, step_marker
 
 
@@ -58,8 +59,30 @@ class Timeline:
     markers: list[Marker] = field(default_factory=list)
     error_nodes: list[dict[str, Any]] = field(default_factory=list)
     phase: str = ""
-    recover_count: int = 0
+    recover_count: int = 0  # the retries used: failures counted, at most MaxRetry
     max_retry: int | None = None
+    job_markers: list[Marker] = field(default_factory=list)  # the job's own: its stop
+    cause: str = ""  # why the job failed ("" unless it did)
+
+    @property
+    def ending(self) -> str:
+        """How a failed job ended, in two words (its job row says it): "" otherwise."""
+        if self.phase != "Failed":
+            return ""
+        if self.job_markers:
+            return "stopped"
+        if self.cause.startswith("retries exhausted"):
+            return "retries exhausted"
+        return ""
+
+    @property
+    def job_label(self) -> str:
+        """The job row's label: its phase, how it ended, the retries used of MaxRetry."""
+        label = f"job: {self.phase}"
+        if self.ending:
+            label += f" ({self.ending})"
+        label += f", retries {self.recover_count}"
+        return label + (f"/{self.max_retry}" if self.max_retry is not None else "")
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (the HTML embeds it)."""
@@ -73,24 +96,28 @@ class Timeline:
             "phase": self.phase,
             "recoverCount": self.recover_count,
             "maxRetry": self.max_retry,
+            "jobLabel": self.job_label,
+            "cause": self.cause,
             "podBands": {
                 p: [[b.phase, b.start, b.end] for b in bands] for p, bands in self.pod_bands.items()
             },
             "jobBands": [[b.phase, b.start, b.end, b.recover_count] for b in self.job_bands],
-            "markers": [
-                {
-                    "pod": m.pod,
-                    "t": m.time,
-                    "kind": m.kind,
-                    "level": m.level,
-                    "node": m.node,
-                    "label": m.label,
-                    "text": m.text,
-                }
-                for m in self.markers
-            ],
+            "markers": [_marker_json(m) for m in self.markers],
+            "jobMarkers": [_marker_json(m) for m in self.job_markers],
             "errorNodes": list(self.error_nodes),
         }
+
+
+def _marker_json(m: Marker) -> dict[str, Any]:
+    return {
+        "pod": m.pod,
+        "t": m.time,
+        "kind": m.kind,
+        "level": m.level,
+        "node": m.node,
+        "label": m.label,
+        "text": m.text,
+    }
 
 
 # ---------------- loading ----------------
@@ -138,9 +165,9 @@ class _Steps(NamedTuple):
 
 
 def _read_steps(steplog: Path) -> _Steps:
-    """Each pod's inner phase where it changed, and the job's phase at every step: a step
-    that changes a few pods costs O(those pods) (a 12,500-pod run's log has ~90,000 steps:
-    keeping every state, or reading every pod at every step, did not end)."""
+    """Each pod's inner phase where it changed, and the job's phase and retries used at every
+    step: a step that changes a few pods costs O(those pods) (a 12,500-pod run's log has
+    ~90,000 steps: keeping every state, or reading every pod at every step, did not end)."""
     from aegis.runtime.steplog import Resume, apply_changes, open_steplog
     from aegis.values import ModelValue, apply
 
@@ -153,7 +180,8 @@ def _read_steps(steplog: Path) -> _Steps:
     t = t0 = times.get(header.line, 0.0)
     inner = {k: str(apply(state.innerPhase, k)) for k in keys}
     pod_seq = {str(k): [(t0, phase, 0)] for k, phase in inner.items()}
-    job_seq = [(t0, str(state.phase), int(state.recoverCount))]
+    max_retry = int(header.constants.MaxRetry)
+    job_seq = [(t0, str(state.phase), _used(state, max_retry))]
     markers: list[Marker] = []
     moved: Sequence[Any]
     for ev in events:
@@ -170,8 +198,8 @@ def _read_steps(steplog: Path) -> _Steps:
             if phase != inner[k]:
                 inner[k] = phase
                 pod_seq[str(k)].append((t, phase, 0))
-        job_seq.append((t, str(state.phase), int(state.recoverCount)))
-    return _Steps(pods, pod_seq, job_seq, markers, t0, t, state, int(header.constants.MaxRetry))
+        job_seq.append((t, str(state.phase), _used(state, max_retry)))
+    return _Steps(pods, pod_seq, job_seq, markers, t0, t, state, max_retry)
 
 
 def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None = None) -> Timeline:
@@ -185,24 +213,48 @@ def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None 
     fault_records = _read_json_lines(faults) if faults is not None and faults.is_file() else []
     status_obj = _load_status(status)
     end = max([run.t, *(float(r.get("time", 0)) for r in fault_records)])
-    markers = fault_markers(fault_records, run.pods) if fault_records else run.markers
+    if str(run.last.phase) in _TERMINAL:
+        # a terminal phase is a state, not an interval: its band gets a width to be seen
+        end += max(TERMINAL_BAND * (end - run.t0), MIN_TERMINAL_BAND_S)
+    job = str(status_obj.get("job") or _job_of(run.pods))
+    markers, job_markers = fault_markers(fault_records, run.pods, job)
     tl = Timeline(
         title="",
-        job=str(status_obj.get("job") or _job_of(run.pods)),
+        job=job,
         namespace=str(status_obj.get("namespace") or ""),
         pods=run.pods,
         start=run.t0,
         end=max(end, run.t0 + 1e-3),
         pod_bands={pod: _bands(run.pod_seq[pod], end) for pod in run.pods},
         job_bands=_bands(run.job_seq, end),
-        markers=sorted(markers, key=lambda m: m.time),
+        markers=sorted(markers if fault_records else run.markers, key=lambda m: m.time),
         error_nodes=list(status_obj.get("errorNodes") or []),
         phase=str(status_obj.get("phase") or run.last.phase),
-        recover_count=int(status_obj.get("recoverCount", run.last.recoverCount)),
+        recover_count=_used(run.last, run.max_retry),
         max_retry=run.max_retry,
+        job_markers=job_markers,
     )
+    if tl.phase == "Failed":
+        tl.cause = fault_log_cause(fault_records, _counted(run.last), run.max_retry)
     tl.title = summary_line(tl, status_obj)
     return tl
+
+
+_TERMINAL = ("Succeed", "Failed")
+TERMINAL_BAND = 0.03  # of the run's span: the width of the final (terminal) band
+MIN_TERMINAL_BAND_S = 0.5
+
+
+def _counted(state: Any) -> int:
+    """The failures a state has counted (its recoverCount in a log older than the ghost)."""
+    counted = getattr(state, "countedFailures", None)
+    return int(counted) if counted is not None else int(state.recoverCount)
+
+
+def _used(state: Any, max_retry: int) -> int:
+    """The retries a state has used: its counted failures, at most MaxRetry (recoverCount is
+    MaxRetry + 1 once a failed job is wrapped up: not a retry used)."""
+    return min(_counted(state), max_retry)
 
 
 def _keys_of(change: Any, keys: Sequence[Any]) -> Sequence[Any]:
@@ -257,19 +309,16 @@ def summary_line(tl: Timeline, status: Mapping[str, Any]) -> str:
     assert isinstance(runtime, Mapping)
     counters = runtime.get("counters") if isinstance(runtime.get("counters"), Mapping) else {}
     assert isinstance(counters, Mapping)
-    parts = [f"job {tl.job} {tl.phase}"]
-    detail = []
-    if tl.max_retry is not None:
-        detail.append(f"max retries {tl.max_retry}")
     orders = runtime.get("commandOrders")
-    if isinstance(orders, int):
-        detail.append(f"restarted {max(orders - 1, 0)} times")
-    else:
-        detail.append(f"recoverCount {tl.recover_count}")
-    if "counters" in runtime:
-        detail.append(f"hardware faults rescheduled {int(counters.get('node_faults', 0))}")
-        detail.append(f"slow nodes evicted {int(counters.get('evicted_slow', 0))}")
-    return parts[0] + ": " + ", ".join(detail)
+    known = "counters" in runtime
+    return JobOutcome(
+        tl.job,
+        tl.phase,
+        tl.max_retry,
+        max(orders - 1, 0) if isinstance(orders, int) else None,
+        int(counters.get("node_faults", 0)) if known else None,
+        int(counters.get("evicted_slow", 0)) if known else None,
+    ).line()
 
 
 def from_cr_status(
@@ -284,9 +333,7 @@ def from_cr_status(
     pod_infos = _mapping(status.get("podInfos"))
     worker_num = int(spec.get("workerNum") or 0)
     pods = sorted(pod_infos) or [f"{name}-worker-{i}" for i in range(worker_num)]
-    prefix = f"{name}-worker-"
-    records = [r for r in faults if str(r.get("pod", "")).startswith(prefix)]
-    markers = fault_markers(records, pods) if records else _cr_markers(status, pods)
+    markers, job_markers = _job_markers(name, faults, status, pods)
     times = [m.time for m in markers]
     end = now if now is not None else time.time()
     start = min(times) if times else end - 60
@@ -306,9 +353,25 @@ def from_cr_status(
         phase=phase,
         recover_count=recovered,
         max_retry=int(spec["maxRetry"]) if isinstance(spec.get("maxRetry"), int) else None,
+        job_markers=job_markers,
     )
+    if tl.max_retry is not None:
+        tl.recover_count = min(tl.recover_count, tl.max_retry)
     tl.title = summary_line(tl, status)
     return tl
+
+
+def _job_markers(
+    name: str, faults: Sequence[Mapping[str, Any]], status: Mapping[str, Any], pods: Sequence[str]
+) -> tuple[list[Marker], list[Marker]]:
+    """The pods' and the job's markers: from the fault records of the job (its pods' and its
+    own), else from what the CR's status keeps."""
+    prefix = f"{name}-worker-"
+    records = [r for r in faults if str(r.get("pod", "")).startswith(prefix)]
+    records += [r for r in faults if str(r.get("pod", "")) == name]
+    if not records:
+        return _cr_markers(status, pods), []
+    return fault_markers(records, pods, name)
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -332,7 +395,6 @@ def _cr_markers(status: Mapping[str, Any], pods: Sequence[str]) -> list[Marker]:
             # the pod it names (ErrorNode keeps no pod of its own), else the first
             pod = next((p for p in pods if p in reason), pods[0] if pods else "")
             level = RecoveryLevel.NODE.value
-            markers.append(
-                Marker(pod, float(e["time"]), FaultKind.RESCHEDULE.value, level, node, reason)
-            )
+            kind = FaultKind.RESCHEDULE.value
+            markers.append(Marker(pod, float(e["time"]), kind, level, node, reason))
     return markers

@@ -18,7 +18,7 @@ def test_a_marker_takes_kind_level_and_node_from_the_record() -> None:
         "w-1", "", "gpu-7", "", "RunCommand", "agent exited 1",
         time=5.0, kind=FaultKind.RESCHEDULE, level=RecoveryLevel.NODE, exit_code=1,
     )  # fmt: skip
-    (m,) = fault_markers([json.loads(record.to_json())], ["w-1"])
+    (m,), _ = fault_markers([json.loads(record.to_json())], ["w-1"])
     assert (m.pod, m.kind, m.level, m.node, m.label) == (
         "w-1", "reschedule", "3", "gpu-7", "Level 3: left gpu-7",
     )  # fmt: skip
@@ -29,7 +29,8 @@ def test_the_message_text_never_decides_the_kind() -> None:
     # message reads like an error: each is what its fields say
     old = {"pod": "w-0", "message": "agent exited 1", "node": "n", "time": 1.0}
     typed = {"pod": "w-0", "message": "error: x", "kind": "hang", "level": None, "time": 2.0}
-    assert [(m.kind, m.level) for m in fault_markers([typed, old], [])] == [
+    markers, _ = fault_markers([typed, old], [])
+    assert [(m.kind, m.level) for m in markers] == [
         ("other", None),
         ("hang", None),
     ]

@@ -8,13 +8,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from aegis.runtime.controller.undo import TrackedCounter, TrackedDict, UndoLog
+from aegis.runtime.engine import StepResult
+from aegis.values import Fn, apply
 
 
 class Extras:
     """Runtime bookkeeping persisted beside the spec state (not part of the model); its maps
     log their changes in `undo` (a rollback and a WAL record cost O(the changes))."""
 
-    MAPS = ("incarnations", "evicted", "counters", "reasons")
+    MAPS = ("incarnations", "evicted", "counters", "reasons", "failures")
 
     def __init__(
         self,
@@ -26,6 +28,7 @@ class Extras:
         counters: Mapping[str, int] | None = None,
         evicted: Mapping[str, str] | None = None,
         reasons: Mapping[str, str] | None = None,
+        failures: Mapping[str, int] | None = None,
     ) -> None:
         self.undo = UndoLog()
         self.incarnations: TrackedDict[str, str | None] = _tracked(self.undo, incarnations)
@@ -37,6 +40,9 @@ class Extras:
         # at a checkpoint (it reported Evicted: its exit is that eviction's, not a node fault)
         self.evicted: TrackedDict[str, str] = _tracked(self.undo, evicted)
         self.reasons: TrackedDict[str, str] = _tracked(self.undo, reasons)  # last failure
+        # pod -> the failures counted against it (the spec's per-pod retries are aligned to
+        # the job's recoverCount at each restart, so they do not say which pod failed)
+        self.failures: TrackedDict[str, int] = _tracked(self.undo, failures)
         for name, value in self.counters.items():
             if not isinstance(name, str) or not isinstance(value, int):
                 raise TypeError(f"counter {name!r} = {value!r}: not a count")
@@ -58,6 +64,7 @@ class Extras:
             "publishedSeq": self.published_seq,
             "counters": dict(self.counters),
             "evicted": dict(self.evicted),
+            "failures": dict(self.failures),
         }
 
     @classmethod
@@ -71,6 +78,7 @@ class Extras:
             counters=dict(ex.get("counters", {})),
             evicted=dict(ex.get("evicted", {})),
             reasons=reasons,
+            failures={str(k): int(v) for k, v in dict(ex.get("failures", {})).items()},
         )
 
     def delta(self) -> dict[str, Any]:
@@ -103,11 +111,29 @@ class Extras:
             sets, dels = change["set"], change["del"]
             if not isinstance(sets, dict) or not isinstance(dels, list):
                 raise TypeError(f"{name}: set must be an object and del a list")
-            if name == "counters" and not all(isinstance(v, int) for v in sets.values()):
-                raise TypeError("counters: counts must be integers")
+            if name in ("counters", "failures") and not all(
+                isinstance(v, int) for v in sets.values()
+            ):
+                raise TypeError(f"{name}: counts must be integers")
             target.update(sets)
             for key in dels:
                 target.pop(key, None)
+
+    def note_counted_failure(self, step: StepResult) -> None:
+        """A step that counted a failure (count_failure: restartInRun, evictSlow, receive of
+        an Error) charges it to its pod in `failures`."""
+        if step.delta is None or "countedFailures" not in step.delta[1]:
+            return
+        if int(step.state.countedFailures) <= int(step.delta[0].countedFailures):
+            return
+        choices = dict(step.choices)
+        who = choices.get("w")
+        message = choices.get("m")
+        if who is None and isinstance(message, Fn):
+            who = apply(message, "from")
+        if who is not None:
+            pod = str(who)
+            self.failures[pod] = self.failures.get(pod, 0) + 1
 
 
 def _tracked(undo: UndoLog, items: Mapping[str, Any] | None) -> TrackedDict[str, Any]:

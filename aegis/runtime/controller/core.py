@@ -16,6 +16,7 @@ next heartbeat or report is answered with an eviction, and it exits so that it i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
@@ -28,13 +29,14 @@ from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.exitcodes import AgentExit
 from aegis.protocol.faults import Fault, FaultKind, FaultRecord, exit_kind
-from aegis.protocol.payloads import ReceiptResult, Report, heartbeat_versions
+from aegis.protocol.payloads import ReceiptResult, Report, Sender, heartbeat_versions
 from aegis.runtime.controller.bookkeeping import Extras
 from aegis.runtime.controller.job import DEFAULT_HEARTBEAT_TIMEOUT_S, JobConfig
 from aegis.runtime.controller.journal import Journal, PersistenceError, open_journal
 from aegis.runtime.controller.liveness import Liveness
 from aegis.runtime.controller.orders import OrderBook
 from aegis.runtime.controller.recorder import FaultRecorder
+from aegis.runtime.controller.senders import Senders
 from aegis.runtime.controller.store import ErrorNode, Status, StatusStore
 from aegis.runtime.controller.view import StatusView
 from aegis.runtime.controller.wal import Log
@@ -53,6 +55,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SLOW_EVICTED = "slow node evicted at a checkpoint"
+# the fault-log message of a job told to quit (a `stop` fault, its pod the job's name)
+STOP_PREFIX = "stop:"
+QUIT_BY_OPERATOR = "asked by the operator (aegis ctl stop)"
 # report type -> the agent's spec action it is the end of (Finish/Error: agentWork(outcome))
 REPORT_ACTIONS: Mapping[MessageType, Label] = {
     MessageType.FINISH: Label.agentWork,
@@ -91,6 +96,12 @@ def transaction(method: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _ready(extras: Extras, state: State) -> dict[str, str]:
+    """pod -> the incarnation of each joined agent the spec has Ready."""
+    joined = [(pod, inc) for pod, inc in extras.incarnations.items() if inc]
+    return {p: i for p, i in joined if str(apply(state.agentState, ModelValue(p))) == "Ready"}
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What handling one event produced: a reply (for requests) and whether to publish;
@@ -119,11 +130,13 @@ class ControllerCore:
         on_fault: Callable[[FaultRecord], None] | None = None,
         wal: Log | None = None,
         journal: Journal | None = None,
+        resumed_run: bool = False,
     ) -> None:
         """`journal`: where the job is persisted, else one over `store` (and `wal`, the
         write-ahead log beside it: docs/persistence.md); `constants` defaults to the job's
         (Workers = its pods, no fault budget); `on_fault` receives one record per fault (the
-        structured fault log)."""
+        structured fault log); `resumed_run`: every agent of the saved job is gone with the
+        run that was interrupted (a new `aegis run` on its state dir), see `on_ack`."""
         if journal is None:
             assert store is not None, "a journal or a store"
             journal = open_journal(store, wal)
@@ -146,18 +159,21 @@ class ControllerCore:
             start_checked=state is not None,  # restored: checked, then replayed step by step
         )
         self.orders = OrderBook(job, self.constants, self.engine, self.extras)
+        self.senders = Senders(job, self.extras, self.orders)
         self.view = StatusView(job, self.engine, journal, self.faults, lambda: self.terminal)
         self.autocommit = True  # commit at the end of each event (off: the caller commits)
         self._depth = 0  # transactions in progress (nested: taint inside on_pod_lost)
-        self._impersonators: set[str] = set()  # pods already logged for claiming another
         journal.start(self.engine, self.view, steplog)
+        # pod -> the saved incarnation its first new agent continues (resumed_run): memory only,
+        # so a controller restarted later in the same run adopts nobody
+        self._resumable = _ready(self.extras, self.state) if resumed_run and journal.resumed else {}
 
     # ---------------- events ----------------
 
     @transaction
     def on_ack(self, msg: Message) -> Outcome:
         """An agent's ACK request: (re)join it, reply with the current order."""
-        pod, inc = self._authentic(msg, need_known=False)
+        pod, inc = self.senders.authentic(msg, need_known=False)
         if pod is None:
             return Outcome()
         w = ModelValue(pod)
@@ -165,6 +181,8 @@ class ControllerCore:
         if known == inc and self._agent_state(w) == "Ready":
             self.extras.counters["duplicate_ack"] += 1
             return Outcome(self.orders.order_for(pod))
+        if known is not None and known != inc and self._resumable.get(pod) == known:
+            return self._resume_pod(pod, inc)
         if known != inc and self.extras.evicted.get(pod) == inc:
             # an incarnation declared lost, asking again (its ACK sent again, e.g. on waking),
             # before or after its replacement joined: it must leave, not take the pod back
@@ -179,9 +197,24 @@ class ControllerCore:
             self.engine.settle()
         self.extras.incarnations[pod] = inc
         self.last_seen[pod] = time.monotonic()
+        with contextlib.suppress(MalformedMessage):  # where it runs, for `taint` and status
+            self.faults.remember(pod, Sender.from_data(msg.data))
         self.engine.observe(Label.agentJoin, w=w)
         out = self._finish(None)  # the reply carries the order after the decisions
         return Outcome(self.orders.order_for(pod), out.publish)
+
+    def _resume_pod(self, pod: str, inc: str) -> Outcome:
+        """The first agent of a resumed run for a pod whose agent was Ready when the run was
+        interrupted: it continues that incarnation (the spec's agent is still Ready, working on
+        the current order or done with it), so the interruption is a pause of the whole job,
+        not a pod restart, and counts no retry. It is answered with the current order."""
+        del self._resumable[pod]
+        self.extras.incarnations[pod] = inc
+        self.extras.counters["resumed"] += 1
+        self.last_seen[pod] = time.monotonic()
+        log.info("agent %s resumes the interrupted run's incarnation of its pod", pod)
+        self.journal.touch()
+        return Outcome(self.orders.order_for(pod))
 
     @transaction
     def on_report(self, msg: Message) -> Outcome:
@@ -191,7 +224,7 @@ class ControllerCore:
         Finish/Error end agentWork, Hang is agentHang (mark, nothing killed), Checkpoint is
         agentCheckpoint (a safe point), Evicted is agentEvict (no message: the agent leaves).
         """
-        pod, inc = self._authentic(msg, need_known=True)
+        pod, inc = self.senders.authentic(msg, need_known=True)
         if pod is None:
             evicted = bool(inc) and self.extras.evicted.get(msg.pod_name) == inc
             return Outcome(
@@ -209,7 +242,7 @@ class ControllerCore:
         if label is None:
             self.extras.counters["unexpected_type"] += 1
             return Outcome(self.orders.receipt(msg, ReceiptResult.UNEXPECTED_TYPE))
-        result, marked = self._take_report(pod, msg, label)
+        result, marked = self._take_report(pod, msg, label, body)
         if result is ReceiptResult.NOT_ENABLED:
             return self._finish(self.orders.receipt(msg, result))  # its rejection is logged
         if result is not ReceiptResult.APPLIED:
@@ -217,9 +250,12 @@ class ControllerCore:
         self._report_faults(pod, msg, body, marked)
         return self._finish(self.orders.receipt(msg, result), applied=True)
 
-    def _take_report(self, pod: str, msg: Message, label: Label) -> tuple[ReceiptResult, bool]:
+    def _take_report(
+        self, pod: str, msg: Message, label: Label, body: Report
+    ) -> tuple[ReceiptResult, bool]:
         """Apply the agent's action a report ends, then `receive` of its message: (what
-        became of it, whether a Hang marked the pod slow now)."""
+        became of it, whether a Hang marked the pod slow now). A command that cannot start
+        (the user's error) quits the job before its Error is received: no retry counted."""
         w, kind = ModelValue(pod), msg.type.value
         choices: dict[str, Any] = {"w": w}
         if label is Label.agentWork:
@@ -244,6 +280,8 @@ class ControllerCore:
         if label is Label.agentEvict:
             return ReceiptResult.APPLIED, False
         self.engine.settle()
+        if msg.type is MessageType.ERROR and body.user_error:
+            self._quit(f"{pod}: {body.reason}; the user's error, no retry, no node blamed")
         was_slow = bool(apply(self.state.slow, w))
         self.engine.observe(Label.receive, m=report)
         return ReceiptResult.APPLIED, not was_slow and bool(apply(self.state.slow, w))
@@ -257,7 +295,9 @@ class ControllerCore:
             self.extras.counters["hang_marked"] += 1
             why = f"hang: {reason or 'no progress'} (marked, not killed)"
             self._fault(FaultKind.HANG, pod, why)
-        if msg.type is MessageType.ERROR:
+        if msg.type is MessageType.ERROR and body.user_error:
+            self._set_reason(pod, reason)  # its fault is the job's stop (`_quit`)
+        elif msg.type is MessageType.ERROR:
             self._set_reason(pod, reason or "error reported")
             command = msg.phase is MessagePhase.COMMAND
             kind = FaultKind.ERROR if command else FaultKind.CHECK_FAILED
@@ -305,7 +345,7 @@ class ControllerCore:
     def on_heartbeat(self, msg: Message) -> Outcome:
         """A heartbeat: refresh the agent's last-seen time; evict a lost incarnation; send
         the current order to an agent that missed one (`OrderVersions.missed`)."""
-        pod, inc = self._authentic(msg, need_known=False)
+        pod, inc = self.senders.authentic(msg, need_known=False)
         if pod is None:
             return Outcome()
         if self.extras.incarnations.get(pod) == inc:
@@ -347,10 +387,16 @@ class ControllerCore:
         return self._finish(None)
 
     @transaction
-    def on_quit(self) -> Outcome:
-        """The operator asked the job to stop (ShouldQuit)."""
-        self.engine.observe(Label.envQuit)
+    def on_quit(self, why: str = QUIT_BY_OPERATOR) -> Outcome:
+        """The job must stop (ShouldQuit): the operator asked, or its command cannot start."""
+        self._quit(why)
         return self._finish(None)
+
+    def _quit(self, why: str) -> None:
+        """envQuit, recorded in the fault log (a `stop` of the job) when it applies."""
+        if self.engine.observe(Label.envQuit).applied:
+            self._fault(FaultKind.STOP, self.job.name, f"{STOP_PREFIX} {why}")
+            self.engine.settle()
 
     @transaction
     def taint(self, node: str, reason: str, *, save: bool = True) -> bool:
@@ -363,6 +409,11 @@ class ControllerCore:
         if save:
             self.journal.touch()
         return True
+
+    def known_nodes(self) -> set[str]:
+        """The nodes this controller saw the job's pods on and the error nodes: what `taint`
+        accepts."""
+        return self.faults.known_nodes() | {e.node for e in self.status.error_nodes} - {""}
 
     @transaction
     def untaint(self, node: str) -> bool:
@@ -377,53 +428,8 @@ class ControllerCore:
     # ---------------- who sent it ----------------
 
     def sender_matches(self, pod: str | None, msg: Message) -> bool:
-        """Whether `msg` names the pod it was sent by (`pod`, from its subject); a mismatch is
-        counted and logged once per sending pod, and the message is dropped."""
-        if pod is not None and msg.pod_name == pod:
-            return True
-        self.extras.counters["impersonation"] += 1
-        key = pod or "?"
-        if key not in self._impersonators:
-            self._impersonators.add(key)
-            log.warning(
-                "message from %s claims to be from %s: dropped (further ones are only counted)",
-                key,
-                msg.pod_name,
-            )
-        return False
-
-    def misrouted(self, msg: Message) -> Message | None:
-        """A message on a subject that does not carry its type (an ACK on the report subject):
-        counted (`unexpected_type`) and dropped; a request is told so in a receipt (a
-        heartbeat has no reply)."""
-        self.extras.counters["unexpected_type"] += 1
-        if msg.type is MessageType.HEARTBEAT:
-            return None
-        return self.orders.receipt(msg, ReceiptResult.UNEXPECTED_TYPE)
-
-    def _authentic(self, msg: Message, *, need_known: bool) -> tuple[str | None, str]:
-        inc = msg.data.get("incarnation", "")
-        inc = inc if isinstance(inc, str) else ""
-        if msg.aegis_name != self.job.name or msg.aegis_namespace != self.job.namespace:
-            return self._forged("other job", msg), inc
-        if msg.pod_name not in self.job.pod_set or not inc:
-            return self._forged("unknown pod or no incarnation", msg), inc
-        if need_known and self.extras.incarnations.get(msg.pod_name) != inc:
-            self.extras.counters["old_incarnation"] += 1
-            log.info("report from an old incarnation of %s dropped", msg.pod_name)
-            return None, inc
-        return msg.pod_name, inc
-
-    def _forged(self, why: str, msg: Message) -> str | None:
-        self.extras.counters["forged"] += 1
-        log.warning(
-            "forged message (%s) from %s/%s/%s dropped",
-            why,
-            msg.aegis_namespace,
-            msg.aegis_name,
-            msg.pod_name,
-        )
-        return None
+        """Whether `msg` names the pod it was sent by (`Senders.matches`)."""
+        return self.senders.matches(pod, msg)
 
     # ---------------- liveness ----------------
 
@@ -495,6 +501,8 @@ class ControllerCore:
         """Each step the engine takes: the bookkeeping it implies, then the journal's."""
         if step.applied and step.action == Label.advance and step.state.phase == "RunCommand":
             self.extras.command_orders += 1
+        if step.applied:
+            self.extras.note_counted_failure(step)
         if step.applied and step.action == Label.hangWithQuit:
             pod = str(dict(step.choices).get("w", ""))
             self.extras.counters["hang_with_quit"] += 1

@@ -110,8 +110,12 @@ class GroupCommit:
         then shows the final phase)."""
         self._hurry.set()
         await self.settled()
-        if self.journal.snapshot_due:
-            async with self.lock:
+        async with self.lock:
+            if self.journal.dirty:  # an event handled as the job ended (a launcher event cut
+                # short by the exit): durable first, or no snapshot is due and status.json
+                # keeps an older phase
+                await self._commit_and_publish(raise_failure=False)
+            if self.journal.snapshot_due:
                 self.journal.compact()
 
     async def close(self) -> None:

@@ -103,6 +103,7 @@ class Journal(Protocol):
     extras: Extras  # the bookkeeping (restored by `open`)
     health: SaveHealth
     fresh: bool  # no status was saved before `open`
+    resumed: bool  # `open` restored a saved job's state
     wal: Log | None  # the write-ahead log, if the journal has one
     snapshot_every: int  # WAL records at most between two snapshots
     on_gave_up: Callable[[str], None] | None  # told why a commit failed for good

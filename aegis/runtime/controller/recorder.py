@@ -25,6 +25,11 @@ class FaultRecorder:
         """Where `pod`'s agent runs, as its last message said."""
         self.addresses[pod] = (sender.pod_ip, sender.node, sender.node_ip)
 
+    def known_nodes(self) -> set[str]:
+        """The nodes the pods' agents reported and the faults named."""
+        nodes = {node for _, node, _ in self.addresses.values()}
+        return (nodes | {r.node for r in self.last.values()}) - {""}
+
     def node_of(self, pod: str) -> str:
         """The node `pod`'s agent last reported ("" if none did)."""
         return self.addresses.get(pod, ("", "", ""))[1]

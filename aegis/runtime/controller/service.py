@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from aegis.checks.faultlog import FaultLogWriter
+from aegis.checks.faultlog import FaultLogWriter, FaultRecord
 from aegis.protocol.control import make_reply
 from aegis.protocol.envelope import Message, MessageType
 from aegis.protocol.errors import MalformedMessage
@@ -47,6 +47,7 @@ from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
 from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome, PersistenceError
 from aegis.runtime.controller.group_commit import GroupCommit
+from aegis.runtime.controller.narrator import Narrator
 from aegis.runtime.controller.observability import JobObserver, MetricsServer, write_textfile
 from aegis.runtime.controller.priority_lock import PriorityLock, UrgentHold
 from aegis.runtime.controller.store import FileStatusStore
@@ -91,8 +92,17 @@ SUBJECT_TYPES = {
 class ControllerService:
     """Runs one job's controller until the job terminates; `run()` returns the exit code."""
 
-    def __init__(self, core: ControllerCore, bus: Bus, observer: JobObserver | None = None) -> None:
+    def __init__(
+        self,
+        core: ControllerCore,
+        bus: Bus,
+        observer: JobObserver | None = None,
+        narrator: Narrator | None = None,
+    ) -> None:
+        """`narrator`: says each fault and what follows on the console (its records come from
+        the core's `on_fault`, wired by the caller)."""
         self.core = core
+        self.narrator = narrator
         self.bus = bus
         self.subjects = JobSubjects(core.job.namespace, core.job.name)
         self.observer = observer
@@ -114,6 +124,8 @@ class ControllerService:
         """Subscribe, re-publish the current order, handle events until the job ends."""
         if self.observer is not None:
             self.observer.job_started(self.core.journal.fresh)
+        if self.narrator is not None:
+            self.narrator.start(*self._narrated())
         # a report's copies (an agent waiting for its receipt sends it again) are handled once
         counted = None if self.observer is None else self.observer.on_report_copy
         copies = RequestCopies(on_copy=counted)
@@ -148,7 +160,14 @@ class ControllerService:
         if self.observer is not None:
             self.observer.job_ended(self.core.terminal)
         print(self.core.view.summary(), file=sys.stderr, flush=True)
+        if self.narrator is not None and self.core.terminal == "Failed":
+            cause = self.narrator.cause(int(self.core.state.countedFailures))
+            print(f"aegis: why it failed: {cause}", file=sys.stderr, flush=True)
         return self.exit_code if self.exit_code is not None else ControllerExit.STOPPED
+
+    def _narrated(self) -> tuple[str, int, int]:
+        s = self.core.state
+        return str(s.phase), int(s.countedFailures), self.core.extras.command_orders
 
     async def close(self) -> None:
         """After `run()`, once the bus is closed: the last commits end and their worker
@@ -176,7 +195,7 @@ class ControllerService:
                 return None
             return self.core.orders.receipt(msg, ReceiptResult.FORGED)  # a forged sender
         if found is None or msg.type not in SUBJECT_TYPES[found[0]]:
-            return self.core.misrouted(msg)  # e.g. an ACK among the reports
+            return self.core.senders.misrouted(msg)  # e.g. an ACK among the reports
         if msg.type is MessageType.HEARTBEAT:
             async with self.lock:
                 beat = self.core.on_heartbeat(msg)
@@ -257,6 +276,9 @@ class ControllerService:
             print(f"aegis: controller stopped the job: {exc}", file=sys.stderr, flush=True)
             self.stop(ControllerExit.STOPPED)
             return None
+        finally:
+            if self.narrator is not None:
+                self.narrator.after_event(*self._narrated())
         return out
 
     async def _publish_due(self) -> None:
@@ -374,12 +396,16 @@ class ControllerService:
                 self._refuse_event(str(exc))
                 continue
             async with self.lock.urgent():
+                if isinstance(ev, PodLost) and self.narrator is not None:
+                    self.narrator.on_launcher_event(ev)
                 if isinstance(ev, PodLost):
                     await self._apply(
                         lambda ev=ev: self.core.on_pod_lost(
                             ev.pod, ev.incarnation, ev.exit_code, ev.node, ev.reason
                         )
                     )
+                elif ev.reason:
+                    await self._apply(lambda why=ev.reason: self.core.on_quit(why))
                 else:
                     await self._apply(self.core.on_quit)
 
@@ -403,6 +429,7 @@ async def serve(
     *,
     events: bool,
     metrics_port: int = 0,
+    resumed_run: bool = False,
     nats_ca: bytes | None = None,
 ) -> int:
     """The `aegis controller` process: load the store, serve the job, return the exit code.
@@ -415,17 +442,24 @@ async def serve(
     wal = WriteAheadLog(state_dir / "wal.jsonl")
     faults = FaultLogWriter(state_dir / "faults.jsonl")
     observer = JobObserver(len(job.pods))
+    narrator = Narrator(job.pods, job.max_retry)
+
+    def write_fault(record: FaultRecord) -> None:
+        faults.write(record)
+        narrator.on_fault(record)
+
     core = ControllerCore(
         job,
         FileStatusStore(state_dir / "status.json"),
         steplog,
-        on_fault=observer.fault_sink(faults.write),
+        on_fault=observer.fault_sink(write_fault),
         wal=wal,
+        resumed_run=resumed_run,
     )
     bus = await Bus.connect(
         nats_url, creds, name="aegis-controller", reconnect_attempts=-1, tls_ca=nats_ca
     )
-    service = ControllerService(core, bus, observer)
+    service = ControllerService(core, bus, observer, narrator)
     metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

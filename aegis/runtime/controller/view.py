@@ -16,6 +16,7 @@ from typing import Any
 
 from aegis.generated.aegis_phase import State
 from aegis.protocol.faults import FaultRecord
+from aegis.protocol.outcome import JobOutcome
 from aegis.protocol.state_codec import StateEncoder
 from aegis.runtime.controller.bookkeeping import Extras
 from aegis.runtime.controller.job import JobConfig
@@ -178,6 +179,7 @@ class StatusView:
         return {
             "innerPhase": str(apply(s.innerPhase, w)),
             "retries": int(apply(s.retries, w)),
+            "failures": extras.failures.get(pod, 0),
             "finished": bool(apply(s.finished, w)),
             "slow": bool(apply(s.slow, w)),
             "evict": bool(apply(s.evict, w)),
@@ -189,12 +191,14 @@ class StatusView:
         }
 
     def summary(self) -> str:
-        """The user-facing line at the job's end (docs/operations.md)."""
+        """The user-facing line (docs/design.md, "Checks and graded recovery")."""
         extras = self.journal.extras
-        return (
-            f"aegis: job {self.job.name} {self._terminal() or self.engine.state.phase}: "
-            f"max retries {self.job.max_retry}, "
-            f"restarted {max(extras.command_orders - 1, 0)} times, "
-            f"hardware faults rescheduled {extras.counters['node_faults']}, "
-            f"slow nodes evicted {extras.counters['evicted_slow']}"
+        outcome = JobOutcome(
+            self.job.name,
+            self._terminal() or str(self.engine.state.phase),
+            self.job.max_retry,
+            max(extras.command_orders - 1, 0),
+            extras.counters["node_faults"],
+            extras.counters["evicted_slow"],
         )
+        return f"aegis: {outcome.line()}"
