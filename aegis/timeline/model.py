@@ -63,6 +63,7 @@ class Timeline:
     max_retry: int | None = None
     job_markers: list[Marker] = field(default_factory=list)  # the job's own: its stop
     cause: str = ""  # why the job failed ("" unless it did)
+    exhausted: bool = False  # it counted more failures than MaxRetry allows
 
     @property
     def ending(self) -> str:
@@ -71,7 +72,7 @@ class Timeline:
             return ""
         if self.job_markers:
             return "stopped"
-        if self.cause.startswith("retries exhausted"):
+        if self.exhausted:
             return "retries exhausted"
         return ""
 
@@ -236,6 +237,7 @@ def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None 
     )
     if tl.phase == "Failed":
         tl.cause = fault_log_cause(fault_records, _counted(run.last), run.max_retry)
+        tl.exhausted = _counted(run.last) > run.max_retry
     tl.title = summary_line(tl, status_obj)
     return tl
 
