@@ -40,7 +40,7 @@ from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
-from aegis.protocol.job_settings import DEFAULT_MAX_RETRY, JobSettings
+from aegis.protocol.job_settings import DEFAULT_MAX_RETRY
 from aegis.protocol.launcher_events import LauncherEvent, PodLost, Quit
 from aegis.runtime.agent.command import command_problem
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
@@ -146,21 +146,9 @@ class LocalJob:
         return min(self.heartbeat_s, self.heartbeat_timeout / 4)
 
     @property
-    def settings(self) -> JobSettings:
-        """The job's settings, as its controller process is given them."""
-        return JobSettings(
-            self.job,
-            self.namespace,
-            self.workers,
-            self.max_retry,
-            self.heartbeat_timeout,
-            self.heartbeat_rate,
-        )
-
-    @property
     def pods(self) -> list[str]:
         """The pod names, rank order."""
-        return list(self.settings.pods)
+        return [f"{self.job}-worker-{i}" for i in range(self.workers)]
 
 
 @dataclass
