@@ -29,7 +29,7 @@ from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.agent.core import AgentCore, Ignore, Leave, Work
-from aegis.runtime.agent.service import join_waits, report_waits
+from aegis.runtime.agent.waits import join_waits, report_waits
 from aegis.runtime.controller.gc_tuning import CollectorClock, thresholds
 from aegis.runtime.transport.auth import new_user_keypair
 from aegis.runtime.transport.grpc_credentials import build_request

@@ -11,17 +11,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.cli.run_nodes import NodeFlagError, add_node_arguments, node_job, wants_nodes
 from aegis.cli.torchrun_compat import add_torchrun_flags, training_command
 from aegis.errors import AegisError
-from aegis.protocol.environment import (
-    DEFAULT_HEARTBEAT_RATE,
-    FALLBACKS,
-    ConfigError,
-    parse_nproc,
-    parse_preload,
-)
+from aegis.protocol.environment import FALLBACKS, ConfigError, parse_nproc, parse_preload
+from aegis.protocol.job_settings import ENV_VAR, JobSettings
 
 
 def register(sub: Any) -> None:
@@ -59,9 +53,7 @@ def register(sub: Any) -> None:
         metavar="DIR",
         help="also write each rank's stdout/stderr to DIR/<pod>/attempt_<n>/<local rank>/",
     )
-    run.add_argument("--max-retry", type=int, default=3, help="restarts allowed (default 3)")
-    run.add_argument("--job", default="local", help="job name (DNS label)")
-    run.add_argument("--namespace", default="default", help="namespace (DNS label; no short form)")
+    JobSettings.add_flags(run)  # --max-retry, --job, --namespace, the heartbeat rules
     run.add_argument("--state-dir", type=Path, help="status and step log (default: temp dir)")
     run.add_argument(
         "--fallback",
@@ -94,53 +86,6 @@ def register(sub: Any) -> None:
         default=10.0,
         help="seconds an agent waits for the controller; then --fallback says what it does "
         "(default fail: the job fails; independent: it runs its command alone)",
-    )
-    run.add_argument(
-        "--heartbeat-timeout",
-        type=float,
-        default=10.0,
-        help="seconds without an agent's heartbeat before its pod counts as lost (0: never)",
-    )
-    run.add_argument(
-        "--heartbeat-rate",
-        type=float,
-        default=DEFAULT_HEARTBEAT_RATE,
-        metavar="PER_S",
-        help="heartbeats a second the agents send at most, together: a job of more pods "
-        "than that times the beat period beats less often, and its timeout grows to 4 "
-        f"beats (default {DEFAULT_HEARTBEAT_RATE:g}; 0: no budget)",
-    )
-    run.add_argument(
-        "--hang-timeout",
-        type=float,
-        default=DEFAULT_HANG_TIMEOUT_S,
-        metavar="S",
-        help="seconds without progress (progress file, output, CPU) before the agents look "
-        "for the culprit rank, stop it and restart the ranks in place "
-        f"(default {DEFAULT_HANG_TIMEOUT_S:g}; 0: off)",
-    )
-    run.add_argument(
-        "--checkpoint-dir",
-        default="",
-        metavar="DIR",
-        help="where the agents persist the complete steps of aegis.checkpoint.save, in "
-        "torch.distributed.checkpoint's format (default: memory only)",
-    )
-    run.add_argument(
-        "--checkpoint-every",
-        type=int,
-        default=0,
-        metavar="K",
-        help="persist the saved steps that are multiples of K, off the training's path "
-        "(default 0: only at a failure; needs --checkpoint-dir)",
-    )
-    run.add_argument(
-        "--checkpoint-shm-bytes",
-        type=int,
-        default=0,
-        metavar="N",
-        help="shared memory each agent's checkpoint store may use (default 0: what /dev/shm "
-        "has free); a save that does not fit goes to --checkpoint-dir",
     )
     run.add_argument(
         "--checkpoint-file",
@@ -192,13 +137,10 @@ def register(sub: Any) -> None:
 
     ctl = sub.add_parser(
         "controller",
-        description="A job's controller process, started by `aegis run`; not by hand.",
+        description="A job's controller process, started by `aegis run`; not by hand. Its "
+        f"job's settings come whole in ${ENV_VAR}.",
     )
     ctl.add_argument("--state-dir", type=Path, required=True)
-    ctl.add_argument("--job", required=True)
-    ctl.add_argument("--namespace", default="default")
-    ctl.add_argument("--workers", type=int, required=True)
-    ctl.add_argument("--max-retry", type=int, required=True)
     ctl.add_argument("--nats-url", required=True)
     ctl.add_argument("--creds", type=Path, required=True, help="controller credentials file")
     ctl.add_argument(
@@ -206,8 +148,6 @@ def register(sub: Any) -> None:
     )
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
-    ctl.add_argument("--heartbeat-timeout", type=float, default=10.0)
-    ctl.add_argument("--heartbeat-rate", type=float, default=DEFAULT_HEARTBEAT_RATE)
     ctl.add_argument("--metrics-port", type=int, default=0, help="0: no metrics endpoint")
     ctl.add_argument("--events", action="store_true", help="read launcher events on stdin")
     ctl.add_argument(
@@ -248,26 +188,13 @@ def _logging() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from aegis.checks.params import SIMULATIONS
     from aegis.runtime.agent.command import command_problem
     from aegis.runtime.errors import CommandError
 
     cmd = training_command(args.cmd, module=args.module, no_python=args.no_python)
     if not cmd:
         args.parser.error("no command given: aegis run [-n N] [--] CMD...")
-    nodes = None
-    try:
-        if wants_nodes(args, os.environ):
-            nodes = node_job(args, os.environ)
-            args.workers = str(nodes.nnodes)
-    except NodeFlagError as exc:
-        args.parser.error(str(exc))
-    try:
-        args.workers = single_machine_nodes(args.workers)
-    except ValueError as exc:
-        args.parser.error(str(exc))
-    if args.max_retry < 0:
-        args.parser.error(f"--max-retry {args.max_retry}: use a number of restarts >= 0")
+    nodes = _nodes(args)
     problem = command_problem(cmd)
     if problem is not None:  # the user's error: nothing is started for it
         raise CommandError(f"the command cannot start: {problem}")
@@ -277,60 +204,44 @@ def _run(args: argparse.Namespace) -> int:
         args.parser.error(str(exc))
     if not 0 <= args.metrics_port <= 65535:
         args.parser.error(f"--metrics-port {args.metrics_port}: use 1..65535 (0: off)")
-    for flag, value, low in (
-        ("--connect-timeout", args.connect_timeout, None),
-        ("--heartbeat-timeout", args.heartbeat_timeout, 0.0),
-        ("--hang-timeout", args.hang_timeout, 0.0),
-    ):
-        if not math.isfinite(value) or (value <= 0 if low is None else value < low):
-            need = "> 0" if low is None else f">= {low:g}"
-            args.parser.error(f"{flag} {value}: use a finite number of seconds {need}")
-    if not (math.isfinite(args.heartbeat_rate) and args.heartbeat_rate >= 0):
+    if not (math.isfinite(args.connect_timeout) and args.connect_timeout > 0):
         args.parser.error(
-            f"--heartbeat-rate {args.heartbeat_rate}: use a finite number of beats a second "
-            ">= 0 (0: no budget)"
+            f"--connect-timeout {args.connect_timeout}: use a finite number of seconds > 0"
         )
-    if args.checkpoint_every < 0 or args.checkpoint_shm_bytes < 0:
-        args.parser.error("--checkpoint-every and --checkpoint-shm-bytes must be >= 0")
-    if args.checkpoint_every and not args.checkpoint_dir:
-        args.parser.error("--checkpoint-every needs --checkpoint-dir (where to persist)")
     try:
         preload = parse_preload(args.preload)
     except ConfigError as exc:
         args.parser.error(str(exc))
-    simulate: dict[str, tuple[str, ...]] = {}
-    for item in args.simulate:
-        node, sep, faults = item.partition("=")
-        if not sep or not node or not faults:
-            args.parser.error(f"--simulate {item!r}: expected NODE=FAULT[,FAULT...]")
-        wanted = tuple(f for f in faults.split(",") if f)
-        unknown = sorted(set(wanted) - SIMULATIONS)
-        if unknown:
-            args.parser.error(f"--simulate: unknown fault(s) {unknown}; use {sorted(SIMULATIONS)}")
-        simulate[node] = (*simulate.get(node, ()), *wanted)
+    simulate = _simulations(args)
     # the launcher (and the controller's tables it imports) only once the line is right: a
     # mistake is said in about a second
     from aegis.runtime.launcher.local import LocalJob, available_memory, capacity_problem, run_local
 
     too_many = None if nodes else capacity_problem(args.workers, available_memory())
-    if too_many is not None:
+    if too_many is not None:  # first: says what this machine holds
         args.parser.error(too_many)
+    settings = JobSettings.from_flags(args)
+    problem = settings.problem()  # the one check of each setting
+    if problem is not None:
+        args.parser.error(problem)
     _logging()
     job = LocalJob(
         command=cmd,
-        workers=args.workers,
-        max_retry=args.max_retry,
-        job=args.job,
-        namespace=args.namespace,
+        workers=settings.workers,
+        max_retry=settings.max_retry,
+        job=settings.job,
+        namespace=settings.namespace,
         state_dir=args.state_dir,
         connect_timeout=args.connect_timeout,
-        heartbeat_timeout=args.heartbeat_timeout,
-        heartbeat_rate=args.heartbeat_rate,
-        hang_timeout=args.hang_timeout,
+        heartbeat_timeout=settings.heartbeat_timeout,
+        heartbeat_rate=settings.heartbeat_rate,
+        hang_timeout=settings.hang_timeout,
         checkpoint_file=args.checkpoint_file,
-        checkpoint_dir=str(Path(args.checkpoint_dir).resolve()) if args.checkpoint_dir else "",
-        checkpoint_every=args.checkpoint_every,
-        checkpoint_shm_bytes=args.checkpoint_shm_bytes,
+        checkpoint_dir=str(Path(settings.checkpoint_dir).resolve())
+        if settings.checkpoint_dir
+        else "",
+        checkpoint_every=settings.checkpoint_every,
+        checkpoint_shm_bytes=settings.checkpoint_shm_bytes,
         simulate=simulate,
         metrics_port=args.metrics_port,
         nproc_per_node=nproc,
@@ -345,11 +256,45 @@ def _run(args: argparse.Namespace) -> int:
     return asyncio.run(run_local(job))
 
 
+def _nodes(args: argparse.Namespace) -> Any:
+    """The job's hosts when it runs across hosts (None: on this machine); `args.workers`
+    becomes the number of node agents (a usage error if `--nnodes` does not say one)."""
+    nodes = None
+    try:
+        if wants_nodes(args, os.environ):
+            nodes = node_job(args, os.environ)
+            args.workers = str(nodes.nnodes)
+    except NodeFlagError as exc:
+        args.parser.error(str(exc))
+    try:
+        args.workers = single_machine_nodes(args.workers)
+    except ValueError as exc:
+        args.parser.error(str(exc))
+    return nodes
+
+
+def _simulations(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """`--simulate NODE=FAULT[,FAULT]`s as node -> faults (a usage error if one is not)."""
+    from aegis.checks.params import SIMULATIONS
+
+    simulate: dict[str, tuple[str, ...]] = {}
+    for item in args.simulate:
+        node, sep, faults = item.partition("=")
+        if not sep or not node or not faults:
+            args.parser.error(f"--simulate {item!r}: expected NODE=FAULT[,FAULT...]")
+        wanted = tuple(f for f in faults.split(",") if f)
+        unknown = sorted(set(wanted) - SIMULATIONS)
+        if unknown:
+            args.parser.error(f"--simulate: unknown fault(s) {unknown}; use {sorted(SIMULATIONS)}")
+        simulate[node] = (*simulate.get(node, ()), *wanted)
+    return simulate
+
+
 def _run_node(job: Any, nodes: Any) -> int:
     """One node of a job across hosts: node 0's launcher, or a member's."""
     from aegis.cli.run_nodes import forget_secret
     from aegis.protocol.environment import AUTO
-    from aegis.runtime.agent.service import visible_gpus
+    from aegis.runtime.agent.node_ranks import visible_gpus
     from aegis.runtime.launcher.node import run_member
     from aegis.runtime.launcher.node_zero import run_node_zero
 
@@ -385,29 +330,17 @@ def _agent(args: argparse.Namespace) -> int:
 
 
 def _controller(args: argparse.Namespace) -> int:
-    from aegis.runtime.controller.core import JobConfig
     from aegis.runtime.controller.gc_tuning import tune_controller_process
+    from aegis.runtime.controller.job import JobConfig
     from aegis.runtime.controller.service import load_credentials, serve
 
-    for flag, value in (
-        ("--heartbeat-timeout", args.heartbeat_timeout),
-        ("--heartbeat-rate", args.heartbeat_rate),
-    ):
-        if not (math.isfinite(value) and value >= 0):
-            args.parser.error(f"{flag} {value}: use a finite number >= 0 (0: off)")
+    try:  # the launcher's settings of the job, whole (checked once, in JobSettings)
+        settings = JobSettings.from_env(os.environ)
+    except ConfigError as exc:
+        args.parser.error(str(exc))
     _logging()
     tune_controller_process()
-    pods = tuple(f"{args.job}-worker-{i}" for i in range(args.workers))
-    job = JobConfig(
-        args.job,
-        args.namespace,
-        pods,
-        args.max_retry,
-        args.rdzv_host,
-        args.port_base,
-        args.heartbeat_timeout,
-        args.heartbeat_rate,
-    )
+    job = JobConfig.of(settings, args.rdzv_host, args.port_base)
     creds = load_credentials(args.creds)
     nats_ca = args.nats_ca.read_bytes() if args.nats_ca is not None else None
     return asyncio.run(

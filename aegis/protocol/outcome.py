@@ -12,12 +12,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from aegis.protocol.faults import FaultKind, FaultRecord
+
 # a fault message's "<pod>: " or "agent <pod> " is not part of what went wrong: the same
 # exception on two pods is the same error
 _POD_WORDS = re.compile(r"\b[a-z0-9]([-a-z0-9]*[a-z0-9])?-worker-\d+\b")
-# fault-log messages of a failure (the kinds that can count a retry), and of a stop
-_FAILURE_PREFIXES = ("error: ", "agent exited", "missed heartbeats", "slow node evicted")
-_STOP = "stop: "
+# the fault-log kinds of a failure (the kinds that can count a retry, and a check round's)
+_FAILURE_KINDS = frozenset(
+    {
+        FaultKind.ERROR,
+        FaultKind.CHECK_FAILED,
+        FaultKind.RESCHEDULE,
+        FaultKind.CONTAINER_RESTART,
+        FaultKind.POD_LOST,
+        FaultKind.EVICTED_EXIT,
+        FaultKind.LOST,
+        FaultKind.EVICTED,
+    }
+)
 
 
 def times(n: int, what: str = "time") -> str:
@@ -96,11 +108,12 @@ def failure_cause(
 def fault_log_cause(
     records: Sequence[Mapping[str, Any]], counted: int | None, max_retry: int | None
 ) -> str:
-    """Why a job failed, from its fault log's records: its stop, else its last failures
-    (records of a check round's failure, `error: BootChecking: ...`, are failures too)."""
-    messages = [str(r.get("message", "")) for r in records]
-    stops = [m.removeprefix(_STOP) for m in messages if m.startswith(_STOP)]
-    failures = [m.removeprefix("error: ") for m in messages if m.startswith(_FAILURE_PREFIXES)]
+    """Why a job failed, from its fault log's records (their kinds: a record written before
+    faults were typed counts as neither): its stop, else its last failures (a check round's
+    failure is one too). A message is shown without the word its kind was once told by."""
+    typed = [FaultRecord.from_obj(r) for r in records]
+    stops = [r.message.removeprefix("stop: ") for r in typed if r.kind is FaultKind.STOP]
+    failures = [r.message.removeprefix("error: ") for r in typed if r.kind in _FAILURE_KINDS]
     return failure_cause(
         stopped=stops[-1] if stops else None,
         failures=failures,

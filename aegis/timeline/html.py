@@ -24,7 +24,7 @@ PHASE_COLOURS = {
 }
 # kind -> (colour, shape): each kind its own shape (a shape means one thing, in black and
 # white too); shapes: circle, hexagon, diamond, triangle, square, right, down, star, cross,
-# plus, octagon, left
+# plus, octagon, pentagon, left
 MARKER_STYLE = {
     "error": ("#e41a1c", "circle"),
     "check_failed": ("#ff7f00", "hexagon"),
@@ -37,6 +37,7 @@ MARKER_STYLE = {
     "pod_lost": ("#666666", "cross"),
     "lost": ("#666666", "plus"),
     "stop": ("#8b0000", "octagon"),
+    "save_failed": ("#8b0000", "pentagon"),
     "other": ("#666666", "left"),
 }
 # kind -> what the legend calls it (the words of docs/operations.md, not the code's names)
@@ -52,6 +53,7 @@ LEGEND_LABELS = {
     "pod_lost": "pod restarted",
     "lost": "heartbeats missed",
     "stop": "job stopped",
+    "save_failed": "status save failed",
     "other": "other fault",
 }
 
@@ -107,6 +109,7 @@ _SCRIPT = r"""
       left: ring(cx, cy, 3, r, -Math.PI / 2),
       hexagon: ring(cx, cy, 6, r, 0),
       octagon: ring(cx, cy, 8, r, Math.PI / 8),
+      pentagon: ring(cx, cy, 5, r, 0),
       star: ring(cx, cy, 5, r + 1, 0, r / 2.2),
     };
     if (st[1] === "circle") return el("circle", {cx, cy, r: r - 1, fill: c, stroke: "#fff"}, g);
@@ -177,7 +180,7 @@ _SCRIPT = r"""
     const glyph = {circle: "&#9679;", diamond: "&#9670;", triangle: "&#9650;",
                    square: "&#9632;", cross: "&#10005;", down: "&#9660;", right: "&#9654;",
                    left: "&#9664;", hexagon: "&#11042;", octagon: "&#11204;", star: "&#9733;",
-                   plus: "&#10010;"}[S.markers[k][1]];
+                   plus: "&#10010;", pentagon: "&#11039;"}[S.markers[k][1]];
     s.innerHTML = `<b style="color:${S.markers[k][0]}">${glyph}</b> ${S.labels[k]}`;
     legend.appendChild(s);
   }

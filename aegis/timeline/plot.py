@@ -21,6 +21,7 @@ _MPL_MARKERS = {
     "cross": "x",
     "plus": "P",
     "octagon": "8",
+    "pentagon": "p",
     "left": "<",
 }
 # a "retry N" label on the job's row needs this share of the width to itself: a label whose

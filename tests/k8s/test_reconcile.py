@@ -234,7 +234,7 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         [
             status(
                 "Failed",
-                f"spec.workerNum must be 1 to {MAX_WORKERS} and spec.maxRetry >= 0",
+                f"spec.workerNum must be 1 to {MAX_WORKERS}, got {MAX_WORKERS + 1}",
                 reason="InvalidSpec",
             )
         ],

@@ -98,10 +98,10 @@ def test_a_join_counts_before_the_snapshot_shows_it(tmp_path: Path) -> None:
     ack = Message("job", "default", pods[0], MessageType.ACK, MessagePhase.BOOTCHECK,
                   {"incarnation": "i1", "node": "n"}, time.time(), 0)  # fmt: skip
     core.on_ack(ack)
-    core.commit(compact=False)  # durable in the WAL; the snapshot not taken yet
+    core.journal.commit(compact=False)  # durable in the WAL; the snapshot not taken yet
     assert core.state.phase == "Pending" and not never_joined(tmp_path)
 
-    core._snapshot()  # the WAL is emptied; the snapshot is still Pending, master_seq 0
+    core.journal.snapshot()  # the WAL is emptied; the snapshot is still Pending, master_seq 0
     assert WriteAheadLog(tmp_path / WAL_FILE).read() == []
     status = FileStatusStore(tmp_path / STATUS_FILE).load()
     assert status is not None and status.phase == "Pending" and status.master_seq == 0

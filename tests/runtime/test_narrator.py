@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aegis.protocol.envelope import MessageType
+from aegis.protocol.launcher_events import PodLost
 from aegis.protocol.outcome import JobOutcome, failure_cause, repeated_tail, times
 from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.runtime.controller.narrator import Narrator
@@ -99,7 +100,7 @@ def test_a_slow_nodes_eviction_is_not_a_node_fault(tmp_path: Path) -> None:
         lambda: core.on_report(report(PODS[1], MessageType.EVICTED, seq, reason="slow"))
     )
     assert "was evicted" in evicted and "counted (retry 1 of 2)" in evicted
-    told.narrator.on_launcher_event({"pod": PODS[1], "nextNode": "node-3"})
+    told.narrator.on_launcher_event(PodLost(PODS[1], "i1", 1, "node-2", next_node="node-3"))
     inc = core.extras.incarnations[PODS[1]]
     (left,) = told.do(lambda: core.on_pod_lost(PODS[1], str(inc), 1, "node-2"))
     assert left == (

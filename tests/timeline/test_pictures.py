@@ -10,10 +10,10 @@ from pathlib import Path
 
 from aegis.checks.faultlog import FaultLogWriter
 from aegis.protocol.envelope import MessageType
+from aegis.protocol.faults import FaultKind
 from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.steplog import StepLog
-from aegis.timeline import events
 from aegis.timeline.html import LEGEND_LABELS, MARKER_STYLE, render_html
 from aegis.timeline.model import Band, from_steplog, load
 from aegis.timeline.plot import LABEL_GAP, render_image, retry_labels
@@ -111,7 +111,7 @@ def test_retry_labels_never_run_into_each_other() -> None:
 
 
 def test_every_kind_has_its_own_shape_and_a_users_name() -> None:
-    assert set(MARKER_STYLE) == set(events.KINDS) == set(LEGEND_LABELS)
+    assert set(MARKER_STYLE) == {k.value for k in FaultKind} == set(LEGEND_LABELS)
     shapes = [shape for _, shape in MARKER_STYLE.values()]
     assert len(set(shapes)) == len(shapes)
     assert not any("_" in label for label in LEGEND_LABELS.values())

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis.protocol.faults import ProcessFailure
 from aegis.runtime.agent.runner import RankEnv, Runner
 from aegis.runtime.agent.standby import StandbyPool
 
@@ -73,6 +74,10 @@ class RankFailure:
     def user_error(self) -> bool:
         """Whether the rank never ran because its command cannot start."""
         return bool(self.exec_failed)
+
+    def process_failure(self) -> ProcessFailure:
+        """What the Error report tells of it, as fields."""
+        return ProcessFailure(self.local_rank, self.rank, self.exit_code)
 
     def describe(self) -> str:
         """One line for the Error report, the fault log and `aegis ctl status`."""

@@ -29,18 +29,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import os
-import random
 import signal
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis import retry
 from aegis.checks.client import DiagnosisClient
 from aegis.checks.hangwatch import HangWatch
 from aegis.checks.result import (
@@ -53,8 +51,9 @@ from aegis.checks.result import (
 from aegis.ops.podctl import pod_socket_path, serve_pod_control
 from aegis.protocol.control import CTL_CHECKS
 from aegis.protocol.envelope import Message
-from aegis.protocol.environment import AUTO, AgentConfig, Var, user_env
+from aegis.protocol.environment import AgentConfig, Var, user_env
 from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
+from aegis.protocol.faults import ProcessFailure
 from aegis.protocol.payloads import Order, Report, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.agent.checkpoint_store import CheckpointStore
@@ -69,10 +68,20 @@ from aegis.runtime.agent.core import (
     Work,
     round_outcome,
 )
-from aegis.runtime.agent.ranks import LocalRanks, Placement
+from aegis.runtime.agent.node_ranks import (
+    check_params,
+    diagnosis_env,
+    local_ranks_of,
+    placement,
+    rank_file,
+    run_independent,
+    work_dir,
+)
+from aegis.runtime.agent.ranks import LocalRanks
 from aegis.runtime.agent.run_watch import RunWatch
 from aegis.runtime.agent.stall import Stall
 from aegis.runtime.agent.standby import StandbyPool
+from aegis.runtime.agent.waits import JOIN_PATIENCE_S, join_waits, report_waits
 from aegis.runtime.control import handle_agent_request
 from aegis.runtime.errors import CommandError, NoReply, RunnerError, TransportError
 from aegis.runtime.lifetime import supervised, watch_parent
@@ -84,123 +93,8 @@ log = logging.getLogger(__name__)
 BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
 TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven troubleshoot checks
 LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
-# a report is sent again after each wait without its receipt: 2 s twice (one or two lost
-# copies cost what they did), then 1.5x longer each time up to 8 s (a controller behind on a
-# burst of reports is not sent a copy every 2 s), each 0-25% longer at random (a fleet that
-# reported together does not re-send together); after the last wait the series starts again.
-# Every copy has one reply subject: the receipt of any copy ends the wait
-# (Bus.request_patiently). How the waits were chosen: docs/scale.md, "Decisions".
-REPORT_WAITS_S = (2.0, 2.0, 3.0, 4.5, 6.75, 8.0, 8.0, 8.0, 8.0, 8.0)
-REPORT_JITTER = 0.25
-
-
-# The join's ACK: the same ACK again, with one reply subject, after 1 s (a controller that
-# is up answers in milliseconds), then backing off as a report does; the controller handles
-# copies of one ACK once. A new ACK every second from each agent of a large job would flood a
-# controller behind on its queue (docs/scale.md, "Messages at scale").
-JOIN_WAITS_S = (1.0, *REPORT_WAITS_S[1:])
-# how long a join waits for a controller that receives its ACK but does not answer (behind,
-# or wedged) before the agent falls back as if no controller were there
-JOIN_PATIENCE_S = 600.0
 # how long a pod whose stalled ranks died waits before it reports the Error (agent/stall.py)
 PEER_GRACE_S = 2.0
-
-
-def report_waits(rng: random.Random | None = None) -> list[float]:
-    """One report's waits for its receipt (REPORT_WAITS_S, each stretched by the jitter)."""
-    return _stretched(REPORT_WAITS_S, rng)
-
-
-def join_waits(rng: random.Random | None = None) -> list[float]:
-    """One ACK's waits for its reply (JOIN_WAITS_S, each stretched by the jitter)."""
-    return _stretched(JOIN_WAITS_S, rng)
-
-
-def _stretched(waits: Sequence[float], rng: random.Random | None) -> list[float]:
-    draw = (rng or random).random
-    return [w * (1 + REPORT_JITTER * draw()) for w in waits]
-
-
-def placement(
-    cfg: AgentConfig, nproc: int, order: Order | None = None, agent_store: bool = False
-) -> Placement:
-    """Where this pod's ranks sit: node `cfg.rank` of `cfg.world_size`, `nproc` ranks each,
-    meeting at the order's rendezvous (the launcher's, running independently); `agent_store`:
-    the rendezvous store is hosted by the node-0 agent, not by rank 0."""
-    return Placement(
-        node_rank=cfg.rank,
-        nnodes=cfg.world_size,
-        nproc=nproc,
-        master_addr=order.master_addr if order else cfg.master_addr,
-        master_port=order.master_port if order else cfg.master_port,
-        run_id=cfg.job,
-        job=cfg.job,
-        pod=cfg.pod,
-        max_restarts=order.max_retry if order else 0,
-        agent_store=agent_store,
-    )
-
-
-def visible_gpus() -> int:
-    """The GPUs this node shows its processes (CUDA_VISIBLE_DEVICES, else /dev/nvidiaN)."""
-    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if listed is not None:
-        return len([d for d in listed.split(",") if d.strip() and d.strip() != "-1"])
-    try:
-        return sum(1 for d in os.listdir("/dev") if d.startswith("nvidia") and d[6:].isdigit())
-    except OSError:
-        return 0
-
-
-def local_ranks_of(cfg: AgentConfig) -> int:
-    """K: the configured ranks per node; "auto" is the visible GPUs, else 1."""
-    if cfg.nproc_per_node == AUTO:
-        return max(visible_gpus(), 1)
-    return cfg.nproc_per_node
-
-
-def diagnosis_env(cfg: AgentConfig) -> dict[str, str]:
-    """The diagnosis worker's environment: the agent's, without the spent bootstrap token,
-    its gloo sockets on loopback when the job's rendezvous is (local mode); on Kubernetes
-    gloo binds the pod's own address, the interface of its hostname."""
-    env = {k: v for k, v in os.environ.items() if k != Var.BOOTSTRAP_TOKEN}
-    if is_loopback(cfg.master_addr):
-        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    return env
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is a loopback address or `localhost` (no DNS lookup: on Kubernetes the
-    rendezvous name may not resolve yet when the agent starts)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-async def run_independent(cfg: AgentConfig) -> int:
-    """RunIndependent: the command as a plain process; its exit code (128+N for signal N)."""
-    print(f"aegis: agent {cfg.pod}: no controller, running the command independently", flush=True)
-    with tempfile.TemporaryDirectory(prefix="aegis-independent-") as work:
-        ranks = LocalRanks(
-            cfg.command,
-            placement(cfg, local_ranks_of(cfg)),
-            env=user_env(os.environ),
-            work_dir=Path(work),
-            log_dir=Path(cfg.log_dir) / cfg.pod if cfg.log_dir else None,
-        )
-        await ranks.start(retry=0)
-        try:
-            failure = await ranks.wait(5.0)
-        finally:
-            await ranks.stop(5.0)
-    if failure is None:
-        return 0
-    print(f"aegis: agent {cfg.pod}: {failure.describe()}", flush=True)
-    code = failure.exit_code
-    return code if code >= 0 else terminated_by(-code)
 
 
 class AgentService:
@@ -303,9 +197,8 @@ class AgentService:
             pod_name=cfg.pod,
             bootstrap_token=cfg.token,
             incarnation=cfg.incarnation,
-            attempts=1000,
+            policy=retry.AGENT_CREDENTIALS,
             timeout=2.0,
-            backoff=0.1,
             ca_pem=cfg.ca.encode("ascii") if cfg.ca else None,
         )
         # the token is spent: gone from this process's environment (a child never saw it)
@@ -417,6 +310,7 @@ class AgentService:
             round_seconds=done.seconds,
             gpu_type=self.gpu_type if done.results else None,
             checkpoint=self.store.info(),
+            failure=done.failure,
             user_error=done.out.user_error,
         )
         msg = self.core.finish_work(seq, phase, done.outcome, report)
@@ -443,7 +337,9 @@ class AgentService:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.warm)
         started = time.monotonic()
-        results = await self.diag.run(checks, f"{self.cfg.job}-{seq}", self._params(order))
+        results = await self.diag.run(
+            checks, f"{self.cfg.job}-{seq}", check_params(self.cfg, order)
+        )
         seconds = round(time.monotonic() - started, 6)
         self._note_gpu(results)
         out = round_outcome(phase, results, self.cfg.container_restarts)
@@ -489,15 +385,18 @@ class AgentService:
             watcher.cancel()
         if failure is None:
             return _Done(RoundOutcome("Finish", "exit 0"))
-        if self.stall.reason:
-            return _Done(RoundOutcome("Error", self.stall.reason))
+        if self.stall.reason:  # the culprit this agent stopped: the rank that failed first
+            return _Done(
+                RoundOutcome("Error", self.stall.reason), failure=failure.process_failure()
+            )
         if self.cfg.hang_timeout > 0 and min(w.age_s() for w in watches) >= self.cfg.hang_timeout:
             # stalled ranks that died: most likely behind a culprit another pod just stopped;
             # its Error goes first (this work is cancelled by the order it brings)
             await asyncio.sleep(PEER_GRACE_S)
         if failure.user_error:
             print(f"aegis: agent {self.cfg.pod}: {failure.describe()}", flush=True)
-        return _Done(RoundOutcome("Error", failure.describe(), user_error=failure.user_error))
+        out = RoundOutcome("Error", failure.describe(), user_error=failure.user_error)
+        return _Done(out, failure=failure.process_failure())
 
     async def _host_store(self, order: Order) -> bool:
         """Whether the ranks find their rendezvous store already up (TORCHELASTIC_USE_AGENT_
@@ -518,7 +417,7 @@ class AgentService:
     def _local_ranks(self, order: Order, agent_store: bool = False) -> LocalRanks:
         """The pod's K local ranks for `order`, each with its progress and error files."""
         cfg = self.cfg
-        work = self._work_dir()
+        work = work_dir(self.cfg)
         rank_env: dict[int, dict[str, str]] = {}
         store_env = self.store.new_attempt()
         for lr in range(self.nproc):
@@ -544,18 +443,12 @@ class AgentService:
             standbys=self.standbys,
         )
 
-    def _work_dir(self) -> Path:
-        base = Path(self.cfg.progress_dir or tempfile.gettempdir())
-        path = base / f"aegis-{self.cfg.job}-{self.cfg.pod}-{self.cfg.incarnation}"
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-
     def _progress_file(self, local_rank: int) -> Path:
-        return self._work_dir() / f"progress-{local_rank}.json"
+        return rank_file(self.cfg, "progress", local_rank)
 
     def stack_file(self, local_rank: int) -> Path:
         """Where local rank `local_rank` dumps its stacks (aegis.checks.stackdump)."""
-        return self._work_dir() / f"stack-{local_rank}.txt"
+        return rank_file(self.cfg, "stack", local_rank)
 
     async def report_hang(self, reason: str) -> bool:
         """Report Hang (agentHang) for the running command; False when the spec says no."""
@@ -581,26 +474,6 @@ class AgentService:
             flush=True,
         )
         self.stop(AgentExit.NODE_FAULT)
-
-    def _params(self, order: Order) -> dict[str, Any]:
-        b = self.cfg.check_budget_s
-        return {
-            "rendezvous": {
-                "host": order.master_addr,
-                "port": order.check_port,
-                "rank": self.cfg.rank,
-                "world_size": self.cfg.world_size,
-                "backend": "gloo",
-            },
-            "budgets": {
-                "collective": b,
-                "allreduce_connection": b,
-                "allreduce_performance": b,
-                "env": b,
-                "io": b,
-            },
-            "simulate": list(self.cfg.simulate),
-        }
 
     async def send_report(self, report: Message) -> None:
         assert self.bus is not None
@@ -687,6 +560,7 @@ class _Done:
     out: RoundOutcome
     results: tuple[CheckResult, ...] = ()
     seconds: float | None = None
+    failure: ProcessFailure | None = None  # the command's rank that failed, if one did
 
     @property
     def outcome(self) -> str:

@@ -17,20 +17,28 @@ row: ..."). The lines go to stderr, beside the launcher's; the fault log keeps t
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from aegis.checks.faultlog import FaultRecord
+from aegis.protocol.faults import FaultKind, FaultRecord
+from aegis.protocol.launcher_events import PodLost
 from aegis.protocol.outcome import failure_cause, repeated_tail, times
-from aegis.timeline.events import FaultClassifier
 
-# the record kinds (aegis.timeline.events) a counted failure can come with
+# the record kinds (aegis.protocol.faults) a counted failure can come with
 _FAILURE_KINDS = frozenset(
-    {"error", "reschedule", "evicted", "pod_lost", "lost", "container_restart"}
+    {
+        FaultKind.ERROR,
+        FaultKind.RESCHEDULE,
+        FaultKind.EVICTED,
+        FaultKind.POD_LOST,
+        FaultKind.LOST,
+        FaultKind.CONTAINER_RESTART,
+    }
 )
 # the kinds a launcher event (an agent's exit) brings: it says where the pod goes next
-_EXIT_KINDS = frozenset({"reschedule", "pod_lost", "container_restart", "evicted_exit"})
+_EXIT_KINDS = frozenset(
+    {FaultKind.RESCHEDULE, FaultKind.POD_LOST, FaultKind.CONTAINER_RESTART, FaultKind.EVICTED_EXIT}
+)
 
 
 def _stderr(line: str) -> None:
@@ -59,8 +67,7 @@ class Narrator:
         self._rank = {pod: i for i, pod in enumerate(pods)}
         self._write = write
         self._records: list[FaultRecord] = []
-        self._launcher: dict[str, Mapping[str, Any]] = {}  # pod -> its last launcher event
-        self._classifier = FaultClassifier()
+        self._launcher: dict[str, PodLost] = {}  # pod -> its last launcher event
         self._seen: _Seen | None = None
         self.failures: list[str] = []  # what each counted failure was, in order
         self.stopped: str | None = None  # why the job was told to quit
@@ -69,9 +76,9 @@ class Narrator:
         """A fault record of the event being handled (ControllerCore's `on_fault`)."""
         self._records.append(record)
 
-    def on_launcher_event(self, event: Mapping[str, Any]) -> None:
+    def on_launcher_event(self, event: PodLost) -> None:
         """A launcher event about to be applied: it knows where a pod goes next."""
-        self._launcher[str(event.get("pod", ""))] = event
+        self._launcher[event.pod] = event
 
     def start(self, phase: str, counted: int, command_orders: int) -> None:
         """The state the controller starts from (a resumed job's counts are not news)."""
@@ -85,7 +92,7 @@ class Narrator:
         records, self._records = self._records, []
         newly = now.counted - before.counted
         for record in records:
-            kind = self._classifier.classify(record.pod, record.message, record.phase).kind
+            kind = record.kind  # as the controller decided it
             counted_here = newly > 0 and kind in _FAILURE_KINDS
             if counted_here:
                 newly -= 1
@@ -112,38 +119,38 @@ class Narrator:
             where.append(record.node)
         return f"{record.pod} ({', '.join(where)})" if where else record.pod
 
-    def _fault_line(self, record: FaultRecord, kind: str, counted: bool, now: _Seen) -> str:
+    def _fault_line(self, record: FaultRecord, kind: FaultKind, counted: bool, now: _Seen) -> str:
         what = _what(record.message)
-        if kind == "stop":
+        if kind is FaultKind.STOP:
             self.stopped = what
             return f"aegis: job stopped: {what}: the job fails (no retry)"
-        if kind in ("hang", "hang_quit", "other"):
+        if kind in (FaultKind.HANG, FaultKind.HANG_QUIT, FaultKind.SAVE_FAILED, FaultKind.OTHER):
             return f"aegis: {self._who(record)}: {what}"
-        if kind == "check_failed":
+        if kind is FaultKind.CHECK_FAILED:
             return f"aegis: {self._who(record)}: {what}: the agent leaves its node"
         action = self._next(record, kind, counted, now)
         same = repeated_tail(self.failures) if counted else 0
         again = f" (the same error {times(same)} in a row)" if same > 1 else ""
         return f"aegis: {self._who(record)} {_verb(kind)}: {what}{again} -> {action}"
 
-    def _next(self, record: FaultRecord, kind: str, counted: bool, now: _Seen) -> str:
-        event = self._launcher.pop(record.pod, {}) if kind in _EXIT_KINDS else {}
+    def _next(self, record: FaultRecord, kind: FaultKind, counted: bool, now: _Seen) -> str:
+        event = self._launcher.pop(record.pod, None) if kind in _EXIT_KINDS else None
         node = record.node or "its node"
-        nxt = str(event.get("nextNode") or "a new node")
-        if kind in ("reschedule", "evicted_exit"):
+        nxt = (event.next_node if event is not None else "") or "a new node"
+        if kind in (FaultKind.RESCHEDULE, FaultKind.EVICTED_EXIT):
             move = f"{node} blacklisted, the pod restarts on {nxt} (Level 3)"
-        elif kind == "container_restart":
+        elif kind is FaultKind.CONTAINER_RESTART:
             move = f"its container restarts on {node} (Level 2"
-            if event.get("containerRestarts"):
-                move += f", {event['containerRestarts']} of {event.get('containerRestartLimit')}"
+            if event is not None and event.container_restarts:
+                move += f", {event.container_restarts} of {event.container_restart_limit}"
             move += ")"
-        elif kind in ("pod_lost", "lost"):
+        elif kind in (FaultKind.POD_LOST, FaultKind.LOST):
             move = "the pod is replaced"
-        elif kind == "evicted":
+        elif kind is FaultKind.EVICTED:
             move = "the pod leaves its node and restarts on another"
         else:
             move = "health checks on every node, then every rank restarts in place"
-        if kind == "evicted_exit":
+        if kind is FaultKind.EVICTED_EXIT:
             return f"{move} (counted at its eviction)"
         if not counted:
             return f"{move} (not counted: the job is already recovering)"
@@ -156,20 +163,21 @@ class Narrator:
 
 
 def _what(message: str) -> str:
-    """A fault message without the fault log's kind prefix."""
+    """A fault message as people read it, without the word its kind was once told by (the
+    kind is the record's field)."""
     for prefix in ("error: ", "stop: "):
         if message.startswith(prefix):
             return message[len(prefix) :]
     return message
 
 
-def _verb(kind: str) -> str:
+def _verb(kind: FaultKind) -> str:
     return {
-        "error": "failed",
-        "reschedule": "left its node",
-        "evicted_exit": "left its node after its eviction",
-        "container_restart": "restarts its container",
-        "evicted": "was evicted",
-        "pod_lost": "restarted",
-        "lost": "was lost",
+        FaultKind.ERROR: "failed",
+        FaultKind.RESCHEDULE: "left its node",
+        FaultKind.EVICTED_EXIT: "left its node after its eviction",
+        FaultKind.CONTAINER_RESTART: "restarts its container",
+        FaultKind.EVICTED: "was evicted",
+        FaultKind.POD_LOST: "restarted",
+        FaultKind.LOST: "was lost",
     }.get(kind, "had a fault")

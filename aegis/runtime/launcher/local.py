@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import fcntl
 import json
 import logging
 import os
@@ -31,19 +30,18 @@ import secrets
 import shutil
 import signal
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aegis import retry
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
-from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
+from aegis.protocol.job_settings import DEFAULT_MAX_RETRY
+from aegis.protocol.launcher_events import LauncherEvent, PodLost, Quit
 from aegis.runtime.agent.command import command_problem
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
-from aegis.runtime.controller.store import FileStatusStore
-from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.errors import NatsServerError
 from aegis.runtime.launcher.control_plane import (
     CONTROLLER_CREDS_FILE,
@@ -54,6 +52,13 @@ from aegis.runtime.launcher.control_plane import (
 from aegis.runtime.launcher.control_plane import CTL_FILE as CTL_FILE
 from aegis.runtime.launcher.control_plane import free_port as free_port
 from aegis.runtime.launcher.control_plane import write_private_json as write_private_json
+from aegis.runtime.launcher.state_dir import LOCK_FILE as LOCK_FILE
+from aegis.runtime.launcher.state_dir import STATUS_FILE as STATUS_FILE
+from aegis.runtime.launcher.state_dir import WAL_FILE as WAL_FILE
+from aegis.runtime.launcher.state_dir import LaunchError as LaunchError
+from aegis.runtime.launcher.state_dir import claim_state_dir as claim_state_dir
+from aegis.runtime.launcher.state_dir import finished_phase as finished_phase
+from aegis.runtime.launcher.state_dir import never_joined as never_joined
 from aegis.runtime.lifetime import (
     dies_with_parent,
     owned_tempdir,
@@ -67,14 +72,10 @@ MAX_CONTROLLER_RESTARTS = 5
 # `aegis controller` exits 2 when it refuses to run (aegis.cli: an AegisError such as a status
 # file that is not a state of the spec, or bad arguments): the same again on every restart
 CONTROLLER_REFUSED = 2
-NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
 STATE_DIR_PREFIX = "aegis-run-"  # the state dir of a job run without --state-dir
 CREDENTIAL_FILES = (CTL_FILE, CONTROLLER_CREDS_FILE)  # removed when the job ends
 JOB_FILE = "job.json"  # namespace, job, pods, MaxRetry: what `aegis ctl` reads after the end
-LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
-STATUS_FILE = "status.json"
-WAL_FILE = "wal.jsonl"  # the controller's write-ahead log beside it
 AGENT_NATS_URL_ENV = "AEGIS_AGENT_NATS_URL"  # test hook: the NATS URL agents are given
 _GRACE_S = 10.0
 # the memory one agent process takes before its command's ranks (~53 MB RSS measured: Python,
@@ -116,7 +117,7 @@ class LocalJob:
 
     command: list[str]
     workers: int
-    max_retry: int = 3
+    max_retry: int = DEFAULT_MAX_RETRY
     job: str = "local"
     namespace: str = "default"
     state_dir: Path | None = None
@@ -171,66 +172,8 @@ async def spawn_agent(cfg: AgentConfig, env: dict[str, str]) -> asyncio.subproce
     )
 
 
-class LaunchError(AegisError):
-    """The job cannot be launched as asked (state directory in use, finished, not a dir)."""
-
-
-@contextlib.contextmanager
-def claim_state_dir(state_dir: Path) -> Iterator[None]:
-    """Make `state_dir` and hold its lock while the job runs: one launcher per state dir (the
-    kernel drops the lock with the process, so a killed launcher leaves none behind)."""
-    if state_dir.exists() and not state_dir.is_dir():
-        raise LaunchError(f"--state-dir {state_dir} exists and is not a directory")
-    try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        lock = open(state_dir / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole job
-    except OSError as exc:
-        raise LaunchError(f"cannot use --state-dir {state_dir}: {exc}") from None
-    try:
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
-            raise LaunchError(
-                f"{state_dir} is in use by another aegis run (pid {holder}); one state "
-                "directory holds one job"
-            ) from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
-        yield
-    finally:
-        lock.close()
-
-
-def finished_phase(state_dir: Path) -> str | None:
-    """The terminal phase of the job saved in `state_dir`, None if none ended there."""
-    status = FileStatusStore(state_dir / STATUS_FILE).load()
-    if status is None:
-        return None
-    if status.phase == "Succeed" or (status.phase == "Failed" and status.should_quit):
-        return status.phase
-    return None
-
-
-def never_joined(state_dir: Path) -> bool:
-    """Whether no agent ever joined the controller of `state_dir`: an agent that exits then
-    has run its command alone. Every join is a WAL record before it is answered, and a
-    snapshot (taken up to 0.5 s after a commit, docs/persistence.md) keeps the incarnations;
-    so none joined while the log is empty and the snapshot, if any, is Pending with none."""
-    try:
-        status = FileStatusStore(state_dir / STATUS_FILE).load()
-        logged = WriteAheadLog(state_dir / WAL_FILE).read()
-    except AegisError:
-        return False
-    if logged:
-        return False
-    if status is None:
-        return True
-    joined = (status.runtime or {}).get("incarnations") or {}
-    return status.phase == "Pending" and status.master_seq == 0 and not any(joined.values())
+def _restart_failed(attempt: int, exc: BaseException) -> None:
+    log.warning("nats-server restart %d failed: %s", attempt, exc)
 
 
 def _python_aegis() -> list[str]:
@@ -310,6 +253,7 @@ class Launcher:
             self.plane = plane
             self.expected = plane.expected
             self._ctl_args = plane.controller_argv()[len(_python_aegis()) :]
+            self._ctl_env = plane.controller_env()  # the job's settings, whole
             self._agent_base = self._agent_config(plane)
             return await self._supervise(plane.nats)
 
@@ -360,23 +304,21 @@ class Launcher:
 
     async def _supervise_bus(self, nats: NatsServer) -> None:
         """Restart nats-server on its port when it dies (controller and agents reconnect; a
-        bus outage is not a pod loss); after NATS_RESTARTS failed tries in a row the job
-        ends, clearly, instead of waiting for a bus that does not come back."""
+        bus outage is not a pod loss); after `aegis.retry.NATS_RESTART`'s failed tries in a
+        row the job ends, clearly, instead of waiting for a bus that does not come back."""
         while not self.done.is_set():
             code = await nats.wait_exit()
             if self.done.is_set():
                 return
             print(f"aegis: nats-server exited {code}; restarting it", file=sys.stderr, flush=True)
-            for attempt in range(NATS_RESTARTS):
-                try:
-                    await nats.restart()
-                    break
-                except (NatsServerError, OSError) as exc:
-                    log.warning("nats-server restart %d failed: %s", attempt + 1, exc)
-                    await asyncio.sleep(min(0.5 * 2**attempt, 5.0))
-            else:
+            try:
+                await retry.call_async(
+                    nats.restart, retry.NATS_RESTART, (NatsServerError, OSError), _restart_failed
+                )
+            except (NatsServerError, OSError):
+                tries = retry.NATS_RESTART.tries
                 print(
-                    f"aegis: nats-server did not come back ({NATS_RESTARTS} tries): the job fails",
+                    f"aegis: nats-server did not come back ({tries} tries): the job fails",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -422,7 +364,7 @@ class Launcher:
                 *dies_with_parent([*_python_aegis(), *self._ctl_args, *resumed]),
                 stdin=asyncio.subprocess.PIPE,
                 start_new_session=True,
-                env={**os.environ, Var.LAUNCHER_PID: str(os.getpid())},
+                env={**os.environ, **self._ctl_env, Var.LAUNCHER_PID: str(os.getpid())},
             )
             code = await self.controller.wait()
             if code in CONTROLLER_EXIT_BY_PHASE.values():
@@ -525,18 +467,15 @@ class Launcher:
             self._quit_bad_command(agent)
             return
         node: str | None = agent.node
-        event: dict[str, object] = {
-            "event": "lost",
-            "pod": agent.pod,
-            "incarnation": agent.incarnation,
-            "exitCode": code,
-            "node": agent.node,
-        }
+        event = PodLost(agent.pod, agent.incarnation, code, agent.node)
         if code == AgentExit.RESTART_CONTAINER:
             key = (agent.pod, agent.node)
             self.container_restarts[key] = self.container_restarts.get(key, 0) + 1
-            event["containerRestarts"] = self.container_restarts[key]
-            event["containerRestartLimit"] = MAX_CONTAINER_RESTARTS
+            event = dataclasses.replace(
+                event,
+                container_restarts=self.container_restarts[key],
+                container_restart_limit=MAX_CONTAINER_RESTARTS,
+            )
             said = (
                 f"{agent.pod} restarts its container on {agent.node} (Level 2, "
                 f"{self.container_restarts[key]} of {MAX_CONTAINER_RESTARTS})"
@@ -547,7 +486,7 @@ class Launcher:
         else:
             said = f"{agent.pod}'s agent exited {code}; restarted on {node}"
         if node is not None:
-            event["nextNode"] = node
+            event = dataclasses.replace(event, next_node=node)
         # the controller says it, with what it counts; the launcher only when it cannot
         if not self._tell_controller(event) and node is not None:
             print(f"aegis: {said}", file=sys.stderr, flush=True)
@@ -564,7 +503,7 @@ class Launcher:
         self._quitting = True
         problem = command_problem(list(self.job.command)) or "see the agent's line above"
         why = f"{agent.pod}: the command cannot start: {problem}"
-        if not self._tell_controller({"event": "quit", "reason": why}):
+        if not self._tell_controller(Quit(why)):
             print(f"aegis: {why}: the job fails", file=sys.stderr, flush=True)
             self.interrupt(1)
 
@@ -581,14 +520,14 @@ class Launcher:
     def _never_joined(self) -> bool:
         return never_joined(self.state_dir)
 
-    def _tell_controller(self, event: dict[str, object]) -> bool:
+    def _tell_controller(self, event: LauncherEvent) -> bool:
         """Write `event` to the controller's stdin; False if no controller can read it (a
         restarted controller infers a pod's restart from its new incarnation)."""
         ctl = self.controller
         if ctl is None or ctl.stdin is None or ctl.returncode is not None:
             return False
         try:
-            ctl.stdin.write((json.dumps(event) + "\n").encode())
+            ctl.stdin.write(event.to_line())
         except (OSError, RuntimeError):
             return False
         return True
