@@ -536,6 +536,8 @@ def print_table(out: dict[str, Any]) -> None:
             f"{name}: faults {f['faults_by_kind']}, recomputed by kind {f['recomputed_by_kind']}, "
             f"compute while persisting x{f['step_compute_during_persist_ratio']}"
         )
+    if "fault_free" in out:
+        print("fault-free in turns:", json.dumps(out["fault_free"]))
     if "save" in out:
         print("save section:", json.dumps(out["save"]))
 

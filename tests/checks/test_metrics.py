@@ -51,4 +51,6 @@ def test_fault_log_lines(tmp_path: Path) -> None:
     stream = io.StringIO()
     FaultLogWriter(stream).write(rec)
     obj = json.loads(stream.getvalue())
-    assert set(obj) == {"pod", "pod_ip", "node", "node_ip", "time", "phase", "message"}
+    where = {"pod", "pod_ip", "node", "node_ip", "time", "phase", "message"}
+    assert set(obj) == where | {"kind", "level", "exit_code", "signal", "rank"}  # typed fields
+    assert obj["kind"] == "other" and obj["level"] is None and obj["exit_code"] is None

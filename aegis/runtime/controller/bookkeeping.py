@@ -119,6 +119,10 @@ class Extras:
             for key in dels:
                 target.pop(key, None)
 
+    def evicts(self, pod: str, incarnation: str | None) -> bool:
+        """Whether this incarnation of `pod` must leave (evicted at a checkpoint, or lost)."""
+        return incarnation is not None and self.evicted.get(pod) == incarnation
+
     def note_counted_failure(self, step: StepResult) -> None:
         """A step that counted a failure (count_failure: restartInRun, evictSlow, receive of
         an Error) charges it to its pod in `failures`."""

@@ -39,6 +39,7 @@ class CheckpointBook:
         self.pods = tuple(pods)
         self.infos: dict[str, CheckpointInfo] = {}
         self.malformed = 0
+        self.incomplete_reports = 0  # Checkpoint reports of a step not every pod saved yet
         self._restore: tuple[int, RestorePoint | None] | None = None  # (masterSeq, point)
         self._saved: tuple[int, dict[str, int]] = (-1, {})  # (masterSeq, pod -> step)
 
@@ -103,6 +104,13 @@ class CheckpointBook:
         saved[pod] = max(step, saved.get(pod, step))
         return all(p in saved for p in self.pods)
 
+    def incomplete(self, pod: str, master_seq: int, step: int | None) -> bool:
+        """`not checkpoint_completes(...)`, counted: the report is no safe point (yet)."""
+        if self.checkpoint_completes(pod, master_seq, step):
+            return False
+        self.incomplete_reports += 1
+        return True
+
     def status(self) -> dict[str, Any]:
         """`aegis ctl status`'s `checkpoints` object."""
         pods: dict[str, Mapping[str, Any]] = {}
@@ -119,6 +127,7 @@ class CheckpointBook:
             "completeStep": self.complete_step(),
             "restoredFrom": None if point is None else point.to_data(),
             "shmBytes": sum(i.shm_bytes for i in self.infos.values()),
+            "incompleteReports": self.incomplete_reports,
             "pods": pods,
         }
 

@@ -159,12 +159,10 @@ class ControllerCore:
             on_step=self._on_step,
             start_checked=state is not None,  # restored: checked, then replayed step by step
         )
-        self.checkpoints = CheckpointBook(job.pods)  # what the agents' stores hold (memory)
-        self.orders = OrderBook(job, self.constants, self.engine, self.extras, self.checkpoints)
+        book = self.checkpoints = CheckpointBook(job.pods)  # what the agents' stores hold
+        self.orders = OrderBook(job, self.constants, self.engine, self.extras, book)
         self.senders = Senders(job, self.extras, self.orders)
-        self.view = StatusView(
-            job, self.engine, journal, self.faults, lambda: self.terminal, self.checkpoints
-        )
+        self.view = StatusView(job, self.engine, journal, self.faults, lambda: self.terminal, book)
         self.autocommit = True  # commit at the end of each event (off: the caller commits)
         self._depth = 0  # transactions in progress (nested: taint inside on_pod_lost)
         journal.start(self.engine, self.view, steplog)
@@ -195,7 +193,7 @@ class ControllerCore:
             # its replacement joined before the launcher said the old incarnation was lost
             # (a launcher event read late, a Kubernetes watch behind): a fault all the same,
             # in the fault log as the launcher's would be (which then counts as lost_unknown)
-            kind = FaultKind.EVICTED_EXIT if self._evicted(pod, known) else FaultKind.POD_LOST
+            kind = FaultKind.EVICTED_EXIT if self.extras.evicts(pod, known) else FaultKind.POD_LOST
             self._fault(kind, pod, "agent replaced: a new incarnation joined before its loss came")
             self._lost(pod, replaced=True)
             self.engine.settle()
@@ -247,11 +245,8 @@ class ControllerCore:
         if label is None:
             self.extras.counters["unexpected_type"] += 1
             return Outcome(self.orders.receipt(msg, ReceiptResult.UNEXPECTED_TYPE))
-        if label is Label.agentCheckpoint and not self.checkpoints.checkpoint_completes(
-            pod, msg.seq, body.step
-        ):  # a step not every pod saved yet is no safe point (docs/checkpoints.md)
-            self.extras.counters["checkpoint_incomplete"] += 1
-            return Outcome(self.orders.receipt(msg, ReceiptResult.NOT_ENABLED))
+        if label is Label.agentCheckpoint and self.checkpoints.incomplete(pod, msg.seq, body.step):
+            return Outcome(self.orders.receipt(msg, ReceiptResult.NOT_ENABLED))  # no safe point
         result, marked = self._take_report(pod, msg, label, body)
         if result is ReceiptResult.NOT_ENABLED:
             return self._finish(self.orders.receipt(msg, result))  # its rejection is logged
@@ -338,7 +333,7 @@ class ControllerCore:
             self.extras.counters["lost_unknown"] += 1
             return Outcome()
         w = ModelValue(pod)
-        evicted = self._evicted(pod, incarnation)  # its exit 1 is its eviction's, not a node fault
+        evicted = self.extras.evicts(pod, incarnation)  # its exit 1 is no node fault then
         if exit_code == AgentExit.NODE_FAULT and self._agent_state(w) == "Exited":
             why = self.extras.reasons.get(pod) or "node fault"
             self.taint(node, f"agent {pod} exited 1: {why}", save=False)
@@ -500,10 +495,6 @@ class ControllerCore:
         self.engine.observe(label, w=w)
         if replaced:
             self.extras.counters["inferred_restart"] += 1
-
-    def _evicted(self, pod: str, incarnation: str | None) -> bool:
-        """Whether this incarnation of `pod` was evicted at a checkpoint (it reported Evicted)."""
-        return incarnation is not None and self.extras.evicted.get(pod) == incarnation
 
     def _fault(self, kind: FaultKind, pod: str, message: str, **known: Any) -> None:
         """One record of the structured fault log (never raises into the caller); `known`:
