@@ -175,6 +175,8 @@ PROPERTIES: tuple[str, ...] = (
     "FailureInRunCostsOneRetry",
     "EvictionOnlyAtSafePoint",
     "QuitIsNeverCleared",
+    "QuitNeverEndsSucceed",
+    "ReplacedIncarnationIgnored",
     "TerminalPhasesAreFinal",
     "SucceedOnlyWhenAllFinished",
     "StaleErrorIgnored",

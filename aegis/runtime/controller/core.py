@@ -69,6 +69,7 @@ from aegis.runtime.engine import (
     StepResult,
     candidates,
     initial_state,
+    report,
     runtime_constants,
 )
 from aegis.runtime.errors import CorruptStatusError
@@ -516,8 +517,8 @@ class ControllerCore:
             self.extras.counters["not_enabled"] += 1
             self.engine.reject(label, **choices)  # logged as rejected
             return self._finish(self._receipt(msg, ReceiptResult.NOT_ENABLED))
-        report = Fn({"from": w, "type": kind, "seq": msg.seq})
-        if label is not Label.agentEvict and report not in found[1].state.msgs - self.state.msgs:
+        sent = report(w, kind, msg.seq)
+        if label is not Label.agentEvict and sent not in found[1].state.msgs - self.state.msgs:
             self.extras.counters["stale"] += 1
             log.info(
                 "stale %s from %s (seq %d, order %d): dropped",
@@ -535,7 +536,7 @@ class ControllerCore:
         if label is not Label.agentEvict:
             self.engine.settle()
             was_slow = bool(apply(self.state.slow, w))
-            self.engine.observe(Label.receive, m=report)
+            self.engine.observe(Label.receive, m=sent)
             if kind == "Hang" and not was_slow and apply(self.state.slow, w):
                 self.extras.counters["hang_marked"] += 1
                 self._fault(pod, f"hang: {reason or 'no progress'} (marked, not killed)")
