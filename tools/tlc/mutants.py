@@ -23,7 +23,7 @@ from tools.tlc.result import TlcResult
 from tools.tlc.runner import run_tlc
 from tools.tlc.translation import translate
 
-ORIGINS = ("seed", "held-out", "ours")
+ORIGINS = ("seed", "held-out", "ours", "fresh")
 KINDS = ("invariant", "property", "liveness", "deadlock")
 
 
@@ -38,7 +38,7 @@ class Mutant:
     why: str  # the bug in words
     expect_kind: str | None = None  # invariant | property | liveness | deadlock; None: equivalent
     expect_name: str | None = None
-    origin: str = "ours"  # seed (the original design's), held-out (issue 15), ours
+    origin: str = "ours"  # seed (the original's), held-out (issue 15), ours, fresh (issue 46)
     equivalent: str | None = None  # why the mutant changes no behaviour, when it does not
     constants: dict[str, str] = field(default_factory=dict)
 
