@@ -219,6 +219,12 @@ define {
         \/ recoverCount = IF countedFailures < MaxRetry THEN countedFailures ELSE MaxRetry
         \/ phase = "Failed" /\ recoverCount = MaxRetry + 1
 
+    \* A pod counts as finished only once its agent finished the current order's
+    \* work (or, in Pending, joined): a report of another order, a duplicate or
+    \* a replaced incarnation's report never stands in for the work.
+    FinishedOnlyWhenDone ==
+        \A w \in Workers : (finished[w] /\ ~podRestarted[w]) => agentSeq[w] = masterSeq
+
     \* A completed checkpoint is a safe point only for an eviction pending in
     \* the current RunCommand order.
     SafePointOnlyForAnEviction ==
@@ -301,6 +307,13 @@ define {
 
     \* Succeed and Failed are final.
     TerminalPhasesAreFinal == [][(phase \in {"Succeed", "Failed"}) => phase' = phase]_phase
+
+    \* The command (re)starts only after every pod passed a check of the job:
+    \* the boot check first, a diagnosis after a failure.
+    CommandAfterChecks ==
+        [][(phase # "RunCommand" /\ phase' = "RunCommand")
+              => /\ phase \in {"BootChecking", "Troubleshooting"}
+                 /\ \A w \in Workers : finished[w]]_phase
 
     \* A job succeeds only when every pod finished the command.
     SucceedOnlyWhenAllFinished ==
@@ -717,7 +730,7 @@ JobDone:
     }
 }
 } *)
-\* BEGIN TRANSLATION - the hash of the PCal code: PCal-c545947674739c9d1fd4974cf0f75ced
+\* BEGIN TRANSLATION - the hash of the PCal code: PCal-919733cc29d06d3dbc77eb606f2ab81d
 VARIABLES phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
           podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
           slow, evict, checkpointed, faults, prevMasterSeq, finishCount, 
@@ -844,6 +857,12 @@ RecoverCountCountsFailures ==
 
 
 
+
+FinishedOnlyWhenDone ==
+    \A w \in Workers : (finished[w] /\ ~podRestarted[w]) => agentSeq[w] = masterSeq
+
+
+
 SafePointOnlyForAnEviction ==
     (phase = "RunCommand" /\ checkpointed) => \E w \in Workers : evict[w]
 
@@ -924,6 +943,13 @@ QuitIsNeverCleared == [][shouldQuit => shouldQuit']_shouldQuit
 
 
 TerminalPhasesAreFinal == [][(phase \in {"Succeed", "Failed"}) => phase' = phase]_phase
+
+
+
+CommandAfterChecks ==
+    [][(phase # "RunCommand" /\ phase' = "RunCommand")
+          => /\ phase \in {"BootChecking", "Troubleshooting"}
+             /\ \A w \in Workers : finished[w]]_phase
 
 
 SucceedOnlyWhenAllFinished ==
@@ -1340,5 +1366,5 @@ Spec == /\ Init /\ [][Next]_vars
         /\ WF_vars(reschedule)
         /\ WF_vars(jobDone)
 
-\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-b29d7379dac6a4255708aeb5e7f11d80
+\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-42deb79d07da6cd61ffd54565822acc9
 =============================================================================
