@@ -26,8 +26,7 @@ not timed; what is timed is `ControllerCore.commit()`, in two controllers side b
 
 Medians over the events; the WAL is measured first (the old way leaves megabytes for the disk
 to write back, which would slow the fsyncs after it). fsync dominates the WAL figure and
-depends on the disk; this machine is shared (2 cores, 5 other engineers): the figures are
-noisy, compare them within one run.
+depends on the disk; on a shared machine compare the figures within one run.
 """
 
 from __future__ import annotations
@@ -49,36 +48,17 @@ sys.path.insert(0, str(ROOT))
 from aegis.k8s.chunked_store import ChunkedStatusStore  # noqa: E402
 from aegis.k8s.cm_wal import ConfigMapWal, Deleter  # noqa: E402
 from aegis.k8s.cr_store import CrStatusStore  # noqa: E402
-from aegis.k8s.resources import AEGIS, Resource  # noqa: E402
+from aegis.k8s.resources import AEGIS  # noqa: E402
 from aegis.protocol.envelope import Message, MessagePhase, MessageType  # noqa: E402
 from aegis.runtime.controller.core import ControllerCore, Extras, JobConfig  # noqa: E402
 from aegis.runtime.controller.store import FileStatusStore  # noqa: E402
 from aegis.runtime.controller.wal import WriteAheadLog  # noqa: E402
-from bench.memory_api import MemoryApi, apply_merge_patch  # noqa: E402
+from aegis.testing.memory_api import MemoryApi, MemoryCrApi  # noqa: E402
 
 
 def _ack(pod: str) -> Message:
     data = {"incarnation": "i1", "node": "node-1"}
     return Message("job", "default", pod, MessageType.ACK, MessagePhase.BOOTCHECK, data, 0.0, 0)
-
-
-class MemoryCrApi:
-    """The CR store's two API calls on one object held in memory (a merge patch is applied
-    as the API server would; no HTTP, no resourceVersion check)."""
-
-    def __init__(self) -> None:
-        self.obj: dict[str, Any] = {"metadata": {"resourceVersion": "1"}, "spec": {}}
-
-    def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
-        return self.obj
-
-    def patch(
-        self, res: Resource, namespace: str | None, name: str, patch: Any, sub: str = ""
-    ) -> dict[str, Any]:
-        self.obj["status"] = apply_merge_patch(self.obj.get("status"), patch["status"])
-        version = int(self.obj["metadata"]["resourceVersion"]) + 1
-        self.obj["metadata"] = {"resourceVersion": str(version)}
-        return self.obj
 
 
 def _timed_commits(core: ControllerCore, pods: tuple[str, ...], events: int) -> list[float]:

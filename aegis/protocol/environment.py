@@ -62,6 +62,8 @@ class Var(StrEnum):
     FALLBACK = "AEGIS_FALLBACK"  # no controller: "independent" (run alone) or "fail"
     STANDBY = "AEGIS_STANDBY"  # "on": keep each rank's next interpreter started ("off")
     PRELOAD = "AEGIS_PRELOAD"  # comma-separated modules the standbys import ahead
+    CA = "AEGIS_CA"  # the job's CA certificate (PEM): its control plane speaks TLS
+    JOIN_SECRET = "AEGIS_JOIN_SECRET"  # a job across hosts: never passed to an agent or command
 
 
 # what the training command is told (everything else of the contract is the agent's own): its
@@ -114,6 +116,13 @@ def _choice(env: Mapping[str, str], var: Var, allowed: tuple[str, ...], default:
     return value
 
 
+def _certificate(env: Mapping[str, str]) -> str:
+    text = env.get(Var.CA, "")
+    if text and not text.lstrip().startswith("-----BEGIN CERTIFICATE-----"):
+        raise ConfigError(f"{Var.CA} must be a PEM certificate, got {text[:40]!r}")
+    return text
+
+
 def _command(env: Mapping[str, str]) -> tuple[str, ...]:
     text = _get(env, Var.COMMAND)
     try:
@@ -158,6 +167,7 @@ class AgentConfig:
     fallback: str = "independent"  # no controller: run the command alone, or "fail"
     standby: bool = False  # start each rank's next attempt ahead (aegis.runtime.agent.standby)
     preload: tuple[str, ...] = ()  # modules the standbys import ahead
+    ca: str = ""  # the job's CA (PEM): gRPC and NATS over TLS trusting it alone ("" plain)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgentConfig:
@@ -195,6 +205,7 @@ class AgentConfig:
             fallback=_choice(env, Var.FALLBACK, FALLBACKS, "independent"),
             standby=_choice(env, Var.STANDBY, ("on", "off"), "off") == "on",
             preload=parse_preload(env.get(Var.PRELOAD, ""), str(Var.PRELOAD)),
+            ca=_certificate(env),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -226,6 +237,7 @@ class AgentConfig:
             Var.FALLBACK: self.fallback,
             Var.STANDBY: "on" if self.standby else "off",
             Var.PRELOAD: ",".join(self.preload),
+            Var.CA: self.ca,
         }
 
 

@@ -29,7 +29,6 @@ SLOW_EVICTED_PREFIX = "slow node evicted"
 # the controller's record of a pod whose new incarnation joined before its loss was reported
 # (ControllerCore.on_ack): the exit code is not known; the launcher's event then adds none
 REPLACED_PREFIX = "agent replaced"
-LEVELS = ("1", "2", "3", "evict")
 KINDS = (
     "error",
     "check_failed",

@@ -18,8 +18,8 @@ _MPL_MARKERS = {
 }
 
 
-# an image of more rows is no picture: 12,500 pods made a 1,200 x 627,000 pixel PNG in 2.5
-# minutes and 4 GB; the HTML timeline shows every pod
+# an image of more rows is no picture (a row per pod of a 12,500-pod job is 627,000 pixels
+# high); the HTML timeline shows every pod
 MAX_IMAGE_PODS = 100
 
 

@@ -39,6 +39,8 @@ _DECLARED = {
     "apiextensions.k8s.io/v1/customresourcedefinitions": ("CustomResourceDefinition", False, set()),
     "aegis.dev/v1alpha1/aegises": ("Aegis", True, {"status"}),
     "aegis.dev/v1alpha1/aegisjobs": ("AegisJob", True, {"status"}),
+    # Volcano's CRD, for gang scheduling with Volcano (runPolicy.schedulingPolicy.gang)
+    "scheduling.volcano.sh/v1beta1/podgroups": ("PodGroup", True, {"status"}),
 }
 
 
@@ -58,8 +60,18 @@ class Emulator(kmock.KubernetesEmulator):
     expire_watches: int = attrs.field(default=0, init=False)
     # a GET of one pod gets 503 (a test that only a cache can pass)
     refuse_pod_gets: bool = attrs.field(default=False, init=False)
+    # resources ("group/version/plural") this server does not serve (a CRD not installed):
+    # every request for them gets the API server's 404 for an unknown path
+    unserved: set[str] = attrs.field(factory=set, init=False)
 
     async def _handle(self, request: kmock.Request) -> Any:
+        res = request.resource
+        if res is not None and f"{res.group}/{res.version}/{res.plural}" in self.unserved:
+            return await self._render_error(
+                kmock.KubernetesError(
+                    404, "NotFound", "the server could not find the requested resource"
+                )
+            )
         if (
             request.action == kmock.action.LIST
             and self.expire_continue

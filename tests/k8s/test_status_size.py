@@ -37,7 +37,7 @@ from aegis.runtime.agent.core import AgentCore, Work
 from aegis.runtime.controller.core import ControllerCore, JobConfig, PersistenceError
 from aegis.runtime.controller.status_budget import StatusBudget
 from aegis.runtime.controller.store import HISTORY_LIMIT
-from bench.persistence import MemoryCrApi
+from aegis.testing.memory_api import MemoryCrApi
 
 from ..support import wait_for
 from .cluster import NAMESPACE, Cluster, aegis_job

@@ -24,11 +24,11 @@ from aegis.generated.aegis_phase import Successor
 from aegis.runtime.controller.core import ControllerCore
 from aegis.runtime.engine import Engine
 from aegis.runtime.steplog import read_steplog
+from aegis.testing.scripted_job import Job, crash_once, pods
 from aegis.tracevalidate import render_mismatch, validate_log
 from aegis.values import Fn, ModelValue, Value
 
 from ..support import Launch
-from .jobs import Job, crash_once, pods
 
 
 def test_a_decision_applied_out_of_decision_order_is_rejected_at_that_step(

@@ -34,14 +34,13 @@ from aegis.runtime.steplog import (
     read_steplog,
 )
 from aegis.runtime.trace_check import TraceMismatch, check_steplog
+from aegis.testing.scripted_job import Job, crash_once, healthy, message, pods
 from aegis.tracevalidate import validate, validate_log
 from aegis.tracevalidate.actions import bind_action, translation
 from aegis.tracevalidate.module import Gap, wrap_long_lines
 from aegis.tracevalidate.validate import DEFAULT_SPEC, TraceValidationError
 from aegis.values import Fn, ModelValue
 from tools.tlc.sany import export_xml
-
-from .jobs import Job, crash_once, healthy, message, pods
 
 AEGIS = [sys.executable, "-m", "aegis.cli"]
 

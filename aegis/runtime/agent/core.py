@@ -127,7 +127,7 @@ class ViewBase:
 
     @classmethod
     def of(cls, pod: str, max_retry: int) -> ViewBase:
-        """Made once per pod and MaxRetry, not per order (~50 µs of an order's ~80)."""
+        """Made once per pod and MaxRetry, not per order (most of an order's cost)."""
         c = runtime_constants((pod,), max_retry)
         init = initial_state(c)
         return cls(pod, max_retry, c, init, agent_view.derive(c, init))

@@ -68,24 +68,22 @@ from aegis.runtime.transport.grpc_credentials import request_credentials
 log = logging.getLogger(__name__)
 
 BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
-TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven checks of design §6
+TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven troubleshoot checks
 LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
 # a report is sent again after each wait without its receipt: 2 s twice (one or two lost
 # copies cost what they did), then 1.5x longer each time up to 8 s (a controller behind on a
-# burst of 12,500 reports is not sent a copy every 2 s: 7 copies in a 25 s backlog, not 12;
-# doubling cost much more where many copies are lost, docs/scale.md), each 0-25% longer at
-# random (a fleet that reported together does not re-send together); after the last wait
-# the series starts again. Every copy has one reply subject: the receipt of any copy ends
-# the wait (Bus.request_patiently)
+# burst of reports is not sent a copy every 2 s), each 0-25% longer at random (a fleet that
+# reported together does not re-send together); after the last wait the series starts again.
+# Every copy has one reply subject: the receipt of any copy ends the wait
+# (Bus.request_patiently). How the waits were chosen: docs/scale.md, "Decisions".
 REPORT_WAITS_S = (2.0, 2.0, 3.0, 4.5, 6.75, 8.0, 8.0, 8.0, 8.0, 8.0)
 REPORT_JITTER = 0.25
 
 
 # The join's ACK: the same ACK again, with one reply subject, after 1 s (a controller that
-# is up answers in milliseconds), then backing off as a report does. Before, every second
-# brought a new ACK (a new reply subject each): 12,500 agents waiting on a controller behind
-# on its queue sent it 12,500 new requests a second, more than it handles, until its client
-# dropped messages (docs/scale.md, seventh pass); copies of one ACK it handles once
+# is up answers in milliseconds), then backing off as a report does; the controller handles
+# copies of one ACK once. A new ACK every second from each agent of a large job would flood a
+# controller behind on its queue (docs/scale.md, "Messages at scale").
 JOIN_WAITS_S = (1.0, *REPORT_WAITS_S[1:])
 # how long a join waits for a controller that receives its ACK but does not answer (behind,
 # or wedged) before the agent falls back as if no controller were there
@@ -271,6 +269,7 @@ class AgentService:
             attempts=1000,
             timeout=2.0,
             backoff=0.1,
+            ca_pem=cfg.ca.encode("ascii") if cfg.ca else None,
         )
         # the token is spent: gone from this process's environment (a child never saw it)
         os.environ.pop(Var.BOOTSTRAP_TOKEN, None)
@@ -282,6 +281,7 @@ class AgentService:
             name=cfg.pod,
             reconnect_attempts=-1,
             inbox_prefix=self.subjects.inbox_prefix(cfg.pod),
+            tls_ca=cfg.ca or None,
         )
         await self.bus.subscribe(self.subjects.master, self._heard)
         # an order the agent missed, sent again when its heartbeat shows it (OrderVersions)

@@ -366,6 +366,7 @@ class ControllerService:
                             str(ev["incarnation"]),
                             int(ev["exitCode"]),
                             str(ev.get("node", "")),
+                            str(ev.get("reason", "")),
                         )
                     )
                 elif ev.get("event") == "quit":
@@ -387,11 +388,13 @@ async def serve(
     *,
     events: bool,
     metrics_port: int = 0,
+    nats_ca: bytes | None = None,
 ) -> int:
     """The `aegis controller` process: load the store, serve the job, return the exit code.
 
     Faults go to `<state_dir>/faults.jsonl`; with `metrics_port` > 0 the metrics are served
-    on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end."""
+    on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end.
+    `nats_ca`: the CA of a nats-server that speaks TLS (a job across hosts)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     steplog = StepLog(state_dir / "steps.jsonl")
     wal = WriteAheadLog(state_dir / "wal.jsonl")
@@ -404,7 +407,9 @@ async def serve(
         on_fault=observer.fault_sink(faults.write),
         wal=wal,
     )
-    bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
+    bus = await Bus.connect(
+        nats_url, creds, name="aegis-controller", reconnect_attempts=-1, tls_ca=nats_ca
+    )
     service = ControllerService(core, bus, observer)
     metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()

@@ -28,10 +28,8 @@ import json
 import logging
 import os
 import secrets
-import shlex
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -47,14 +45,20 @@ from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.errors import NatsServerError
+from aegis.runtime.launcher.control_plane import CTL_FILE as CTL_FILE
+from aegis.runtime.launcher.control_plane import (
+    ControlPlane,
+    ControlPlaneConfig,
+    control_plane,
+)
+from aegis.runtime.launcher.control_plane import free_port as free_port
+from aegis.runtime.launcher.control_plane import write_private_json as write_private_json
 from aegis.runtime.lifetime import (
     dies_with_parent,
     owned_tempdir,
     supervised,
     sweep_orphaned_tempdirs,
 )
-from aegis.runtime.transport.auth import Operator, UserCredentials
-from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
 from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
 
 log = logging.getLogger(__name__)
@@ -63,7 +67,6 @@ MAX_CONTROLLER_RESTARTS = 5
 # file that is not a state of the spec, or bad arguments): the same again on every restart
 CONTROLLER_REFUSED = 2
 NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
-CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
 LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
 STATUS_FILE = "status.json"
@@ -148,22 +151,17 @@ class _AgentProc:
     rank: int
     node: str
     incarnation: str
-    proc: asyncio.subprocess.Process
+    proc: asyncio.subprocess.Process | None  # None: it runs on another host
 
 
-def free_port() -> int:
-    """A free loopback TCP port (base of the per-order rendezvous ports)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def write_private_json(path: Path, obj: object) -> None:
-    """Write `obj` as JSON to `path`, readable by this user only (0600 from the start)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        os.fchmod(f.fileno(), 0o600)  # an existing file keeps its mode through O_TRUNC
-        json.dump(obj, f)
+async def spawn_agent(cfg: AgentConfig, env: dict[str, str]) -> asyncio.subprocess.Process:
+    """Start `aegis agent` configured by `cfg` (its AEGIS_* variables over `env`), in a
+    session of its own, killed if this process dies."""
+    return await asyncio.create_subprocess_exec(
+        *dies_with_parent([*_python_aegis(), "agent"]),
+        env={**env, **cfg.to_env(), Var.LAUNCHER_PID: str(os.getpid())},
+        start_new_session=True,
+    )
 
 
 class LaunchError(AegisError):
@@ -254,6 +252,7 @@ class Launcher:
         self.done = asyncio.Event()
         self.exit_code = 1
         self._watchers: set[asyncio.Task[None]] = set()
+        self.plane: ControlPlane | None = None
 
     async def run(self) -> int:
         """Run the job to its end; the exit code (0 Succeed, non-zero otherwise)."""
@@ -270,89 +269,53 @@ class Launcher:
             return await self._run()
 
     async def _run(self) -> int:
-        op = Operator()
-        account = op.create_job_account(self.job.namespace, self.job.job)
-        async with NatsServer(op, [account]) as nats:
-            # one credential per incarnation this launcher started: a bootstrap token alone
-            # cannot buy another pod's identity
+        async with control_plane(self._plane_config()) as plane:
+            self.plane = plane
+            self.expected = plane.expected
+            self._ctl_args = plane.controller_argv()[len(_python_aegis()) :]
+            self._agent_base = self._agent_config(plane)
+            return await self._supervise(plane.nats)
+
+    def _plane_config(self) -> ControlPlaneConfig:
+        """The control plane of a job on this machine: loopback, no TLS."""
+        return ControlPlaneConfig(
+            job=self.job.job,
+            namespace=self.job.namespace,
+            workers=self.job.workers,
+            max_retry=self.job.max_retry,
+            state_dir=self.state_dir,
+            heartbeat_timeout=self.job.heartbeat_timeout,
+            heartbeat_rate=self.job.heartbeat_rate,
+            metrics_port=self.job.metrics_port,
             # AGENT_NATS_URL_ENV (tests only): agents reach NATS through another address (the
             # fault-injecting proxy of tests/faults); the controller and ctl connect directly
-            service = CredentialService(os.environ.get(AGENT_NATS_URL_ENV) or nats.url)
-            service.add_job(account, expects=lambda pod, inc: self.expected.get(pod) == inc)
-            async with CredentialServer(service) as grpc_server:
-                creds = account.controller_credentials()
-                creds_path = self.state_dir / "controller.creds.json"
-                write_private_json(creds_path, {"jwt": creds.user_jwt, "seed": creds.seed.decode()})
-                self._write_ctl(nats.url, account.ctl_credentials())
-                self._ctl_args = [
-                    "controller",
-                    "--state-dir",
-                    str(self.state_dir),
-                    "--job",
-                    self.job.job,
-                    "--namespace",
-                    self.job.namespace,
-                    "--workers",
-                    str(self.job.workers),
-                    "--max-retry",
-                    str(self.job.max_retry),
-                    "--nats-url",
-                    nats.url,
-                    "--creds",
-                    str(creds_path),
-                    "--port-base",
-                    str(free_port()),
-                    "--heartbeat-timeout",
-                    str(self.job.heartbeat_timeout),
-                    "--heartbeat-rate",
-                    str(self.job.heartbeat_rate),
-                    "--metrics-port",
-                    str(self.job.metrics_port),
-                    "--events",
-                ]
-                self._agent_base = AgentConfig(
-                    job=self.job.job,
-                    namespace=self.job.namespace,
-                    pod="",
-                    rank=0,
-                    world_size=self.job.workers,
-                    command=tuple(self.job.command),
-                    grpc_target=grpc_server.address,
-                    token=account.bootstrap_token,
-                    connect_timeout=self.job.connect_timeout,
-                    heartbeat_s=self.job.heartbeat_interval,
-                    hang_timeout=self.job.hang_timeout,
-                    checkpoint_file=self.job.checkpoint_file,
-                    progress_dir=str(self.progress_dir),
-                    pod_ip="127.0.0.1",
-                    node_ip="127.0.0.1",
-                    nproc_per_node=self.job.nproc_per_node,
-                    fallback=self.job.fallback,
-                    log_dir=self.job.log_dir,
-                    standby=self.job.standby or bool(self.job.preload),
-                    preload=self.job.preload,
-                )
-                return await self._supervise(nats)
-
-    def _write_ctl(self, nats_url: str, creds: UserCredentials) -> None:
-        path = self.state_dir / CTL_FILE
-        write_private_json(
-            path,
-            {
-                "natsUrl": nats_url,
-                "jwt": creds.user_jwt,
-                "seed": creds.seed.decode(),
-                "namespace": self.job.namespace,
-                "job": self.job.job,
-                "pods": self.job.pods,
-            },
+            agent_nats_url=os.environ.get(AGENT_NATS_URL_ENV, ""),
         )
-        print(
-            f"aegis: control this job with: aegis ctl --state-dir "
-            f"{shlex.quote(str(self.state_dir))} status "
-            f"(credentials in {path})",
-            file=sys.stderr,
-            flush=True,
+
+    def _agent_config(self, plane: ControlPlane) -> AgentConfig:
+        """What every agent of the job is told (its pod, rank and node are set per agent)."""
+        return AgentConfig(
+            job=self.job.job,
+            namespace=self.job.namespace,
+            pod="",
+            rank=0,
+            world_size=self.job.workers,
+            command=tuple(self.job.command),
+            grpc_target=plane.grpc_target,
+            token=plane.bootstrap_token,
+            connect_timeout=self.job.connect_timeout,
+            heartbeat_s=self.job.heartbeat_interval,
+            hang_timeout=self.job.hang_timeout,
+            checkpoint_file=self.job.checkpoint_file,
+            progress_dir=str(self.progress_dir),
+            pod_ip="127.0.0.1",
+            node_ip="127.0.0.1",
+            nproc_per_node=self.job.nproc_per_node,
+            fallback=self.job.fallback,
+            log_dir=self.job.log_dir,
+            standby=self.job.standby or bool(self.job.preload),
+            preload=self.job.preload,
+            ca=plane.ca_pem,
         )
 
     async def _supervise_bus(self, nats: NatsServer) -> None:
@@ -383,8 +346,7 @@ class Launcher:
     async def _supervise(self, nats: NatsServer) -> int:
         bus = supervised(self._supervise_bus(nats), "nats-server", lambda _: self.interrupt(1))
         tasks = [asyncio.create_task(self._controller_loop()), bus]
-        for rank, pod in enumerate(self.job.pods):
-            await self._start_agent(pod, rank, self._new_node())
+        tasks.append(supervised(self._start_agents(), "agents", lambda _: self.interrupt(1)))
         try:
             await self.done.wait()
         finally:
@@ -392,6 +354,13 @@ class Launcher:
                 t.cancel()
             await self._shutdown()
         return self.exit_code
+
+    async def _start_agents(self) -> None:
+        """One agent per pod, each on a node of its own."""
+        for rank, pod in enumerate(self.job.pods):
+            node = self._new_node()
+            assert node is not None  # a machine always has another node slot
+            await self._start_agent(pod, rank, node)
 
     def interrupt(self, code: int) -> None:
         """Ctrl-C / SIGTERM: stop everything, exit with `code`."""
@@ -430,14 +399,16 @@ class Launcher:
         print("aegis: the controller keeps dying; giving up", file=sys.stderr, flush=True)
         self.interrupt(1)
 
-    def _new_node(self) -> str:
+    def _new_node(self) -> str | None:
+        """A fresh node slot for a pod to run on (None: there is none, the job fails)."""
         self.node_count += 1
         return f"node-{self.node_count}"
 
-    async def _start_agent(self, pod: str, rank: int, node: str) -> None:
+    def _agent_cfg(self, pod: str, rank: int, node: str) -> AgentConfig:
+        """Agent `pod`'s configuration on `node`, as a new incarnation the job expects."""
         inc = secrets.token_hex(8)
         self.expected[pod] = inc
-        cfg = dataclasses.replace(
+        return dataclasses.replace(
             self._agent_base,
             pod=pod,
             rank=rank,
@@ -446,23 +417,27 @@ class Launcher:
             container_restarts=self.container_restarts.get((pod, node), 0),
             simulate=self.job.simulate.get(node, ()),
         )
-        env = {
-            **os.environ,
-            **cfg.to_env(),
-            Var.LAUNCHER_PID: str(os.getpid()),
-            **self.job.extra_env,
-        }
-        proc = await asyncio.create_subprocess_exec(
-            *dies_with_parent([*_python_aegis(), "agent"]), env=env, start_new_session=True
-        )
-        agent = _AgentProc(pod, rank, node, inc, proc)
-        self.agents[pod] = agent
-        watch = asyncio.create_task(self._watch_agent(agent))
+
+    async def _start_agent(self, pod: str, rank: int, node: str) -> None:
+        cfg = self._agent_cfg(pod, rank, node)
+        proc = await spawn_agent(cfg, {**os.environ, **self.job.extra_env})
+        self._track(_AgentProc(pod, rank, node, cfg.incarnation, proc))
+
+    def _track(self, agent: _AgentProc) -> None:
+        """`agent` is the pod's current incarnation: its exit is handled (`_agent_exited`)."""
+        self.agents[agent.pod] = agent
+        if agent.proc is None:
+            return  # another host reports its exit
+        watch = asyncio.create_task(self._watch_agent(agent, agent.proc))
         self._watchers.add(watch)
         watch.add_done_callback(self._watchers.discard)
 
-    async def _watch_agent(self, agent: _AgentProc) -> None:
-        code = await agent.proc.wait()
+    async def _watch_agent(self, agent: _AgentProc, proc: asyncio.subprocess.Process) -> None:
+        await self._agent_exited(agent, await proc.wait())
+
+    async def _agent_exited(self, agent: _AgentProc, code: int) -> None:
+        """Agent `agent` exited with `code`: restart it in place, reschedule it (node fault)
+        or end the job, as the exit code says."""
         if self.done.is_set() or self.agents.get(agent.pod) is not agent:
             return
         if code == AgentExit.NO_CONTROLLER:
@@ -499,22 +474,36 @@ class Launcher:
         )
         node = agent.node
         if code == AgentExit.RESTART_CONTAINER:
-            key = (agent.pod, node)
+            key = (agent.pod, agent.node)
             self.container_restarts[key] = self.container_restarts.get(key, 0) + 1
             print(
-                f"aegis: {agent.pod} restarts its container on {node} (Level 2, "
+                f"aegis: {agent.pod} restarts its container on {agent.node} (Level 2, "
                 f"{self.container_restarts[key]} of {MAX_CONTAINER_RESTARTS})",
                 file=sys.stderr,
                 flush=True,
             )
         if code == AgentExit.NODE_FAULT:
-            node = self._new_node()
+            fresh = self._new_node()
+            if fresh is None:
+                self._no_node_for(agent.pod, f"it left {agent.node} with a node fault")
+                return
+            node = fresh
             print(
                 f"aegis: {agent.pod} left {agent.node} (node fault); rescheduled to {node}",
                 file=sys.stderr,
                 flush=True,
             )
         await self._start_agent(agent.pod, agent.rank, node)
+
+    def _no_node_for(self, pod: str, why: str) -> None:
+        """No node can take `pod`: the job fails, saying so."""
+        print(
+            f"aegis: {pod} has no node to run on ({why}) and no spare node joined: the job "
+            "fails (start spare nodes with --nnodes MIN:MAX)",
+            file=sys.stderr,
+            flush=True,
+        )
+        self.interrupt(1)
 
     def _never_joined(self) -> bool:
         return never_joined(self.state_dir)
@@ -527,14 +516,14 @@ class Launcher:
             ctl.stdin.write((json.dumps(event) + "\n").encode())
 
     async def _shutdown(self) -> None:
-        procs = [a.proc for a in self.agents.values()]
+        procs = [a.proc for a in self.agents.values() if a.proc is not None]
         if self.controller is not None:
             procs.append(self.controller)
-        await asyncio.gather(*(_terminate(p) for p in procs))
+        await asyncio.gather(*(terminate_group(p) for p in procs))
         shutil.rmtree(self.progress_dir, ignore_errors=True)
 
 
-async def _terminate(proc: asyncio.subprocess.Process) -> None:
+async def terminate_group(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM the process group, SIGKILL after the grace period."""
     if proc.returncode is not None:
         return
@@ -548,9 +537,10 @@ async def _terminate(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
-async def run_local(job: LocalJob) -> int:
-    """`aegis run` body: a Launcher with SIGINT/SIGTERM wired to a clean stop."""
-    launcher = Launcher(job)
+async def run_local(job: LocalJob, launcher: Launcher | None = None) -> int:
+    """`aegis run` body: a Launcher (this machine's, unless given) with SIGINT/SIGTERM wired
+    to a clean stop."""
+    launcher = launcher or Launcher(job)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, launcher.interrupt, terminated_by(sig))

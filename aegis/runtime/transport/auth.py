@@ -95,7 +95,7 @@ class Account:
 
     def user_jwt(self, public_key: str, name: str, perms: Permissions | None = None) -> str:
         """Sign a user JWT for `public_key`, limited by `perms` (None: no limits); the bytes
-        nats-jwt's UserClaims would write, ~14x faster (aegis.runtime.transport.user_jwt)."""
+        nats-jwt's UserClaims would write, without its serializer (runtime.transport.user_jwt)."""
         if perms is None:
             return encode_user_jwt(self.keypair, public_key, name, None, None, respond=False)
         return encode_user_jwt(

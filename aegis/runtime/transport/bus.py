@@ -22,14 +22,15 @@ from aegis.runtime.errors import BusError, NoReply, NoResponders
 from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.request_copies import Copy, Key, RequestCopies
+from aegis.runtime.transport.tls import nats_tls_options
 
 log = logging.getLogger(__name__)
 NO_RESPONDERS = "503"  # the Status header nats-server puts on a request nobody received
 # a dropped connection is retried this often (nats-py adds up to 0.1 s of jitter)
 RECONNECT_WAIT_S = 1.0
 # concurrent handlers of one subscription at most (the controller's reports: a batch of the
-# group commit holds at most this many; at 12,500 agents without it ~25,000 waiting tasks
-# held ~150 MB)
+# group commit holds at most this many; the rest wait unread in nats-py's queue instead of as
+# tasks in memory: docs/scale.md, "Decisions")
 MAX_RUNNING_HANDLERS = 1024
 
 Handler = Callable[[Message], Awaitable[Message | None]]
@@ -40,6 +41,7 @@ _KEEP_MESSAGES = 100
 # how long a flush that `flush()` stopped waiting for still waits for its PONG (see there);
 # past it nats-py's own timeout applies, by when its ping interval has replaced a dead link
 FLUSH_PATIENCE_S = 600
+CLOSE_S = 2.0  # how long `close()` waits for the connection to close
 DROP_LOG_PERIOD_S = 10.0  # messages dropped for a slow consumer: one log line per period
 
 
@@ -58,11 +60,9 @@ def _forget_flush(flushes: set[asyncio.Future[None]]) -> Callable[[asyncio.Futur
 class BusStats:
     """Counters a controller or agent can export and tests can wait on."""
 
-    received: int = 0
     malformed: int = 0
     handler_errors: int = 0
     permission_errors: int = 0
-    other_errors: int = 0
     permission_messages: list[str] = field(default_factory=list)  # the first 100
     # messages this client dropped: a subscription's pending limits were full (a slow
     # consumer); `Bus.dropped_at` is when the last one was
@@ -138,11 +138,13 @@ class Bus:
         timeout: float = 10.0,
         reconnect_attempts: int = 60,
         inbox_prefix: str | None = None,
+        tls_ca: bytes | str | None = None,
     ) -> Bus:
         """Connect to `url` with `credentials` (JWT + seed, signed in memory) within
         `timeout` s; a dropped connection is retried `reconnect_attempts` times (-1: forever).
         Replies to this connection's requests arrive under `inbox_prefix` (its credential
-        may subscribe to its own inbox only; default `_INBOX`)."""
+        may subscribe to its own inbox only; default `_INBOX`). `tls_ca`: the server speaks
+        TLS with a certificate this CA signed (a job across hosts: transport/tls.py)."""
         if reconnect_attempts == 0:
             raise ValueError("reconnect_attempts must be > 0 or -1 (nats-py reads 0 as forever)")
         if url.partition("://")[0].lower() in ("ws", "wss"):
@@ -159,6 +161,7 @@ class Bus:
                     max_reconnect_attempts=reconnect_attempts,
                     error_cb=bus._on_error,
                     **({"inbox_prefix": inbox_prefix} if inbox_prefix else {}),
+                    **nats_tls_options(tls_ca),
                 ),
                 timeout,
             )
@@ -308,10 +311,14 @@ class Bus:
         if exc is not None:
             raise BusError(f"flush failed: {exc!r}") from None
 
-    async def close(self) -> None:
-        """Drain nothing, close the connection; safe to call twice."""
+    async def close(self, timeout: float = CLOSE_S) -> None:
+        """Drain nothing, close the connection; safe to call twice. Bounded: over TLS, a
+        server that cannot be reached any more never answers the close."""
         if self._nc is not None and not self._nc.is_closed:
-            await self._nc.close()
+            try:
+                await asyncio.wait_for(self._nc.close(), timeout)
+            except TimeoutError:
+                log.info("NATS connection not closed within %g s: dropped", timeout)
         for task in list(self._flushes):  # their PONGs will not come any more
             task.cancel()
 
@@ -331,7 +338,6 @@ class Bus:
         key: Key | None = None,
     ) -> None:
         sent: bytes | None = None  # the reply, for the copies of this request
-        self.stats.received += 1
         try:
             try:
                 message = Message.decode(msg.data)
@@ -380,7 +386,6 @@ class Bus:
             self.permission_denied.set()
             log.warning("NATS refused: %s", text)
         else:
-            self.stats.other_errors += 1
             if repr(exc) not in self._recent_errors:
                 self._recent_errors = [*self._recent_errors[-4:], repr(exc)]
             log.warning("NATS error: %r", exc)

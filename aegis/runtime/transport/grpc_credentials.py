@@ -1,4 +1,5 @@
-"""gRPC credential handout (design §4): the master's server and the agent's client.
+"""gRPC credential handout: the master's server and the agent's client (docs/design.md,
+"Communication").
 
 The agent makes its own user NKey pair and sends only the public key with the job's bootstrap
 token; the master answers with a user JWT signed by the job's account key, limited to the
@@ -30,6 +31,7 @@ from aegis.runtime.transport.auth import (
 )
 from aegis.runtime.transport.proto import credentials_pb2 as pb
 from aegis.runtime.transport.proto import credentials_pb2_grpc as pb_grpc
+from aegis.runtime.transport.tls import ServerIdentity
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +46,9 @@ _RETRYABLE = frozenset(
     }
 )
 # grpc's server cancels calls waiting to be handled past 1,000 pending (its default
-# max_pending_requests), or waiting longer than 30 s: a job's agents all ask when the job
-# starts, and 2,000 at once lost ~9% of their calls here. The per-caller throttle and the
-# service's own pace bound the queue; each call's own deadline bounds its wait.
+# max_pending_requests), or waiting longer than 30 s, and a job's agents all ask when the job
+# starts. The per-caller throttle and the service's own pace bound the queue; each call's own
+# deadline bounds its wait.
 SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests", 100_000),
     ("grpc.server.max_pending_requests_hard_limit", 100_000),
@@ -281,6 +283,16 @@ class CredentialService(pb_grpc.CredentialsServicer):
         raise AssertionError("context.abort() returned")  # it always raises
 
 
+def tls_server_credentials(identity: ServerIdentity) -> Any:
+    """gRPC server credentials presenting `identity` (a job across hosts: transport/tls.py)."""
+    return grpc.ssl_server_credentials([(identity.key_pem, identity.cert_pem)])
+
+
+def tls_channel_credentials(ca_pem: bytes) -> Any:
+    """gRPC channel credentials that trust the job's CA `ca_pem` alone."""
+    return grpc.ssl_channel_credentials(root_certificates=ca_pem)
+
+
 class CredentialServer:
     """A grpc.aio server hosting a CredentialService; async context manager."""
 
@@ -382,8 +394,10 @@ async def request_credentials(
     timeout: float = 5.0,
     backoff: float = 0.2,
     channel_credentials: Any = None,
+    ca_pem: bytes | None = None,
 ) -> IssuedCredentials:
-    """Ask the master at `target` for NATS credentials, retrying transient failures.
+    """Ask the master at `target` for NATS credentials, retrying transient failures; over
+    TLS trusting `ca_pem` alone when it is given (or `channel_credentials`).
 
     Raises CredentialsRejected at once for a refusal (bad token, malformed request) and
     CredentialsUnavailable when `attempts` calls of `timeout` seconds each all failed.
@@ -394,6 +408,8 @@ async def request_credentials(
     request = build_request(
         namespace, job, pod_name, kp.public_key.decode(), bootstrap_token, incarnation
     )
+    if ca_pem is not None and channel_credentials is None:
+        channel_credentials = tls_channel_credentials(ca_pem)
     reply = await _call_with_retries(
         target, request, attempts, timeout, backoff, channel_credentials
     )
