@@ -70,8 +70,7 @@ def test_a_temporal_formula_in_an_action_is_refused_with_sanys_level_error(
     # but exports the spec all the same, so generation must read its errors
     spec = tmp_path / "Temp.tla"
     spec.write_text(
-        "---- MODULE Temp ----\nVARIABLE x\nInit == x = 0\n"
-        "Next == [](x = 0) /\\ x' = x\n====\n"
+        "---- MODULE Temp ----\nVARIABLE x\nInit == x = 0\nNext == [](x = 0) /\\ x' = x\n====\n"
     )
     (tmp_path / "Temp.cfg").write_text("INIT Init\nNEXT Next\n")
     with pytest.raises(
