@@ -97,7 +97,7 @@ def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[s
         nonlocal commits, uncommitted
         if uncommitted:
             t = time.perf_counter()
-            core.commit(compact=False)
+            core.journal.commit(compact=False)
             events[-1] += time.perf_counter() - t
             commits += 1
             uncommitted = 0
@@ -120,13 +120,13 @@ def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[s
             work[pod] = decision
     publishes = 0
     while core.terminal is None:
-        if core.needs_publish:
+        if core.orders.needs_publish:
             publishes += 1
             commit()  # persist before publish
-            orders = [*core.pod_orders(), core.order_for()]
-            core.mark_published()
+            orders = [*core.orders.pod_orders(), core.orders.order_for()]
+            core.orders.mark_published()
             t = time.perf_counter()
-            core.compact()
+            core.journal.compact()
             snapshot_s += time.perf_counter() - t
             for msg in orders:
                 order_bytes = max(order_bytes, len(msg.encode()))
@@ -148,7 +148,7 @@ def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[s
         t = time.perf_counter()
         commit()  # the last batch of the phase (its order is published next)
         report_s += time.perf_counter() - t
-    final = core.order_for()
+    final = core.orders.order_for()
     left = sum(isinstance(a.on_order(final, working=False), Leave) for a in cores.values())
     steplog.close()
     wal.close()

@@ -65,9 +65,9 @@ def _timed_commits(core: ControllerCore, pods: tuple[str, ...], events: int) -> 
     times = []
     for pod in pods[:events]:
         core.on_ack(_ack(pod))  # memory only (autocommit off)
-        assert core.dirty
+        assert core.journal.dirty
         start = time.perf_counter()
-        core.commit()
+        core.journal.commit()
         times.append(time.perf_counter() - start)
     return times
 
@@ -108,12 +108,12 @@ def measure(n: int, events: int) -> dict[str, Any]:
         cm, api, deleter = _configmap_core(job)
         cm_commits = _timed_commits(cm, pods, events)
         start = time.perf_counter()
-        cm._snapshot()
+        cm.journal.snapshot()
         cm_snapshot = time.perf_counter() - start
         deleter.close()
         snapshot_parts = api.get(AEGIS, "default", "job")["status"]["snapshot"]["parts"]
         start = time.perf_counter()
-        new._snapshot()  # what a phase change or the K-th record costs
+        new.journal.snapshot()  # what a phase change or the K-th record costs
         snapshot = time.perf_counter() - start
         status_bytes = (old_dir / "status.json").stat().st_size
         wal.close()
@@ -124,7 +124,7 @@ def measure(n: int, events: int) -> dict[str, Any]:
     old_checkpoint = (time.perf_counter() - start) / 5
     start = time.perf_counter()
     for _ in range(1000):
-        new.checkpoint_memory()
+        new.journal.begin()
     new_checkpoint = (time.perf_counter() - start) / 1000
     return {
         "pods": n,
@@ -136,7 +136,7 @@ def measure(n: int, events: int) -> dict[str, Any]:
         "configmap_snapshot_ms": round(cm_snapshot * 1e3, 3),
         "configmap_snapshot_parts": snapshot_parts,
         "snapshot_ms": round(snapshot * 1e3, 3),
-        "snapshot_amortized_ms": round(snapshot * 1e3 / new.snapshot_every, 4),
+        "snapshot_amortized_ms": round(snapshot * 1e3 / new.journal.snapshot_every, 4),
         "bytes_per_event": {"full_status": status_bytes, "wal": wal_bytes // events},
         "checkpoint_us": {
             "old_deepcopy": round(old_checkpoint * 1e6, 1),

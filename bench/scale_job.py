@@ -26,6 +26,7 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from aegis.protocol.control import make_request
+from aegis.protocol.job_settings import JobSettings
 from aegis.runtime.errors import TransportError
 from aegis.runtime.launcher.local import free_port
 from aegis.runtime.transport.auth import JobAccount, Operator
@@ -168,14 +169,18 @@ async def _run_job(
             controller = ControllerProc(
                 [
                     sys.executable, "-m", "aegis.cli", "controller",
-                    "--state-dir", str(state_dir), "--job", JOB, "--namespace", NAMESPACE,
-                    "--workers", str(args.agents), "--max-retry", str(max_retry),
-                    "--nats-url", nats.url, "--creds", str(creds_path),
-                    "--heartbeat-timeout", str(args.heartbeat_timeout), "--events",
-                    "--heartbeat-rate", str(args.heartbeat_rate),
+                    "--state-dir", str(state_dir),
+                    "--nats-url", nats.url, "--creds", str(creds_path), "--events",
                     "--metrics-port", str(free_port()),  # metrics.prom, read once it exits
                 ],
-                env={**os.environ, "AEGIS_LAUNCHER_PID": str(os.getpid())},
+                env={
+                    **os.environ,
+                    **JobSettings(
+                        JOB, NAMESPACE, args.agents, max_retry, args.heartbeat_timeout,
+                        args.heartbeat_rate,
+                    ).to_env(),  # the job's settings, whole
+                    "AEGIS_LAUNCHER_PID": str(os.getpid()),
+                },
                 cwd=Path(__file__).resolve().parents[1],
             )  # fmt: skip
             await controller.start()

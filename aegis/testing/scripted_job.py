@@ -75,8 +75,8 @@ class Job:
     def publish(self, outcome: Outcome) -> None:
         """What the controller service does after an event: publish the order if it changed."""
         if outcome.publish:
-            self.orders.append(self.core.order_for())
-            self.core.mark_published()
+            self.orders.append(self.core.orders.order_for())
+            self.core.orders.mark_published()
 
     def all_join(self) -> None:
         for p in self.pods:

@@ -60,7 +60,7 @@ def joined_status_bytes(job: str, workers: int) -> int:
                 "nodeIP": "10.123.145.1"}  # fmt: skip
         ack = Message(job, NAMESPACE, pod, MessageType.ACK, MessagePhase.BOOTCHECK, data, 1.0, 0)
         core.on_ack(ack)
-    core.commit()  # Pending -> BootChecking: the snapshot's save
+    core.journal.commit()  # Pending -> BootChecking: the snapshot's save
     return len(json.dumps(api.obj["status"], separators=(",", ":")))
 
 
@@ -196,9 +196,9 @@ def fault_storm(config: JobConfig, error_nodes: int) -> tuple[_MeasuringApi, Con
         assert reply is not None
         agent.on_order(reply, working=False)
     while core.terminal is None:
-        if core.needs_publish:
-            orders = [*core.pod_orders(), core.order_for()]
-            core.mark_published()
+        if core.orders.needs_publish:
+            orders = [*core.orders.pod_orders(), core.orders.order_for()]
+            core.orders.mark_published()
             for msg in orders:
                 for pod, agent in agents.items():
                     if msg.pod_name in ("master", pod):

@@ -81,6 +81,7 @@ class RoundOutcome:
     outcome: str  # "Finish", "Error", or RESTART
     reason: str
     slow_note: str = ""  # why this node is slow (its last performance check), if it is
+    user_error: bool = False  # an Error because the command cannot start (not the node's)
 
 
 RESTART = "Restart"  # Level 2: no report, the container restarts in place

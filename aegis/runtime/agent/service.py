@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis import retry
 from aegis.checks.client import DiagnosisClient
 from aegis.checks.hangwatch import HangWatch
 from aegis.checks.result import (
@@ -45,8 +46,10 @@ from aegis.protocol.control import CTL_CHECKS
 from aegis.protocol.envelope import Message
 from aegis.protocol.environment import AUTO, AgentConfig, Var, user_env
 from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
+from aegis.protocol.faults import ProcessFailure
 from aegis.protocol.payloads import Order, Report, Sender
 from aegis.protocol.subjects import JobSubjects
+from aegis.runtime.agent.command import command_problem, write_termination_message
 from aegis.runtime.agent.core import (
     RESTART,
     AgentCore,
@@ -60,7 +63,7 @@ from aegis.runtime.agent.core import (
 from aegis.runtime.agent.ranks import LocalRanks, Placement
 from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.control import handle_agent_request
-from aegis.runtime.errors import NoReply, RunnerError, TransportError
+from aegis.runtime.errors import CommandError, NoReply, RunnerError, TransportError
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import request_credentials
@@ -214,6 +217,15 @@ class AgentService:
 
     async def run(self) -> int:
         """Connect (or fall back), then serve orders until the job ends or we must exit."""
+        problem = command_problem(self.cfg.command, user_env(os.environ))
+        if problem is not None:  # the user's error: no retry or node would change it
+            print(
+                f"aegis: agent {self.cfg.pod}: the command cannot start: {problem} "
+                f"(exit {AgentExit.BAD_COMMAND}: the job fails, no node blamed)",
+                flush=True,
+            )
+            write_termination_message(f"the command cannot start: {problem}")
+            return AgentExit.BAD_COMMAND
         warm = self.warm = asyncio.create_task(self.diag.start())
         try:
             try:
@@ -266,9 +278,8 @@ class AgentService:
             pod_name=cfg.pod,
             bootstrap_token=cfg.token,
             incarnation=cfg.incarnation,
-            attempts=1000,
+            policy=retry.AGENT_CREDENTIALS,
             timeout=2.0,
-            backoff=0.1,
             ca_pem=cfg.ca.encode("ascii") if cfg.ca else None,
         )
         # the token is spent: gone from this process's environment (a child never saw it)
@@ -379,6 +390,8 @@ class AgentService:
             checks=tuple(r.to_dict() for r in done.results),
             round_seconds=done.seconds,
             gpu_type=self.gpu_type if done.results else None,
+            failure=done.failure,
+            user_error=done.out.user_error,
         )
         msg = self.core.finish_work(seq, phase, done.outcome, report)
         if msg is None:
@@ -420,8 +433,11 @@ class AgentService:
         ranks = self.ranks = self._local_ranks(order, await self._host_store(order))
         try:
             await ranks.start(retry=order.retry)
-        except RunnerError as exc:  # e.g. a typo in the command: an Error, not a hang
-            return _Done(RoundOutcome("Error", f"the command cannot start: {exc}"))
+        except CommandError as exc:  # the user's: the controller ends the job, no retry
+            print(f"aegis: agent {self.cfg.pod}: {exc}", flush=True)
+            return _Done(RoundOutcome("Error", str(exc), user_error=True))
+        except RunnerError as exc:  # the node's (out of memory, of file descriptors)
+            return _Done(RoundOutcome("Error", str(exc)))
         watches = [
             HangWatch(
                 self.cfg.hang_timeout if self.cfg.hang_timeout > 0 else float("inf"),
@@ -440,7 +456,10 @@ class AgentService:
             watcher.cancel()
         if failure is None:
             return _Done(RoundOutcome("Finish", "exit 0"))
-        return _Done(RoundOutcome("Error", failure.describe()))
+        if failure.user_error:
+            print(f"aegis: agent {self.cfg.pod}: {failure.describe()}", flush=True)
+        out = RoundOutcome("Error", failure.describe(), user_error=failure.user_error)
+        return _Done(out, failure=failure.process_failure())
 
     async def _host_store(self, order: Order) -> bool:
         """Whether the ranks find their rendezvous store already up (TORCHELASTIC_USE_AGENT_
@@ -643,6 +662,7 @@ class _Done:
     out: RoundOutcome
     results: tuple[CheckResult, ...] = ()
     seconds: float | None = None
+    failure: ProcessFailure | None = None  # the command's rank that failed, if one did
 
     @property
     def outcome(self) -> str:
@@ -664,5 +684,12 @@ async def agent_main(cfg: AgentConfig) -> int:
     orphan = asyncio.create_task(watch_parent(lambda: agent.stop(TERMINATED)))
     try:
         return await agent.run()
+    except Exception as exc:  # a bug of ours is not the node's fault: Python's exit 1 would be
+        log.error("agent %s failed", cfg.pod, exc_info=exc)
+        print(
+            f"aegis: agent {cfg.pod}: internal error {exc!r}: exit {AgentExit.INTERNAL}",
+            flush=True,
+        )
+        return AgentExit.INTERNAL
     finally:
         orphan.cancel()

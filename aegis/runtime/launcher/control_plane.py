@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE
-from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
+from aegis.protocol.job_settings import DEFAULT_HEARTBEAT_TIMEOUT_S, JobSettings
 from aegis.runtime.transport.auth import JobAccount, Operator, UserCredentials
 from aegis.runtime.transport.grpc_credentials import (
     CredentialServer,
@@ -72,6 +72,18 @@ class ControlPlaneConfig:
     agent_nats_url: str = ""  # the NATS URL agents are told, if not the server's own (tests)
     extra_controller_args: tuple[str, ...] = field(default=())
 
+    @property
+    def settings(self) -> JobSettings:
+        """The job's settings, as its controller process is given them."""
+        return JobSettings(
+            self.job,
+            self.namespace,
+            self.workers,
+            self.max_retry,
+            self.heartbeat_timeout,
+            self.heartbeat_rate,
+        )
+
 
 @dataclass
 class ControlPlane:
@@ -98,23 +110,24 @@ class ControlPlane:
 
     def controller_argv(self) -> list[str]:
         """`python -m aegis.cli controller ...` for this job (it reads launcher events on
-        stdin: `{"event": "lost", ...}`)."""
+        stdin: aegis.protocol.launcher_events); its job's settings are `controller_env()`."""
         cfg = self.cfg
         argv = [
             *(sys.executable, "-m", "aegis.cli", "controller"),
-            *("--state-dir", str(cfg.state_dir), "--job", cfg.job),
-            *("--namespace", cfg.namespace, "--workers", str(cfg.workers)),
-            *("--max-retry", str(cfg.max_retry), "--nats-url", self.nats.url),
+            *("--state-dir", str(cfg.state_dir), "--nats-url", self.nats.url),
             *("--creds", str(cfg.state_dir / CONTROLLER_CREDS_FILE)),
             *("--port-base", str(self.port_base), "--rdzv-host", cfg.advertise_host),
-            *("--heartbeat-timeout", str(cfg.heartbeat_timeout)),
-            *("--heartbeat-rate", str(cfg.heartbeat_rate)),
             *("--metrics-port", str(cfg.metrics_port), "--events"),
             *cfg.extra_controller_args,
         ]
         if cfg.tls is not None:
             argv += ["--nats-ca", str(cfg.state_dir / CA_FILE)]
         return argv
+
+    def controller_env(self) -> dict[str, str]:
+        """The controller process's environment beside `controller_argv`: the job's settings,
+        whole (aegis.protocol.job_settings)."""
+        return self.cfg.settings.to_env()
 
 
 @contextlib.asynccontextmanager

@@ -31,26 +31,30 @@ import secrets
 import shutil
 import signal
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aegis import retry
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
+from aegis.protocol.job_settings import DEFAULT_MAX_RETRY
+from aegis.protocol.launcher_events import LauncherEvent, PodLost, Quit
+from aegis.runtime.agent.command import command_problem
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.errors import NatsServerError
-from aegis.runtime.launcher.control_plane import CTL_FILE as CTL_FILE
 from aegis.runtime.launcher.control_plane import (
+    CONTROLLER_CREDS_FILE,
     ControlPlane,
     ControlPlaneConfig,
     control_plane,
 )
+from aegis.runtime.launcher.control_plane import CTL_FILE as CTL_FILE
 from aegis.runtime.launcher.control_plane import free_port as free_port
 from aegis.runtime.launcher.control_plane import write_private_json as write_private_json
 from aegis.runtime.lifetime import (
@@ -66,8 +70,10 @@ MAX_CONTROLLER_RESTARTS = 5
 # `aegis controller` exits 2 when it refuses to run (aegis.cli: an AegisError such as a status
 # file that is not a state of the spec, or bad arguments): the same again on every restart
 CONTROLLER_REFUSED = 2
-NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
+STATE_DIR_PREFIX = "aegis-run-"  # the state dir of a job run without --state-dir
+CREDENTIAL_FILES = (CTL_FILE, CONTROLLER_CREDS_FILE)  # removed when the job ends
+JOB_FILE = "job.json"  # namespace, job, pods, MaxRetry: what `aegis ctl` reads after the end
 LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
 STATUS_FILE = "status.json"
 WAL_FILE = "wal.jsonl"  # the controller's write-ahead log beside it
@@ -112,7 +118,7 @@ class LocalJob:
 
     command: list[str]
     workers: int
-    max_retry: int = 3
+    max_retry: int = DEFAULT_MAX_RETRY
     job: str = "local"
     namespace: str = "default"
     state_dir: Path | None = None
@@ -226,6 +232,10 @@ def never_joined(state_dir: Path) -> bool:
     return status.phase == "Pending" and status.master_seq == 0 and not any(joined.values())
 
 
+def _restart_failed(attempt: int, exc: BaseException) -> None:
+    log.warning("nats-server restart %d failed: %s", attempt, exc)
+
+
 def _python_aegis() -> list[str]:
     return [sys.executable, "-m", "aegis.cli"]
 
@@ -235,13 +245,16 @@ class Launcher:
 
     def __init__(self, job: LocalJob) -> None:
         self.job = job
-        self.state_dir = job.state_dir or Path(tempfile.mkdtemp(prefix="aegis-run-"))
-        # progress files live apart from the state dir: a path the training command is told
-        # never leads to ctl.json or the controller's credentials
         # what an earlier launcher left when it was SIGKILLed (its temp dirs) goes now
-        for prefix in (PROGRESS_DIR_PREFIX, NATS_DIR_PREFIX):
+        for prefix in (PROGRESS_DIR_PREFIX, NATS_DIR_PREFIX, STATE_DIR_PREFIX):
             for path in sweep_orphaned_tempdirs(prefix):
                 log.info("removed %s, left by a launcher that was killed", path)
+        # without --state-dir the job's files live in a temp dir of this launcher's, removed
+        # when it ends (it holds credentials); --state-dir keeps them
+        self.temporary = job.state_dir is None
+        self.state_dir = job.state_dir or owned_tempdir(STATE_DIR_PREFIX)
+        # progress files live apart from the state dir: a path the training command is told
+        # never leads to ctl.json or the controller's credentials
         self.progress_dir = owned_tempdir(PROGRESS_DIR_PREFIX)
         self.expected: dict[str, str] = {}  # pod -> the incarnation it runs as now
         self._alone: dict[str, int] = {}  # pod -> exit code of a command it ran alone
@@ -251,28 +264,56 @@ class Launcher:
         self.container_restarts: dict[tuple[str, str], int] = {}  # (pod, node) -> Level 2 count
         self.done = asyncio.Event()
         self.exit_code = 1
+        self.resuming = False  # the state dir holds a job an earlier run left unfinished
+        self._quitting = False  # the controller was told to quit (a command cannot start)
         self._watchers: set[asyncio.Task[None]] = set()
         self.plane: ControlPlane | None = None
 
     async def run(self) -> int:
-        """Run the job to its end; the exit code (0 Succeed, non-zero otherwise)."""
-        with claim_state_dir(self.state_dir):
-            ended = finished_phase(self.state_dir)
-            if ended is not None:
-                if not self.job.resume:
-                    raise LaunchError(
-                        f"{self.state_dir} holds a job that already ended {ended}: nothing would "
-                        "run. Use another --state-dir, or --resume to report that result again"
-                    )
-                print(f"aegis: job already ended {ended}; nothing was run", file=sys.stderr)
-                return 0 if ended == "Succeed" else 1
-            return await self._run()
+        """Run the job to its end; the exit code (0 Succeed, non-zero otherwise). The job's
+        credentials go with it (its files stay: `aegis ctl status` reads them)."""
+        with claim_state_dir(self.state_dir):  # only the launcher holding it touches it
+            try:
+                return await self._claimed()
+            finally:
+                for name in CREDENTIAL_FILES:
+                    with contextlib.suppress(OSError):
+                        (self.state_dir / name).unlink()
+
+    def forget(self) -> None:
+        """Remove a temporary state dir (none was asked for: nothing is kept)."""
+        if self.temporary:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    async def _claimed(self) -> int:
+        ended = finished_phase(self.state_dir)
+        if ended is not None:
+            if not self.job.resume:
+                raise LaunchError(
+                    f"{self.state_dir} holds a job that already ended {ended}: nothing would "
+                    "run. Use another --state-dir, or --resume to report that result again"
+                )
+            print(f"aegis: job already ended {ended}; nothing was run", file=sys.stderr)
+            return 0 if ended == "Succeed" else 1
+        # a job saved by an earlier run that was interrupted: its agents are gone with it
+        self.resuming = (self.state_dir / STATUS_FILE).exists()
+        if self.resuming:
+            print(
+                f"aegis: resuming the job saved in {self.state_dir} (the interruption "
+                "counts no retry)",
+                file=sys.stderr,
+                flush=True,
+            )
+        job = {"namespace": self.job.namespace, "job": self.job.job, "pods": self.job.pods}
+        (self.state_dir / JOB_FILE).write_text(json.dumps({**job, "maxRetry": self.job.max_retry}))
+        return await self._run()
 
     async def _run(self) -> int:
         async with control_plane(self._plane_config()) as plane:
             self.plane = plane
             self.expected = plane.expected
             self._ctl_args = plane.controller_argv()[len(_python_aegis()) :]
+            self._ctl_env = plane.controller_env()  # the job's settings, whole
             self._agent_base = self._agent_config(plane)
             return await self._supervise(plane.nats)
 
@@ -320,23 +361,21 @@ class Launcher:
 
     async def _supervise_bus(self, nats: NatsServer) -> None:
         """Restart nats-server on its port when it dies (controller and agents reconnect; a
-        bus outage is not a pod loss); after NATS_RESTARTS failed tries in a row the job
-        ends, clearly, instead of waiting for a bus that does not come back."""
+        bus outage is not a pod loss); after `aegis.retry.NATS_RESTART`'s failed tries in a
+        row the job ends, clearly, instead of waiting for a bus that does not come back."""
         while not self.done.is_set():
             code = await nats.wait_exit()
             if self.done.is_set():
                 return
             print(f"aegis: nats-server exited {code}; restarting it", file=sys.stderr, flush=True)
-            for attempt in range(NATS_RESTARTS):
-                try:
-                    await nats.restart()
-                    break
-                except (NatsServerError, OSError) as exc:
-                    log.warning("nats-server restart %d failed: %s", attempt + 1, exc)
-                    await asyncio.sleep(min(0.5 * 2**attempt, 5.0))
-            else:
+            try:
+                await retry.call_async(
+                    nats.restart, retry.NATS_RESTART, (NatsServerError, OSError), _restart_failed
+                )
+            except (NatsServerError, OSError):
+                tries = retry.NATS_RESTART.tries
                 print(
-                    f"aegis: nats-server did not come back ({NATS_RESTARTS} tries): the job fails",
+                    f"aegis: nats-server did not come back ({tries} tries): the job fails",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -369,11 +408,13 @@ class Launcher:
 
     async def _controller_loop(self) -> None:
         for attempt in range(MAX_CONTROLLER_RESTARTS + 1):
+            # only the first controller of a resumed run may take the saved incarnations over
+            resumed = ["--resumed-run"] if self.resuming and attempt == 0 else []
             self.controller = await asyncio.create_subprocess_exec(
-                *dies_with_parent([*_python_aegis(), *self._ctl_args]),
+                *dies_with_parent([*_python_aegis(), *self._ctl_args, *resumed]),
                 stdin=asyncio.subprocess.PIPE,
                 start_new_session=True,
-                env={**os.environ, Var.LAUNCHER_PID: str(os.getpid())},
+                env={**os.environ, **self._ctl_env, Var.LAUNCHER_PID: str(os.getpid())},
             )
             code = await self.controller.wait()
             if code in CONTROLLER_EXIT_BY_PHASE.values():
@@ -463,37 +504,49 @@ class Launcher:
             return
         if code == AgentExit.LEFT:  # left after the final order
             return
-        self._tell_controller(
-            {
-                "event": "lost",
-                "pod": agent.pod,
-                "incarnation": agent.incarnation,
-                "exitCode": code,
-                "node": agent.node,
-            }
-        )
-        node = agent.node
+        if code == AgentExit.BAD_COMMAND:  # the user's error (the agent said why): not restarted
+            self._quit_bad_command(agent)
+            return
+        node: str | None = agent.node
+        event = PodLost(agent.pod, agent.incarnation, code, agent.node)
         if code == AgentExit.RESTART_CONTAINER:
             key = (agent.pod, agent.node)
             self.container_restarts[key] = self.container_restarts.get(key, 0) + 1
-            print(
-                f"aegis: {agent.pod} restarts its container on {agent.node} (Level 2, "
-                f"{self.container_restarts[key]} of {MAX_CONTAINER_RESTARTS})",
-                file=sys.stderr,
-                flush=True,
+            event = dataclasses.replace(
+                event,
+                container_restarts=self.container_restarts[key],
+                container_restart_limit=MAX_CONTAINER_RESTARTS,
             )
-        if code == AgentExit.NODE_FAULT:
-            fresh = self._new_node()
-            if fresh is None:
-                self._no_node_for(agent.pod, f"it left {agent.node} with a node fault")
-                return
-            node = fresh
-            print(
-                f"aegis: {agent.pod} left {agent.node} (node fault); rescheduled to {node}",
-                file=sys.stderr,
-                flush=True,
+            said = (
+                f"{agent.pod} restarts its container on {agent.node} (Level 2, "
+                f"{self.container_restarts[key]} of {MAX_CONTAINER_RESTARTS})"
             )
+        elif code == AgentExit.NODE_FAULT:  # a node fault, or a slow node evicted
+            node = self._new_node()
+            said = f"{agent.pod} left {agent.node} (agent exit 1); rescheduled to {node}"
+        else:
+            said = f"{agent.pod}'s agent exited {code}; restarted on {node}"
+        if node is not None:
+            event = dataclasses.replace(event, next_node=node)
+        # the controller says it, with what it counts; the launcher only when it cannot
+        if not self._tell_controller(event) and node is not None:
+            print(f"aegis: {said}", file=sys.stderr, flush=True)
+        if node is None:
+            self._no_node_for(agent.pod, f"it left {agent.node} with a node fault")
+            return
         await self._start_agent(agent.pod, agent.rank, node)
+
+    def _quit_bad_command(self, agent: _AgentProc) -> None:
+        """An agent found that the command cannot start (exit 78): the job quits, nothing is
+        restarted and no node is blamed; without a controller to tell, the launcher ends it."""
+        if self._quitting:
+            return  # every agent finds it: the controller is told once
+        self._quitting = True
+        problem = command_problem(list(self.job.command)) or "see the agent's line above"
+        why = f"{agent.pod}: the command cannot start: {problem}"
+        if not self._tell_controller(Quit(why)):
+            print(f"aegis: {why}: the job fails", file=sys.stderr, flush=True)
+            self.interrupt(1)
 
     def _no_node_for(self, pod: str, why: str) -> None:
         """No node can take `pod`: the job fails, saying so."""
@@ -508,12 +561,17 @@ class Launcher:
     def _never_joined(self) -> bool:
         return never_joined(self.state_dir)
 
-    def _tell_controller(self, event: dict[str, object]) -> None:
+    def _tell_controller(self, event: LauncherEvent) -> bool:
+        """Write `event` to the controller's stdin; False if no controller can read it (a
+        restarted controller infers a pod's restart from its new incarnation)."""
         ctl = self.controller
         if ctl is None or ctl.stdin is None or ctl.returncode is not None:
-            return  # a restarted controller infers the restart from the new incarnation
-        with contextlib.suppress(OSError, RuntimeError):
-            ctl.stdin.write((json.dumps(event) + "\n").encode())
+            return False
+        try:
+            ctl.stdin.write(event.to_line())
+        except (OSError, RuntimeError):
+            return False
+        return True
 
     async def _shutdown(self) -> None:
         procs = [a.proc for a in self.agents.values() if a.proc is not None]
@@ -544,7 +602,31 @@ async def run_local(job: LocalJob, launcher: Launcher | None = None) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, launcher.interrupt, terminated_by(sig))
-    code = await launcher.run()
+    try:
+        code = await launcher.run()
+    finally:
+        launcher.forget()
+    if code in (terminated_by(signal.SIGINT), terminated_by(signal.SIGTERM)):
+        print(
+            "aegis: interrupted; "
+            + (
+                "its state was in a temporary dir, now removed (with --state-dir DIR the same "
+                "command again resumes a job)"
+                if launcher.temporary
+                else "run the same command again to resume the job (the interruption counts "
+                "no retry)"
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
+    if launcher.temporary:
+        print(
+            "aegis: the job's files (step log, fault log, timeline) were in a temporary dir, "
+            "now removed: --state-dir DIR keeps them",
+            file=sys.stderr,
+            flush=True,
+        )
+        return code
     from aegis.timeline import write_run_timeline  # the run's picture: <state_dir>/timeline.html
 
     await asyncio.to_thread(write_run_timeline, launcher.state_dir)

@@ -22,6 +22,7 @@ import time
 from aegis.protocol import rendezvous as wire
 from aegis.protocol.environment import AgentConfig
 from aegis.protocol.exitcodes import AgentExit
+from aegis.protocol.launcher_events import PodLost
 from aegis.runtime.launcher.control_plane import ControlPlane, ControlPlaneConfig
 from aegis.runtime.launcher.local import (
     Launcher,
@@ -221,16 +222,8 @@ class NodeZeroLauncher(Launcher):
         """`agent`'s host is gone: its pod is lost; it moves to a spare node (Level 3)."""
         if self.done.is_set() or self.agents.get(agent.pod) is not agent:
             return
-        self._tell_controller(
-            {
-                "event": "lost",
-                "pod": agent.pod,
-                "incarnation": agent.incarnation,
-                "exitCode": -1,
-                "node": agent.node,
-                "reason": f"host {agent.node} lost: {why}",
-            }
-        )
+        why = f"host {agent.node} lost: {why}"  # no exit code: its process was not seen to exit
+        self._tell_controller(PodLost(agent.pod, agent.incarnation, -1, agent.node, why))
         node = self._new_node()
         if node is None:
             self._no_node_for(agent.pod, f"its host {agent.node} was lost")

@@ -9,8 +9,8 @@ job's subjects. The seed never leaves the agent.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-import random
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,8 +20,10 @@ from typing import Any
 
 import grpc
 
+from aegis import retry
 from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.subjects import JobSubjects, validate_label, validate_pod_name
+from aegis.retry import RetryPolicy
 from aegis.runtime.errors import CredentialsRejected, CredentialsUnavailable, TransportError
 from aegis.runtime.transport.auth import (
     JobAccount,
@@ -390,18 +392,25 @@ async def request_credentials(
     pod_name: str,
     bootstrap_token: str,
     incarnation: str,
-    attempts: int = 5,
+    policy: RetryPolicy = retry.CREDENTIALS,
+    attempts: int | None = None,
     timeout: float = 5.0,
-    backoff: float = 0.2,
+    backoff: float | None = None,
     channel_credentials: Any = None,
     ca_pem: bytes | None = None,
 ) -> IssuedCredentials:
-    """Ask the master at `target` for NATS credentials, retrying transient failures; over
-    TLS trusting `ca_pem` alone when it is given (or `channel_credentials`).
+    """Ask the master at `target` for NATS credentials, retrying transient failures by
+    `policy` (`attempts` and `backoff`, the first pause, override its tries and first pause);
+    over TLS trusting `ca_pem` alone when it is given (or `channel_credentials`).
 
     Raises CredentialsRejected at once for a refusal (bad token, malformed request) and
     CredentialsUnavailable when `attempts` calls of `timeout` seconds each all failed.
     """
+    policy = dataclasses.replace(
+        policy,
+        tries=policy.tries if attempts is None else max(1, attempts),
+        first_s=policy.first_s if backoff is None else backoff,
+    )
     subjects = JobSubjects(namespace, job)
     validate_pod_name(pod_name)
     kp = new_user_keypair()
@@ -410,9 +419,7 @@ async def request_credentials(
     )
     if ca_pem is not None and channel_credentials is None:
         channel_credentials = tls_channel_credentials(ca_pem)
-    reply = await _call_with_retries(
-        target, request, attempts, timeout, backoff, channel_credentials
-    )
+    reply = await _call_with_retries(target, request, policy, timeout, channel_credentials)
     expected = (subjects.master, subjects.report(pod_name))
     if (reply.subjects.master, reply.subjects.worker) != expected:
         raise TransportError(f"credential server sent subjects {reply.subjects} for {subjects}")
@@ -420,35 +427,44 @@ async def request_credentials(
     return IssuedCredentials(credentials=creds, nats_url=reply.nats_url, subjects=subjects)
 
 
+class _Unavailable(Exception):
+    """A call that failed in a way worth trying again (the server not reachable yet)."""
+
+
 async def _call_with_retries(
     target: str,
     request: pb.IssueRequest,
-    attempts: int,
+    policy: RetryPolicy,
     timeout: float,
-    backoff: float,
     channel_credentials: Any,
 ) -> pb.IssueReply:
     if channel_credentials is None:
         channel = grpc.aio.insecure_channel(target)
     else:
         channel = grpc.aio.secure_channel(target, channel_credentials)
-    last = "no attempt made"
     async with channel:
         stub = pb_grpc.CredentialsStub(channel)
-        for attempt in range(max(1, attempts)):
-            if attempt:
-                delay = backoff * 2 ** (attempt - 1) * random.uniform(0.5, 1.0)
-                await asyncio.sleep(min(delay, 5.0))
+
+        async def issue() -> pb.IssueReply:
             try:
                 reply: pb.IssueReply = await stub.Issue(
                     request, timeout=timeout, wait_for_ready=True
                 )
-                return reply
             except grpc.aio.AioRpcError as err:
                 last = f"{err.code().name}: {err.details()}"
                 if err.code() not in _RETRYABLE:
                     raise CredentialsRejected(
                         f"credential server {target} refused: {last}", code=err.code().name
                     ) from None
-                log.info("credentials from %s: attempt %d failed (%s)", target, attempt + 1, last)
-    raise CredentialsUnavailable(f"no credentials from {target} after {attempts} attempts: {last}")
+                raise _Unavailable(last) from None
+            return reply
+
+        def failed(attempt: int, exc: BaseException) -> None:
+            log.info("credentials from %s: attempt %d failed (%s)", target, attempt, exc)
+
+        try:
+            return await retry.call_async(issue, policy, _Unavailable, failed)
+        except _Unavailable as exc:
+            raise CredentialsUnavailable(
+                f"no credentials from {target} after {policy.tries} attempts: {exc}"
+            ) from None
