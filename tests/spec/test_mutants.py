@@ -11,7 +11,15 @@ import pytest
 
 from aegis.errors import SpecError
 from tools.tlc import run_tlc
-from tools.tlc.mutants import Mutant, apply_patch, load_mutants, mutated_copy, run_mutant, verdict
+from tools.tlc.mutants import (
+    Mutant,
+    apply_patch,
+    drop_checks,
+    load_mutants,
+    mutated_copy,
+    run_mutant,
+    verdict,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "spec" / "AegisPhase.tla"
@@ -106,3 +114,12 @@ def test_a_malformed_mutant_is_refused(tmp_path: Path, entry: str, message: str)
     )
     with pytest.raises(SpecError, match=message):
         load_mutants(toml)
+
+
+def test_a_mutant_can_leave_out_the_checks_that_find_its_behaviour_first() -> None:
+    cfg = "INVARIANT A\nINVARIANT AB\nPROPERTY P\n"
+    assert drop_checks(cfg, ["A", "P"]) == "INVARIANT AB\n"
+    with pytest.raises(SpecError, match="check Missing is listed 0 times"):
+        drop_checks(cfg, ["Missing"])
+    for mutant in MUTANTS:  # every name a mutant leaves out is one the cfg checks
+        drop_checks(CFG.read_text(encoding="utf-8"), mutant.without)
