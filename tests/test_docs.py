@@ -37,11 +37,7 @@ def _tracked() -> list[Path]:
 
 def _held() -> list[Path]:
     """The tracked files the citation rules hold (not this file, which names the patterns)."""
-    return [
-        path
-        for path in _tracked()
-        if path.name != "test_docs.py"
-    ]
+    return [path for path in _tracked() if path.name != "test_docs.py"]
 
 
 def _headings(doc: Path) -> list[str]:
