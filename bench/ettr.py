@@ -269,51 +269,70 @@ def summarize(
     outside = ff_wall - distinct * (pace if ff_step is None else ff_step)
     lost = wall - distinct * pace - outside
     n = len(job.applied)
-    saves = [e["save_s"] for e in steps if e["save_s"] > 0]
+    restores, recomputed = _restores(job, ev, rank0)
+    return {
+        "wall_s": round(wall, 2),
+        "fault_free_wall_s": round(ff_wall, 2),
+        "step_s": round(pace, 4),
+        "fault_free_step_s": _rounded(ff_step, 4),
+        "finished": finished,
+        "faults": n,
+        "faults_by_kind": _by_kind(job),
+        "ettr": _ratio(wall - lost, wall, 3),
+        "ettr_raw": _ratio(ff_wall, wall, 3),
+        "lost_per_fault_s": _ratio(lost, n, 2),
+        "recomputed_per_fault": _ratio(len(rank0) - distinct, n, 2),
+        "recomputed_by_kind": {k: v for k, v in recomputed.items() if v},
+        "save_blocking_s": _stats([e["save_s"] for e in steps if e["save_s"] > 0]),
+        "restore_s": {k: _stats(v) for k, v in restores.items()},
+        "recovered": f"{_recovered(job, rank0)}/{n}",
+        "step_compute_during_persist_ratio": _persist_ratio(rank0),
+    }
+
+
+def _rounded(x: float | None, digits: int) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def _ratio(a: float, b: float, digits: int) -> float | None:
+    """a / b rounded (None when b is 0: no wall time, no fault)."""
+    return round(a / b, digits) if b else None
+
+
+def _by_kind(job: Job) -> dict[str, int]:
+    return {k: sum(1 for _, f in job.applied if f.kind == k) for k in KINDS}
+
+
+def _recovered(job: Job, rank0: Sequence[dict[str, Any]]) -> int:
+    """The faults after which rank 0 made a step again."""
+    return sum(1 for t, _ in job.applied if any(s["t"] > t for s in rank0))
+
+
+def _restores(
+    job: Job, ev: Sequence[dict[str, Any]], rank0: Sequence[dict[str, Any]]
+) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
+    """Rank 0's restore times by source, and the steps each restart recomputed by the kind
+    of the fault that caused it (the last one applied before the restore, a slow rank aside)."""
     restores: dict[str, list[float]] = {}
     recomputed: dict[str, list[int]] = {k: [] for k in KINDS}
     for e in (x for x in ev if x["e"] == "restored" and x["rank"] == 0):
         restores.setdefault(e["source"], []).append(e["s"])
         before = [s for s in rank0 if s["t"] < e["t"]]
-        cause = [f for t, f in job.applied if t < e["t"] and f.kind != "slow"]  # a restart's
+        cause = [f for t, f in job.applied if t < e["t"] and f.kind != "slow"]
         if before and cause:
             recomputed[cause[-1].kind].append(max(s["step"] for s in before) - e["step"])
-    recovered = sum(1 for t, _ in job.applied if any(s["t"] > t for s in rank0))
+    return restores, recomputed
+
+
+def _persist_ratio(rank0: Sequence[dict[str, Any]]) -> float | None:
+    """A step's compute in the three steps after a persist began, over the other steps'."""
     persist = [i for i, e in enumerate(rank0) if e.get("persisting")]
     near = {i + k for i in persist for k in (1, 2, 3)}
     during = [rank0[i]["compute"] for i in near if i < len(rank0)]
     other = [e["compute"] for i, e in enumerate(rank0) if i not in near and i not in persist]
-    return {
-        "wall_s": round(wall, 2),
-        "fault_free_wall_s": round(ff_wall, 2),
-        "step_s": round(pace, 4),
-        "fault_free_step_s": None if ff_step is None else round(ff_step, 4),
-        "finished": finished,
-        "faults": n,
-        "faults_by_kind": {k: sum(1 for _, f in job.applied if f.kind == k) for k in KINDS},
-        "ettr": round(1 - lost / wall, 3) if wall else None,
-        "ettr_raw": round(ff_wall / wall, 3) if wall else None,
-        "lost_per_fault_s": round(lost / n, 2) if n else None,
-        "recomputed_per_fault": round((len(rank0) - distinct) / n, 2) if n else None,
-        "recomputed_by_kind": {k: v for k, v in recomputed.items() if v},
-        "save_blocking_s": _stats(saves),
-        "restore_s": {k: _stats(v) for k, v in restores.items()},
-        "recovered": f"{recovered}/{n}",
-        "step_compute_during_persist_ratio": (
-            round(statistics.mean(during) / statistics.median(other), 3)
-            if during and other
-            else None
-        ),
-    }
-
-
-def summarize_kept(work: Path) -> dict[str, Any]:
-    """`summarize` of a run kept in `work`: its events.jsonl and a run.json of the run's
-    name, wall, finished, fault-free wall and step, and the faults applied ([t, at, kind, rank])."""
-    run = json.loads((work / "run.json").read_text())
-    job = Job(run["name"], [], {}, work)
-    job.applied = [(t, Fault(at, kind, rank)) for t, at, kind, rank in run["applied"]]
-    return summarize(job, run["wall"], run["finished"], run["ff_wall"], run.get("ff_step"))
+    if not (during and other):
+        return None
+    return round(statistics.mean(during) / statistics.median(other), 3)
 
 
 def _stats(xs: Sequence[float]) -> dict[str, float] | None:
@@ -324,6 +343,15 @@ def _stats(xs: Sequence[float]) -> dict[str, float] | None:
         "median": round(statistics.median(xs), 5),
         "mean": round(statistics.mean(xs), 5),
     }
+
+
+def summarize_kept(work: Path) -> dict[str, Any]:
+    """`summarize` of a run kept in `work`: its events.jsonl and a run.json of the run's
+    name, wall, finished, fault-free wall and step, and the faults applied ([t, at, kind, rank])."""
+    run = json.loads((work / "run.json").read_text())
+    job = Job(run["name"], [], {}, work)
+    job.applied = [(t, Fault(at, kind, rank)) for t, at, kind, rank in run["applied"]]
+    return summarize(job, run["wall"], run["finished"], run["ff_wall"], run.get("ff_step"))
 
 
 def save_section(args: argparse.Namespace) -> dict[str, Any]:
