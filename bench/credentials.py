@@ -137,7 +137,7 @@ def _ask_all(address: str, token: str, uids: dict[str, str], conn: Connection) -
         await asyncio.gather(
             *(
                 request_credentials(
-                    address, namespace=NAMESPACE, job=JOB, pod_name=pod, bootstrap_token=token,
+                    address, namespace=NAMESPACE, job=JOB, pod_name=pod, proof=token,
                     incarnation=uid, attempts=1, timeout=600.0,
                 )
                 for pod, uid in uids.items()

@@ -14,6 +14,9 @@ from typing import Any
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
 from aegis.protocol.environment import (
+    DEFAULT_CREDENTIAL_TTL_S as DEFAULT_TTL_S,
+)
+from aegis.protocol.environment import (
     DEFAULT_HEARTBEAT_RATE,
     FALLBACKS,
     ConfigError,
@@ -51,7 +54,11 @@ def register(sub: Any) -> None:
         help="also write each rank's stdout/stderr to DIR/<pod>/attempt_<n>/<local rank>/",
     )
     run.add_argument("--max-retry", type=int, default=3, help="restarts allowed (default 3)")
-    run.add_argument("--job", default="local", help="job name (DNS label)")
+    run.add_argument(
+        "--job",
+        default="",
+        help="job name (DNS label; default: local-<6 random hex digits>, no other job's)",
+    )
     run.add_argument("--namespace", default="default", help="namespace (DNS label)")
     run.add_argument("--state-dir", type=Path, help="status and step log (default: temp dir)")
     run.add_argument(
@@ -116,6 +123,14 @@ def register(sub: Any) -> None:
         "(besides aegis.checkpoint_done); a slow node is evicted only after one",
     )
     run.add_argument(
+        "--credential-ttl",
+        type=float,
+        default=DEFAULT_TTL_S,
+        metavar="S",
+        help="seconds an agent's NATS credential lives (its agent renews it at half; a "
+        f"credential kept by anyone else dies with it; default {DEFAULT_TTL_S:g})",
+    )
+    run.add_argument(
         "--metrics-port",
         type=int,
         default=0,
@@ -150,13 +165,20 @@ def register(sub: Any) -> None:
     agent.set_defaults(func=_agent)
 
     ctl = sub.add_parser("controller", help="a job's controller process")
-    ctl.add_argument("--state-dir", type=Path, required=True)
+    ctl.add_argument(
+        "--state-dir",
+        type=Path,
+        help="its state directory (default: handed over on AEGIS_STATE_DIR_FD, as `aegis "
+        "run` passes it)",
+    )
     ctl.add_argument("--job", required=True)
     ctl.add_argument("--namespace", default="default")
     ctl.add_argument("--workers", type=int, required=True)
     ctl.add_argument("--max-retry", type=int, required=True)
     ctl.add_argument("--nats-url", required=True)
-    ctl.add_argument("--creds", type=Path, required=True, help="controller credentials file")
+    ctl.add_argument(
+        "--creds", type=Path, help="controller credentials file (default: in the state dir)"
+    )
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
     ctl.add_argument("--heartbeat-timeout", type=float, default=10.0)
@@ -193,6 +215,7 @@ def _run(args: argparse.Namespace) -> int:
         args.parser.error(f"--metrics-port {args.metrics_port}: use 1..65535 (0: off)")
     for flag, value, low in (
         ("--connect-timeout", args.connect_timeout, None),
+        ("--credential-ttl", args.credential_ttl, None),
         ("--heartbeat-timeout", args.heartbeat_timeout, 0.0),
         ("--hang-timeout", args.hang_timeout, 0.0),
     ):
@@ -239,6 +262,7 @@ def _run(args: argparse.Namespace) -> int:
         standby=args.standby,
         preload=preload,
         log_dir=str(Path(args.log_dir).resolve()) if args.log_dir else "",
+        credential_ttl=args.credential_ttl,
     )
     return asyncio.run(run_local(job))
 
@@ -247,11 +271,20 @@ def _agent(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from aegis.protocol.environment import AgentConfig, Var
+    from aegis.runtime.agent.containment import set_child_subreaper
+    from aegis.runtime.agent.identity import agent_proof
     from aegis.runtime.agent.pid1 import become_init
     from aegis.runtime.agent.service import agent_main
+    from aegis.runtime.lifetime import keep_memory_private
 
+    # first of all: the proof of this incarnation, out of reach of anything started later,
+    # and this process's memory (its credential's seed) out of the training's reach
+    keep_memory_private()
+    proof = agent_proof(os.environ)
     # as PID 1 in a container: a forked parent stays PID 1, reaps zombies, forwards signals
     become_init()
+    # whatever a rank leaves behind comes to this agent, never to init (containment.py)
+    set_child_subreaper()
     _logging()
     env = dict(os.environ)
     cmd = list(args.cmd)
@@ -259,7 +292,7 @@ def _agent(args: argparse.Namespace) -> int:
         cmd = cmd[1:]
     if cmd:
         env[Var.COMMAND] = json.dumps(cmd)
-    cfg = AgentConfig.from_env(env)
+    cfg = replace(AgentConfig.from_env(env), token=proof)
     if args.connect_timeout is not None:
         cfg = replace(cfg, connect_timeout=args.connect_timeout)
     if args.nproc_per_node is not None:
@@ -268,9 +301,12 @@ def _agent(args: argparse.Namespace) -> int:
 
 
 def _controller(args: argparse.Namespace) -> int:
+    from aegis.protocol.environment import Var
     from aegis.runtime.controller.core import JobConfig
     from aegis.runtime.controller.gc_tuning import tune_controller_process
-    from aegis.runtime.controller.service import load_credentials, serve
+    from aegis.runtime.controller.service import CONTROLLER_CREDS, load_credentials, serve
+    from aegis.runtime.handover import take_handed
+    from aegis.runtime.lifetime import keep_memory_private
 
     for flag, value in (
         ("--heartbeat-timeout", args.heartbeat_timeout),
@@ -278,7 +314,13 @@ def _controller(args: argparse.Namespace) -> int:
     ):
         if not (math.isfinite(value) and value >= 0):
             args.parser.error(f"{flag} {value}: use a finite number >= 0 (0: off)")
+    handed = take_handed(os.environ, Var.STATE_DIR_FD)
+    state_dir: Path | None = args.state_dir or (Path(handed) if handed else None)
+    if state_dir is None:
+        args.parser.error(f"--state-dir (or {Var.STATE_DIR_FD}) is required")
+        return 2  # error() exits
     _logging()
+    keep_memory_private()  # its credentials and the job's state: not the training's to read
     tune_controller_process()
     pods = tuple(f"{args.job}-worker-{i}" for i in range(args.workers))
     job = JobConfig(
@@ -291,11 +333,11 @@ def _controller(args: argparse.Namespace) -> int:
         args.heartbeat_timeout,
         args.heartbeat_rate,
     )
-    creds = load_credentials(args.creds)
+    creds = load_credentials(args.creds or state_dir / CONTROLLER_CREDS)
     return asyncio.run(
         serve(
             job,
-            args.state_dir,
+            state_dir,
             args.nats_url,
             creds,
             events=args.events,

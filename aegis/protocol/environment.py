@@ -26,6 +26,9 @@ DEFAULT_HEARTBEAT_S = 5.0
 # period when pods / period would exceed it (Order.beat_s; docs/operations.md, "Heartbeats")
 DEFAULT_HEARTBEAT_RATE = 1000.0
 DEFAULT_MASTER_PORT = 29500
+# a worker's NATS credential lives this long (its agent renews it at half of it): one kept
+# by anyone else after its incarnation was replaced dies within it (docs/security.md)
+DEFAULT_CREDENTIAL_TTL_S = 300.0
 AUTO = 0  # nproc_per_node "auto": the node's visible GPUs, else 1 (resolved by the agent)
 FALLBACKS = ("independent", "fail")  # what an agent does without a controller
 
@@ -62,6 +65,15 @@ class Var(StrEnum):
     FALLBACK = "AEGIS_FALLBACK"  # no controller: "independent" (run alone) or "fail"
     STANDBY = "AEGIS_STANDBY"  # "on": keep each rank's next interpreter started ("off")
     PRELOAD = "AEGIS_PRELOAD"  # comma-separated modules the standbys import ahead
+    # local mode: the inherited socket holding this incarnation's one-time secret (read once;
+    # aegis.runtime.handover); the number is no secret
+    SECRET_FD = "AEGIS_SECRET_FD"
+    # Kubernetes: the pod's projected service-account token (audience "aegis"), the proof of
+    # its identity (docs/security.md)
+    TOKEN_FILE = "AEGIS_TOKEN_FILE"
+    # local mode: the inherited socket holding the controller's state directory (handed over
+    # as a secret is: neither its command line nor its environment names the directory)
+    STATE_DIR_FD = "AEGIS_STATE_DIR_FD"
 
 
 # what the training command is told (everything else of the contract is the agent's own): its
@@ -158,6 +170,10 @@ class AgentConfig:
     fallback: str = "independent"  # no controller: run the command alone, or "fail"
     standby: bool = False  # start each rank's next attempt ahead (aegis.runtime.agent.standby)
     preload: tuple[str, ...] = ()  # modules the standbys import ahead
+
+    def __post_init__(self) -> None:
+        if not self.incarnation:  # every agent process is an incarnation of its own
+            object.__setattr__(self, "incarnation", os.urandom(8).hex())
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgentConfig:

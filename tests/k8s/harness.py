@@ -114,7 +114,7 @@ async def worker_bus(
         namespace=NAMESPACE,
         job="train",
         pod_name=pod,
-        bootstrap_token=token,
+        proof=token,
         incarnation=uid or worker_pod(cluster, pod),
         attempts=1,
     )

@@ -44,7 +44,7 @@ def creds(cluster: Cluster) -> Iterator[CredentialProcess]:
 async def _ask(creds: CredentialProcess, cluster: Cluster, job: str, pod: str) -> str:
     """A credential for `pod` of `job` (its uid from the API); the NATS URL it names."""
     issued = await request_credentials(
-        creds.address, namespace=NAMESPACE, job=job, pod_name=pod, bootstrap_token=TOKEN,
+        creds.address, namespace=NAMESPACE, job=job, pod_name=pod, proof=TOKEN,
         incarnation=worker_pod(cluster, pod, job), attempts=1,
     )  # fmt: skip
     return issued.nats_url
@@ -68,7 +68,7 @@ async def test_a_registered_jobs_pods_get_credentials_until_it_is_revoked(
     with pytest.raises(CredentialsRejected, match="not one this job expects"):
         await request_credentials(
             creds.address, namespace=NAMESPACE, job="train", pod_name="train-worker-1",
-            bootstrap_token=TOKEN, incarnation="not-its-uid", attempts=1,
+            proof=TOKEN, incarnation="not-its-uid", attempts=1,
         )  # fmt: skip
     creds.revoke(NAMESPACE, "train")
     with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
@@ -119,7 +119,7 @@ async def test_the_child_accepts_the_pods_its_watch_shows_without_asking_the_api
         async def ask(pod: str, incarnation: str) -> str:
             issued = await request_credentials(
                 process.address, namespace=NAMESPACE, job="train", pod_name=pod,
-                bootstrap_token=TOKEN, incarnation=incarnation, attempts=1,
+                proof=TOKEN, incarnation=incarnation, attempts=1,
             )  # fmt: skip
             return issued.nats_url
 

@@ -203,7 +203,7 @@ def test_nats_runs_with_the_configmap_and_generated_keys(tmp_path: Path) -> None
     assert job.token_matches("s3cret") and not job.token_matches("guess")
     kp = new_user_keypair()
     worker = UserCredentials(
-        job.worker_jwt(kp.public_key.decode(), "train-worker-0"), bytes(kp.seed)
+        job.worker_jwt(kp.public_key.decode(), "train-worker-0", "uid-0"), bytes(kp.seed)
     )
     cmd = [
         find_nats_server(),

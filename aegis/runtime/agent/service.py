@@ -57,13 +57,14 @@ from aegis.runtime.agent.core import (
     Work,
     round_outcome,
 )
+from aegis.runtime.agent.identity import keep_renewed
 from aegis.runtime.agent.ranks import LocalRanks, Placement
 from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.control import handle_agent_request
-from aegis.runtime.errors import NoReply, RunnerError, TransportError
+from aegis.runtime.errors import CredentialsRejected, NoReply, RunnerError, TransportError
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.transport.grpc_credentials import request_credentials
+from aegis.runtime.transport.grpc_credentials import IssuedCredentials, request_credentials
 
 log = logging.getLogger(__name__)
 
@@ -197,14 +198,17 @@ class AgentService:
         sender = Sender(cfg.incarnation, cfg.node, cfg.pod_ip, cfg.node_ip)
         self.core = AgentCore(cfg.job, cfg.namespace, cfg.pod, sender)
         self.subjects = JobSubjects(cfg.namespace, cfg.job)
-        self.report_subject = self.subjects.report(cfg.pod)
-        self.join_subject = self.subjects.join(cfg.pod)
+        # this incarnation's own subjects: its credential may publish on these only
+        self.report_subject = self.subjects.report(cfg.pod, cfg.incarnation)
+        self.join_subject = self.subjects.join(cfg.pod, cfg.incarnation)
+        self.heartbeat_subject = self.subjects.heartbeat(cfg.pod, cfg.incarnation)
         self.diag = diag or DiagnosisClient(env=diagnosis_env(cfg), simulate=cfg.simulate)
         self.orders: asyncio.Queue[Message] = asyncio.Queue()
         self.beat_sooner = asyncio.Event()  # set when an order may have shortened the period
         self.stopped = asyncio.Event()
         self.exit_code = 0
         self.bus: Bus | None = None
+        self.issued: IssuedCredentials | None = None  # this incarnation's credential
         self.work: asyncio.Task[None] | None = None
         self.ranks: LocalRanks | None = None
         self.nproc = local_ranks_of(cfg)
@@ -222,6 +226,12 @@ class AgentService:
                 deadline = asyncio.get_running_loop().time() + self.cfg.connect_timeout
                 await asyncio.wait_for(self._connect(), self.cfg.connect_timeout)
                 await self._join(deadline)  # a controller that is there may be behind
+            except CredentialsRejected as exc:
+                # refused, not absent: never run the command alone on that (someone else may
+                # hold this incarnation's credential); exit to be replaced by a new one
+                warm.cancel()
+                self._credential_lost(f"the credential service refused it: {exc}")
+                return self.exit_code
             except (TransportError, TimeoutError, OSError) as exc:
                 log.warning("agent %s: cannot reach the controller: %s", self.cfg.pod, exc)
                 warm.cancel()
@@ -235,10 +245,12 @@ class AgentService:
                     return AgentExit.NO_CONTROLLER
                 return await run_independent(self.cfg)
             beat = supervised(self._heartbeat(), "heartbeat", self._background_failed)
+            renew = supervised(self._keep_renewed(), "renewal", self._background_failed)
             try:
                 await self._serve()
             finally:
                 beat.cancel()
+                renew.cancel()
             return self.exit_code
         finally:
             await self._stop_work()
@@ -259,23 +271,31 @@ class AgentService:
         print(f"aegis: agent {self.cfg.pod}: internal failure {exc!r}: exit", flush=True)
         self.stop(AgentExit.EVICTED)  # replaced in place: not a node fault
 
+    async def _keep_renewed(self) -> None:
+        assert self.bus is not None and self.issued is not None
+        await keep_renewed(self.cfg.grpc_target, self.issued, self.bus, self._credential_lost)
+
+    def _credential_lost(self, why: str) -> None:
+        print(f"aegis: agent {self.cfg.pod}: {why}; exit {AgentExit.EVICTED}", flush=True)
+        self.stop(AgentExit.EVICTED)  # replaced in place by its launcher, if it is not already
+
     async def _connect(self) -> None:
         cfg = self.cfg
-        issued = await request_credentials(
+        issued = self.issued = await request_credentials(
             cfg.grpc_target,
             namespace=cfg.namespace,
             job=cfg.job,
             pod_name=cfg.pod,
-            bootstrap_token=cfg.token,
+            proof=cfg.token,
             incarnation=cfg.incarnation,
             attempts=1000,
             timeout=2.0,
             backoff=0.1,
         )
-        # the token is spent: gone from this process's environment (a child never saw it)
+        # the proof is spent: gone from this process's environment (a child never saw it)
         os.environ.pop(Var.BOOTSTRAP_TOKEN, None)
-        # the credential allows this pod's own subjects only: its reports, its heartbeats,
-        # the orders, ctl requests to it and its own reply inbox
+        # the credential allows this incarnation's own subjects only: its joins, reports and
+        # heartbeats, the orders, ctl requests to its pod and its own reply inbox
         self.bus = await Bus.connect(
             issued.nats_url,
             issued.credentials,
@@ -618,9 +638,7 @@ class AgentService:
             last = loop.time()
             if self.bus is not None and self.bus.connected:
                 with contextlib.suppress(TransportError):
-                    await self.bus.publish(
-                        self.subjects.heartbeat(self.cfg.pod), self.core.heartbeat()
-                    )
+                    await self.bus.publish(self.heartbeat_subject, self.core.heartbeat())
 
     async def _stop_work(self) -> None:
         task, self.work = self.work, None

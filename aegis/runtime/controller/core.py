@@ -58,6 +58,15 @@ from aegis.protocol.state_codec import (
     encode,
     encode_choices,
 )
+from aegis.protocol.subjects import PodSubject
+from aegis.runtime.controller.identity import (
+    RefusalNotes,
+    is_retired,
+    names_its_sender,
+    payload_incarnation,
+    retire,
+    warnings,
+)
 from aegis.runtime.controller.order_versions import OrderVersions, order_grace
 from aegis.runtime.controller.status_budget import StatusBudget
 from aegis.runtime.controller.store import ErrorNode, PodInfo, Snapshot, Status, StatusStore
@@ -220,7 +229,7 @@ class Extras:
     """Runtime bookkeeping persisted beside the spec state (not part of the model); its maps
     log their changes in `undo` (a rollback and a WAL record cost O(the changes))."""
 
-    MAPS = ("incarnations", "evicted", "counters", "reasons")
+    MAPS = ("incarnations", "evicted", "counters", "reasons", "retired")
 
     def __init__(
         self,
@@ -232,6 +241,7 @@ class Extras:
         counters: Mapping[str, int] | None = None,
         evicted: Mapping[str, str] | None = None,
         reasons: Mapping[str, str] | None = None,
+        retired: Mapping[str, list[str]] | None = None,
     ) -> None:
         self.undo = UndoLog()
         self.incarnations: TrackedDict[str, str | None] = _tracked(self.undo, incarnations)
@@ -241,6 +251,8 @@ class Extras:
         self.counters = TrackedCounter(self.undo, (counters or {}).items())
         self.evicted: TrackedDict[str, str] = _tracked(self.undo, evicted)  # pod -> lost inc.
         self.reasons: TrackedDict[str, str] = _tracked(self.undo, reasons)  # last failure
+        # pod -> its replaced incarnations, the last few (aegis.runtime.controller.identity)
+        self.retired: TrackedDict[str, list[str]] = _tracked(self.undo, retired)
         for name, value in self.counters.items():
             if not isinstance(name, str) or not isinstance(value, int):
                 raise TypeError(f"counter {name!r} = {value!r}: not a count")
@@ -262,6 +274,7 @@ class Extras:
             "publishedSeq": self.published_seq,
             "counters": dict(self.counters),
             "evicted": dict(self.evicted),
+            "retired": dict(self.retired),
         }
 
     @classmethod
@@ -275,6 +288,7 @@ class Extras:
             counters=dict(ex.get("counters", {})),
             evicted=dict(ex.get("evicted", {})),
             reasons=reasons,
+            retired={str(p): list(i) for p, i in dict(ex.get("retired", {})).items()},
         )
 
     def delta(self) -> dict[str, Any]:
@@ -418,7 +432,7 @@ class ControllerCore:
         first = ModelValue(job.pods[0])
         self._default_part = tuple(apply(one[n], first) for n in agent_view.PER_POD)
         self._unlogged: list[StepResult] = []  # steps of this event, logged once it is saved
-        self._impersonators: set[str] = set()  # pods already logged for claiming another
+        self.refusals = RefusalNotes()  # refused observations in the step log, since when
         self.persistence = SaveHealth()  # failed status saves (kept across rollbacks)
         self.extras = Extras()
         # (phase, recoverCount) last committed, and the history entries committed since the
@@ -464,9 +478,10 @@ class ControllerCore:
         if known == inc and self._agent_state(w) == "Ready":
             self.extras.counters["duplicate_ack"] += 1
             return Outcome(self.order_for(pod))
-        if known != inc and self.extras.evicted.get(pod) == inc:
-            # an incarnation declared lost, asking again (its ACK sent again, e.g. on waking),
-            # before or after its replacement joined: it must leave, not take the pod back
+        if known != inc and self._replaced(pod, inc):
+            # an incarnation declared lost or replaced, asking again (its ACK sent again on
+            # waking, or a credential someone kept): it must leave, not take the pod back
+            self.extras.counters["retired_incarnation"] += 1
             return Outcome(self.eviction(pod, inc))
         if known is not None and known != inc:
             # its replacement joined before the launcher said the old incarnation was lost
@@ -474,6 +489,7 @@ class ControllerCore:
             # in the fault log as the launcher's would be (which then counts as lost_unknown)
             self._fault(pod, "agent replaced: a new incarnation joined before its loss came")
             self._lost(pod, replaced=True)
+            retire(self.extras.retired, pod, known)
             self.engine.settle()
         self.extras.incarnations[pod] = inc
         self.last_seen[pod] = time.monotonic()
@@ -491,7 +507,7 @@ class ControllerCore:
         """
         pod, inc = self._authentic(msg, need_known=True)
         if pod is None:
-            evicted = bool(inc) and self.extras.evicted.get(msg.pod_name) == inc
+            evicted = bool(inc) and self._replaced(msg.pod_name, inc)
             return Outcome(
                 self._receipt(msg, ReceiptResult.EVICTED if evicted else ReceiptResult.FORGED)
             )
@@ -499,7 +515,7 @@ class ControllerCore:
             body = Report.from_data(msg.data)
         except MalformedMessage as exc:
             self.extras.counters["malformed"] += 1
-            log.warning("report from %s dropped: %s", pod, exc)
+            warnings.warning((pod, "malformed report"), "report from %s dropped: %s", pod, exc)
             return Outcome(self._receipt(msg, ReceiptResult.FORGED))
         self.last_seen[pod] = time.monotonic()
         self._remember_address(pod, body.sender)
@@ -513,9 +529,11 @@ class ControllerCore:
             choices["outcome"] = kind
         found = self.engine.find(label, **choices)
         if found is None:
+            # nothing changes: counted, logged once per pod and kind until the state does
             self.extras.counters["not_enabled"] += 1
-            self.engine.reject(label, **choices)  # logged as rejected
-            return self._finish(self._receipt(msg, ReceiptResult.NOT_ENABLED))
+            if self.refusals.first(pod, kind, self.engine.seq_no):
+                self.engine.reject(label, **choices)  # logged as rejected
+            return Outcome(self._receipt(msg, ReceiptResult.NOT_ENABLED))
         report = Fn({"from": w, "type": kind, "seq": msg.seq})
         if label is not Label.agentEvict and report not in found[1].state.msgs - self.state.msgs:
             self.extras.counters["stale"] += 1
@@ -557,10 +575,14 @@ class ControllerCore:
         was not declared lost already) is a pod restart too."""
         known = self.extras.incarnations.get(pod)
         unjoined = known is None and bool(incarnation)
-        unjoined = unjoined and self.extras.evicted.get(pod) != incarnation
+        unjoined = unjoined and not self._replaced(pod, incarnation)
         if pod not in self.job.pod_set or (known != incarnation and not unjoined):
             self.extras.counters["lost_unknown"] += 1
+            if pod in self.job.pod_set:
+                retire(self.extras.retired, pod, incarnation)  # it exited: it never speaks
+                self._save()
             return Outcome()
+        retire(self.extras.retired, pod, incarnation)
         if exit_code == 1 and self._agent_state(ModelValue(pod)) == "Exited":
             why = self.extras.reasons.get(pod) or "node fault"
             self.taint(node, f"agent {pod} exited 1: {why}", save=False)
@@ -584,31 +606,32 @@ class ControllerCore:
                 holds, holds_pod = heartbeat_versions(msg.data)
             except MalformedMessage as exc:
                 self.extras.counters["malformed"] += 1
-                log.warning("heartbeat from %s: %s", pod, exc)
+                warnings.warning((pod, "malformed heartbeat"), "heartbeat from %s: %s", pod, exc)
                 return Outcome()
             if self.order_versions.missed(pod, holds, holds_pod, now):
                 self.extras.counters["order_resent"] += 1
                 return Outcome(resend=self.order_for(pod))
-        elif self.extras.evicted.get(pod) == inc:
+        elif self._replaced(pod, inc):
             return Outcome(self.eviction(pod, inc))
         else:
             self.extras.counters["old_heartbeat"] += 1
         return Outcome()
 
-    def sender_matches(self, pod: str | None, msg: Message) -> bool:
-        """Whether `msg` names the pod it was sent by (`pod`, from its subject); a mismatch is
-        counted and logged once per sending pod, and the message is dropped."""
-        if pod is not None and msg.pod_name == pod:
+    def sender_matches(self, sender: PodSubject | None, msg: Message) -> bool:
+        """Whether `msg` names the pod and incarnation it was sent by (`sender`, from its
+        subject); a mismatch is counted, logged at most once a minute per sending pod, and
+        the message is dropped."""
+        if names_its_sender(sender, msg):
             return True
         self.extras.counters["impersonation"] += 1
-        key = pod or "?"
-        if key not in self._impersonators:
-            self._impersonators.add(key)
-            log.warning(
-                "message from %s claims to be from %s: dropped (further ones are only counted)",
-                key,
-                msg.pod_name,
-            )
+        key = f"{sender.pod} {sender.incarnation}" if sender is not None else "?"
+        warnings.warning(
+            (key, "impersonation"),
+            "message from %s claims to be from %s %s: dropped",
+            key,
+            msg.pod_name,
+            payload_incarnation(msg)[:63],
+        )
         return False
 
     def misrouted(self, msg: Message) -> Message | None:
@@ -659,11 +682,18 @@ class ControllerCore:
             self._fault(pod, f"missed heartbeats for {self.job.silence_timeout:g} s: pod lost")
             self.extras.incarnations[pod] = None
             self.extras.evicted[pod] = inc
+            retire(self.extras.retired, pod, inc)
             log.warning("agent %s (incarnation %s) missed its heartbeats: pod lost", pod, inc)
         else:
             self.extras.counters["heartbeat_lost_not_enabled"] += 1
             log.warning("agent %s missed its heartbeats; envPodRestart not enabled", pod)
         return self._finish(None)
+
+    def _replaced(self, pod: str, incarnation: str) -> bool:
+        """Whether `incarnation` of `pod` was declared lost or replaced (it must leave)."""
+        return self.extras.evicted.get(pod) == incarnation or is_retired(
+            self.extras.retired, pod, incarnation
+        )
 
     def eviction(self, pod: str, incarnation: str) -> Message:
         """The order telling a lost incarnation of `pod` to exit (it is replaced)."""
@@ -1029,13 +1059,14 @@ class ControllerCore:
             return self._forged("unknown pod or no incarnation", msg), inc
         if need_known and self.extras.incarnations.get(msg.pod_name) != inc:
             self.extras.counters["old_incarnation"] += 1
-            log.info("report from an old incarnation of %s dropped", msg.pod_name)
+            log.debug("report from an old incarnation of %s dropped", msg.pod_name)
             return None, inc
         return msg.pod_name, inc
 
     def _forged(self, why: str, msg: Message) -> str | None:
         self.extras.counters["forged"] += 1
-        log.warning(
+        warnings.warning(
+            ("forged", why),
             "forged message (%s) from %s/%s/%s dropped",
             why,
             msg.aegis_namespace,
@@ -1362,7 +1393,7 @@ def check_status_fields(status: Status, state: State, pods: Iterable[str]) -> No
         if status.worker_seqs[pod] != apply(state.agentSeq, w):
             raise bad(f"workerSeqs[{pod!r}]", status.worker_seqs[pod], apply(state.agentSeq, w))
     runtime = status.runtime
-    for name in ("incarnations", "evicted"):
+    for name in ("incarnations", "evicted", "retired"):
         keys = runtime.get(name, {})
         strays = sorted(set(keys) - set(names)) if isinstance(keys, Mapping) else keys
         if strays:

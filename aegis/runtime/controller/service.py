@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
+import math
 import signal
 import sys
 import time
@@ -57,11 +59,17 @@ from aegis.runtime.transport.bus import (
     MAX_RUNNING_HANDLERS,
     RECONNECT_WAIT_S,
     Bus,
+    SenderBudget,
     Subscription,
 )
 from aegis.runtime.transport.request_copies import RequestCopies
 
 log = logging.getLogger(__name__)
+CONTROLLER_CREDS = "controller.creds.json"  # its NATS user in the state dir (mode 0600)
+# what one pod incarnation's subjects may bring the controller, a second (bursts of
+# SENDER_BURST); an agent sends a few: its heartbeats, its reports and their copies
+SENDER_RATE = 100.0
+SENDER_BURST = 1000.0
 MAX_SCAN_PERIOD_S = 1.0
 # the bus counts as down (a frozen nats-server) when neither our own probe nor any agent came
 # through it for this many scan periods (a freeze must last 3/4 of the timeout to cost a pod)
@@ -89,9 +97,23 @@ SUBJECT_TYPES = {
 class ControllerService:
     """Runs one job's controller until the job terminates; `run()` returns the exit code."""
 
-    def __init__(self, core: ControllerCore, bus: Bus, observer: JobObserver | None = None) -> None:
+    def __init__(
+        self,
+        core: ControllerCore,
+        bus: Bus,
+        observer: JobObserver | None = None,
+        *,
+        beats_bus: Bus | None = None,
+        ctl_bus: Bus | None = None,
+    ) -> None:
+        """`beats_bus`, `ctl_bus`: connections of their own for the heartbeats and the
+        operator's requests (default: `bus`). A server sends a connection its messages in
+        order: on one connection, a flood on one pod's report subject would hold up every
+        heartbeat (pods declared lost) and `aegis ctl` behind it."""
         self.core = core
         self.bus = bus
+        self.beats_bus = beats_bus or bus
+        self.ctl_bus = ctl_bus or bus
         self.subjects = JobSubjects(core.job.namespace, core.job.name)
         self.observer = observer
         self.control = ControllerControl(core, self._apply, core.job.namespace, core.job.name)
@@ -116,6 +138,9 @@ class ControllerService:
         copies = RequestCopies(on_copy=counted)
         # joins apart from reports: a replacement's ACK is read at once, not after every
         # report queued before it (the bus starts at most max_running handlers a subscription)
+        # each pod incarnation's messages within a budget (SENDER_RATE): a flood from one
+        # credential is dropped unread, before it costs a decode, a task or the lock
+        budget = SenderBudget(SENDER_RATE, SENDER_BURST)
         for subject in (self.subjects.joins, self.subjects.reports):
             await self.bus.subscribe_each(
                 subject,
@@ -123,12 +148,15 @@ class ControllerService:
                 concurrent=True,
                 max_running=self.max_running,
                 copies=copies,
+                budget=budget,
             )
-        self._beats = await self.bus.subscribe_each(self.subjects.heartbeats, self._on_message)
+        self._beats = await self.beats_bus.subscribe_each(
+            self.subjects.heartbeats, self._on_message, budget=budget
+        )
         # a full heartbeat timeout from now, when agents can reach us: a restart that took
         # long (load, a slow bus) must not count the agents as lost
         self.core.refresh_all()
-        await self.bus.subscribe(self.subjects.ctl_controller, self._on_control)
+        await self.ctl_bus.subscribe(self.subjects.ctl_controller, self._on_control)
         async with self.lock:
             await self._publish()
         tasks = [supervised(self._watch_heartbeats(), "heartbeat watch", self._task_failed)]
@@ -140,7 +168,9 @@ class ControllerService:
         for task in tasks:
             task.cancel()
         with contextlib.suppress(Exception):
-            await self.bus.flush()  # the last order, and the reply to a `ctl stop`
+            await self.bus.flush()  # the last order
+        with contextlib.suppress(Exception):
+            await self.ctl_bus.flush()  # the reply to a `ctl stop`
         await self.commits.finish()  # the last snapshot, not left to a task the exit cancels
         if self.observer is not None:
             self.observer.job_ended(self.core.terminal)
@@ -165,12 +195,13 @@ class ControllerService:
         self.stop(1)
 
     async def _on_message(self, subject: str, msg: Message) -> Message | None:
-        # the sender is the pod whose subject it came in on (only its credential may publish
-        # there), never the payload's PodName: a message that claims another pod is dropped
-        found = self.subjects.pod_subject(subject)  # (kind, pod), read once
-        if not self.core.sender_matches(None if found is None else found[1], msg):
+        # the sender is the pod incarnation whose subject it came in on (only its credential
+        # may publish there), never the payload's: a message that claims another pod or
+        # another incarnation is dropped (aegis.runtime.controller.identity)
+        found = self.subjects.pod_subject(subject)  # (kind, pod, incarnation), read once
+        if not self.core.sender_matches(found, msg):
             return None if msg.type is MessageType.HEARTBEAT else self.core.refusal(msg)
-        if found is None or msg.type not in SUBJECT_TYPES[found[0]]:
+        if found is None or msg.type not in SUBJECT_TYPES[found.kind]:
             return self.core.misrouted(msg)  # e.g. an ACK among the reports
         if msg.type is MessageType.HEARTBEAT:
             async with self.lock:
@@ -314,8 +345,8 @@ class ControllerService:
                 # was ours too; the heartbeats queued meanwhile are still to be read
                 self.core.refresh_all()
                 continue
-            dropped = self.bus.dropped_at
-            if dropped is not None and time.monotonic() - dropped <= period + late:
+            dropped = max(b.dropped_at or -math.inf for b in (self.bus, self.beats_bus))
+            if time.monotonic() - dropped <= period + late:
                 # our client dropped messages since the last scan (too far behind): an agent's
                 # silence may be its heartbeats we dropped, not its death; declaring it lost
                 # would restart pods, more load on a controller already behind
@@ -343,7 +374,7 @@ class ControllerService:
         """Whether the bus carried something to us lately: connected, and our own probe came
         back or some agent was heard within `within` s (a probe that never came back, e.g.
         no permission for it, is not evidence of an outage)."""
-        if not self.bus.connected:
+        if not (self.bus.connected and self.beats_bus.connected):
             return False  # our own connection is down: the agents' silence is ours
         echoed = self.bus.echoed_at
         if echoed is None or now - echoed <= within:
@@ -404,8 +435,11 @@ async def serve(
         on_fault=observer.fault_sink(faults.write),
         wal=wal,
     )
-    bus = await Bus.connect(nats_url, creds, name="aegis-controller", reconnect_attempts=-1)
-    service = ControllerService(core, bus, observer)
+    connect = functools.partial(Bus.connect, nats_url, creds, reconnect_attempts=-1)
+    bus = await connect(name="aegis-controller")
+    beats_bus = await connect(name="aegis-controller-heartbeats")
+    ctl_bus = await connect(name="aegis-controller-ctl")
+    service = ControllerService(core, bus, observer, beats_bus=beats_bus, ctl_bus=ctl_bus)
     metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -415,7 +449,8 @@ async def serve(
         return await service.run(await _stdin_reader() if events else None)
     finally:
         orphan.cancel()
-        await bus.close()
+        for connection in (bus, beats_bus, ctl_bus):
+            await connection.close()
         await service.close()
         steplog.close()
         wal.close()

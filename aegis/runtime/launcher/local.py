@@ -42,23 +42,33 @@ from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
+from aegis.runtime.agent.containment import children, kill_tree, set_child_subreaper
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
+from aegis.runtime.controller.service import CONTROLLER_CREDS
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.errors import NatsServerError
+from aegis.runtime.handover import hand_over
+from aegis.runtime.launcher.proofs import IncarnationProofs
 from aegis.runtime.lifetime import (
     dies_with_parent,
+    keep_memory_private,
     owned_tempdir,
     supervised,
     sweep_orphaned_tempdirs,
 )
 from aegis.runtime.transport.auth import Operator, UserCredentials
-from aegis.runtime.transport.grpc_credentials import CredentialServer, CredentialService
+from aegis.runtime.transport.grpc_credentials import (
+    DEFAULT_TTL_S,
+    CredentialServer,
+    CredentialService,
+)
 from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
 
 log = logging.getLogger(__name__)
-MAX_CONTROLLER_RESTARTS = 5
+MAX_CONTROLLER_RESTARTS = 5  # in a row: crashes with no step saved between them
+STRAY_SWEEP_S = 1.0  # how often the launcher ends what a killed agent's ranks left
 # `aegis controller` exits 2 when it refuses to run (aegis.cli: an AegisError such as a status
 # file that is not a state of the spec, or bad arguments): the same again on every restart
 CONTROLLER_REFUSED = 2
@@ -110,7 +120,7 @@ class LocalJob:
     command: list[str]
     workers: int
     max_retry: int = 3
-    job: str = "local"
+    job: str = ""  # "": a name of its own (`local-<random>`), no other job's on this machine
     namespace: str = "default"
     state_dir: Path | None = None
     connect_timeout: float = 10.0
@@ -128,6 +138,11 @@ class LocalJob:
     fallback: str = "fail"  # an agent without a controller: "fail" the job, or "independent"
     standby: bool = False  # agents start each rank's next attempt ahead
     preload: tuple[str, ...] = ()  # modules those standbys import ahead (implies standby)
+    credential_ttl: float = DEFAULT_TTL_S  # a worker JWT's lifetime (renewed at half of it)
+
+    def __post_init__(self) -> None:
+        if not self.job:  # the job its state dir holds, else a name of its own
+            self.job = saved_job_name(self.state_dir) or unique_job_name()
 
     @property
     def heartbeat_interval(self) -> float:
@@ -140,6 +155,24 @@ class LocalJob:
     def pods(self) -> list[str]:
         """The pod names, rank order."""
         return [f"{self.job}-worker-{i}" for i in range(self.workers)]
+
+
+def unique_job_name() -> str:
+    """A default job name no other job on this machine has (`local-` and 6 random hex
+    digits): jobs of one user apart by name too, their ctl, subjects and progress files."""
+    return f"local-{secrets.token_hex(3)}"
+
+
+def saved_job_name(state_dir: Path | None) -> str:
+    """The name of the job `state_dir` holds (its ctl.json), '' if none: `aegis run` started
+    again on it resumes that job under its own name."""
+    if state_dir is None:
+        return ""
+    try:
+        name = json.loads((state_dir / CTL_FILE).read_text()).get("job", "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return name if isinstance(name, str) else ""
 
 
 @dataclass
@@ -228,6 +261,19 @@ def never_joined(state_dir: Path) -> bool:
     return status.phase == "Pending" and status.master_seq == 0 and not any(joined.values())
 
 
+def progress_mark(state_dir: Path) -> int:
+    """How far the job saved in `state_dir` has come: the number of the last spec step on
+    disk (its snapshot's, or its WAL's last record's); -1 when none can be read."""
+    try:
+        status = FileStatusStore(state_dir / STATUS_FILE).load()
+        logged = WriteAheadLog(state_dir / WAL_FILE).read()
+    except AegisError:
+        return -1
+    steps = [int((status.runtime or {}).get("stepNo", 0))] if status is not None else [-1]
+    steps += [int(r.body.get("extras", {}).get("stepNo", -1)) for r in logged[-1:]]
+    return max(steps)
+
+
 def _python_aegis() -> list[str]:
     return [sys.executable, "-m", "aegis.cli"]
 
@@ -246,6 +292,9 @@ class Launcher:
                 log.info("removed %s, left by a launcher that was killed", path)
         self.progress_dir = owned_tempdir(PROGRESS_DIR_PREFIX)
         self.expected: dict[str, str] = {}  # pod -> the incarnation it runs as now
+        self.proofs = IncarnationProofs()  # the secret each incarnation proves itself with
+        self.service: CredentialService  # set once the job's NATS server runs (`_run`)
+        self.nats: NatsServer
         self._alone: dict[str, int] = {}  # pod -> exit code of a command it ran alone
         self.agents: dict[str, _AgentProc] = {}
         self.controller: asyncio.subprocess.Process | None = None
@@ -254,6 +303,10 @@ class Launcher:
         self.done = asyncio.Event()
         self.exit_code = 1
         self._watchers: set[asyncio.Task[None]] = set()
+        self._spawning = 0  # children being started (not known yet: not strays)
+        self._revoked_keys: dict[str, str | None] = {}  # incarnation -> its credential's key
+        self._revoked_on_server: set[str] = set()
+        self._unreaped: list[int] = []  # strays killed, not reaped yet
 
     async def run(self) -> int:
         """Run the job to its end; the exit code (0 Succeed, non-zero otherwise)."""
@@ -277,17 +330,26 @@ class Launcher:
             # cannot buy another pod's identity
             # AGENT_NATS_URL_ENV (tests only): agents reach NATS through another address (the
             # fault-injecting proxy of tests/faults); the controller and ctl connect directly
-            service = CredentialService(os.environ.get(AGENT_NATS_URL_ENV) or nats.url)
-            service.add_job(account, expects=lambda pod, inc: self.expected.get(pod) == inc)
+            service = self.service = CredentialService(
+                os.environ.get(AGENT_NATS_URL_ENV) or nats.url, ttl_s=self.job.credential_ttl
+            )
+            self.nats = nats
+            # each incarnation proves itself with the secret handed to it alone (not a token
+            # of the job's that every agent's environment showed)
+            service.add_job(
+                account,
+                expects=lambda pod, inc: self.expected.get(pod) == inc,
+                proves=self.proofs.proves,
+            )
             async with CredentialServer(service) as grpc_server:
                 creds = account.controller_credentials()
-                creds_path = self.state_dir / "controller.creds.json"
+                creds_path = self.state_dir / CONTROLLER_CREDS
                 write_private_json(creds_path, {"jwt": creds.user_jwt, "seed": creds.seed.decode()})
                 self._write_ctl(nats.url, account.ctl_credentials())
+                # the state dir is handed to the controller (`_controller_loop`): its command
+                # line is readable by every user of the machine, its environment by the user
                 self._ctl_args = [
                     "controller",
-                    "--state-dir",
-                    str(self.state_dir),
                     "--job",
                     self.job.job,
                     "--namespace",
@@ -298,8 +360,6 @@ class Launcher:
                     str(self.job.max_retry),
                     "--nats-url",
                     nats.url,
-                    "--creds",
-                    str(creds_path),
                     "--port-base",
                     str(free_port()),
                     "--heartbeat-timeout",
@@ -318,7 +378,6 @@ class Launcher:
                     world_size=self.job.workers,
                     command=tuple(self.job.command),
                     grpc_target=grpc_server.address,
-                    token=account.bootstrap_token,
                     connect_timeout=self.job.connect_timeout,
                     heartbeat_s=self.job.heartbeat_interval,
                     hang_timeout=self.job.hang_timeout,
@@ -382,7 +441,8 @@ class Launcher:
 
     async def _supervise(self, nats: NatsServer) -> int:
         bus = supervised(self._supervise_bus(nats), "nats-server", lambda _: self.interrupt(1))
-        tasks = [asyncio.create_task(self._controller_loop()), bus]
+        strays = supervised(self._sweep_strays(), "stray sweep", lambda _: self.interrupt(1))
+        tasks = [asyncio.create_task(self._controller_loop()), bus, strays]
         for rank, pod in enumerate(self.job.pods):
             await self._start_agent(pod, rank, self._new_node())
         try:
@@ -393,19 +453,56 @@ class Launcher:
             await self._shutdown()
         return self.exit_code
 
+    async def _sweep_strays(self) -> None:
+        """End what comes to this launcher (a child subreaper) that it did not start: the
+        processes a rank left behind when its agent was killed outright (its reaper died
+        with it), every STRAY_SWEEP_S; a process left by a rank never outlives its agent
+        for longer."""
+        while not self.done.is_set():
+            await asyncio.sleep(STRAY_SWEEP_S)
+            if not self._spawning:  # a child being started is not known yet
+                self.sweep_strays()
+
+    def sweep_strays(self) -> list[int]:
+        """Kill (with everything under them) this process's children it did not start, and
+        reap those dead (they were never asyncio's); the pids killed."""
+        ours = {a.proc.pid for a in self.agents.values()}
+        ours |= {p.pid for p in (self.controller,) if p is not None}
+        ours |= {pid for pid in (self.nats.pid,) if pid is not None}
+        killed = []
+        for pid in children(os.getpid()):
+            if pid not in ours:
+                killed += kill_tree(pid)
+                log.warning("ended process %d, left by a rank whose agent was killed", pid)
+        for pid in children(os.getpid(), zombies=True):
+            if pid not in ours:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+        return killed
+
     def interrupt(self, code: int) -> None:
         """Ctrl-C / SIGTERM: stop everything, exit with `code`."""
         self.exit_code = code
         self.done.set()
 
     async def _controller_loop(self) -> None:
-        for attempt in range(MAX_CONTROLLER_RESTARTS + 1):
-            self.controller = await asyncio.create_subprocess_exec(
-                *dies_with_parent([*_python_aegis(), *self._ctl_args]),
-                stdin=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                env={**os.environ, Var.LAUNCHER_PID: str(os.getpid())},
-            )
+        crashes = 0  # in a row: without the job's state moving on between them
+        while True:
+            mark = progress_mark(self.state_dir)
+            # its state dir is handed over, neither in its command line nor in its environment
+            handed = hand_over(str(self.state_dir), Var.STATE_DIR_FD)
+            self._spawning += 1
+            try:
+                self.controller = await asyncio.create_subprocess_exec(
+                    *dies_with_parent([*_python_aegis(), *self._ctl_args]),
+                    stdin=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                    env={**os.environ, Var.LAUNCHER_PID: str(os.getpid()), **handed.env},
+                    pass_fds=(handed.fd,),
+                )
+            finally:
+                self._spawning -= 1
+                handed.close()
             code = await self.controller.wait()
             if code in CONTROLLER_EXIT_BY_PHASE.values():
                 self.exit_code = 0 if code == 0 else 1
@@ -422,13 +519,23 @@ class Launcher:
                 )
                 self.interrupt(1)
                 return
+            # "in a row": a controller that moved the job on before it died starts a new row
+            crashes = 1 if progress_mark(self.state_dir) > mark else crashes + 1
+            if crashes > MAX_CONTROLLER_RESTARTS:
+                print(
+                    f"aegis: the controller died {crashes} times in a row without the job "
+                    "moving on; giving up",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.interrupt(1)
+                return
             print(
-                f"aegis: controller exited {code}; restarting it ({attempt + 1})",
+                f"aegis: controller exited {code}; restarting it ({crashes} of "
+                f"{MAX_CONTROLLER_RESTARTS} in a row)",
                 file=sys.stderr,
                 flush=True,
             )
-        print("aegis: the controller keeps dying; giving up", file=sys.stderr, flush=True)
-        self.interrupt(1)
 
     def _new_node(self) -> str:
         self.node_count += 1
@@ -437,6 +544,7 @@ class Launcher:
     async def _start_agent(self, pod: str, rank: int, node: str) -> None:
         inc = secrets.token_hex(8)
         self.expected[pod] = inc
+        handed = self.proofs.new(pod, inc)  # on an inherited socket: never in env or argv
         cfg = dataclasses.replace(
             self._agent_base,
             pod=pod,
@@ -451,10 +559,20 @@ class Launcher:
             **cfg.to_env(),
             Var.LAUNCHER_PID: str(os.getpid()),
             **self.job.extra_env,
+            **handed.env,
         }
-        proc = await asyncio.create_subprocess_exec(
-            *dies_with_parent([*_python_aegis(), "agent"]), env=env, start_new_session=True
-        )
+        env.pop(Var.BOOTSTRAP_TOKEN, None)
+        self._spawning += 1
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *dies_with_parent([*_python_aegis(), "agent"]),
+                env=env,
+                start_new_session=True,
+                pass_fds=(handed.fd,),
+            )
+        finally:
+            self._spawning -= 1
+            handed.close()  # the agent holds the only copy now
         agent = _AgentProc(pod, rank, node, inc, proc)
         self.agents[pod] = agent
         watch = asyncio.create_task(self._watch_agent(agent))
@@ -465,6 +583,18 @@ class Launcher:
         code = await agent.proc.wait()
         if self.done.is_set() or self.agents.get(agent.pod) is not agent:
             return
+        # its credential dies with it: no renewal, no proof from now on, the controller told
+        # at once (what it sent after that is refused), then revoked on the server (whoever
+        # holds a copy, the training command that stole it, is cut off)
+        key = self._retire(agent)
+        try:
+            await self._after_exit(agent, code)
+        finally:
+            await self._revoke(agent, key)
+
+    async def _after_exit(self, agent: _AgentProc, code: int) -> None:
+        """What an agent's exit leads to: the job ends, or the controller is told and the
+        pod gets a new incarnation."""
         if code == AgentExit.NO_CONTROLLER:
             print(
                 f"aegis: {agent.pod} could not reach the controller within "
@@ -497,6 +627,7 @@ class Launcher:
                 "node": agent.node,
             }
         )
+        await self._revoke(agent, self._retire(agent))  # before its replacement exists
         node = agent.node
         if code == AgentExit.RESTART_CONTAINER:
             key = (agent.pod, node)
@@ -515,6 +646,24 @@ class Launcher:
                 flush=True,
             )
         await self._start_agent(agent.pod, agent.rank, node)
+
+    def _retire(self, agent: _AgentProc) -> str | None:
+        """`agent`'s incarnation ended: its secret proves nothing, its credential is never
+        renewed or issued again. The public key it was issued for (None if none was)."""
+        self.proofs.forget(agent.pod, agent.incarnation)
+        key = self.service.revoke(self.job.namespace, self.job.job, agent.pod, agent.incarnation)
+        self._revoked_keys.setdefault(agent.incarnation, key)
+        return self._revoked_keys[agent.incarnation]
+
+    async def _revoke(self, agent: _AgentProc, key: str | None) -> None:
+        """Revoke `key` (`agent`'s credential) on the server, once: its connections close."""
+        if key is None or key in self._revoked_on_server:
+            return
+        self._revoked_on_server.add(key)
+        try:
+            await self.nats.revoke(self.job.namespace, self.job.job, [key])
+        except (NatsServerError, OSError) as exc:  # a server being restarted: it expires
+            log.warning("revoking %s's credential failed: %s", agent.pod, exc)
 
     def _never_joined(self) -> bool:
         return never_joined(self.state_dir)
@@ -550,6 +699,8 @@ async def _terminate(proc: asyncio.subprocess.Process) -> None:
 
 async def run_local(job: LocalJob) -> int:
     """`aegis run` body: a Launcher with SIGINT/SIGTERM wired to a clean stop."""
+    keep_memory_private()  # the job's NATS operator and account keys live in this process
+    set_child_subreaper()  # what a killed agent's ranks leave comes here, and is ended
     launcher = Launcher(job)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
