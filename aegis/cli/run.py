@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
+from aegis.cli.path_flags import path_problems
 from aegis.errors import AegisError
 from aegis.protocol.environment import (
     DEFAULT_CREDENTIAL_TTL_S as DEFAULT_TTL_S,
@@ -231,6 +232,9 @@ def _run(args: argparse.Namespace) -> int:
         preload = parse_preload(args.preload)
     except ConfigError as exc:
         args.parser.error(str(exc))
+    problems = path_problems(args.state_dir, args.log_dir, args.checkpoint_file)
+    if problems:
+        args.parser.error("; ".join(problems))
     simulate: dict[str, tuple[str, ...]] = {}
     for item in args.simulate:
         node, sep, faults = item.partition("=")

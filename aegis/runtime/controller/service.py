@@ -49,6 +49,7 @@ from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome, Pe
 from aegis.runtime.controller.group_commit import GroupCommit
 from aegis.runtime.controller.observability import JobObserver, MetricsServer, write_textfile
 from aegis.runtime.controller.priority_lock import PriorityLock, UrgentHold
+from aegis.runtime.controller.reserve import SAVE_GIVE_UP_S, SpaceReserve, reserve_bytes
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.engine import EngineError
@@ -126,6 +127,8 @@ class ControllerService:
         # events commit in groups: durable, then the order is published, then the replies
         core.autocommit = False
         self.commits = GroupCommit(core, self.lock, self._publish)
+        self.reserve: SpaceReserve | None = None  # the state dir's reserve (`serve`)
+        self.save_give_up_s = SAVE_GIVE_UP_S
         self._beats: Subscription | None = None  # the heartbeats' (its backlog is read)
         self._sends: set[asyncio.Task[None]] = set()  # heartbeat answers waiting for a commit
 
@@ -159,7 +162,10 @@ class ControllerService:
         await self.ctl_bus.subscribe(self.subjects.ctl_controller, self._on_control)
         async with self.lock:
             await self._publish()
-        tasks = [supervised(self._watch_heartbeats(), "heartbeat watch", self._task_failed)]
+        tasks = [
+            supervised(self._watch_heartbeats(), "heartbeat watch", self._task_failed),
+            supervised(self._watch_saves(), "save watch", self._task_failed),
+        ]
         if events is not None:
             tasks.append(
                 supervised(self._read_events(events), "launcher events", self._task_failed)
@@ -175,6 +181,9 @@ class ControllerService:
         if self.observer is not None:
             self.observer.job_ended(self.core.terminal)
         print(self.core.summary(), file=sys.stderr, flush=True)
+        note = self.storage_note()
+        if note:
+            print(note, file=sys.stderr, flush=True)
         return self.exit_code if self.exit_code is not None else ControllerExit.STOPPED
 
     async def close(self) -> None:
@@ -187,6 +196,49 @@ class ControllerService:
         if self.exit_code is None:
             self.exit_code = code
         self.done.set()
+
+    def terminal_saved(self) -> bool:
+        """Whether the job ended and what is on disk says how (its last save went through)."""
+        return self.core.terminal is not None and self.core.persistence.ok
+
+    def storage_note(self) -> str:
+        """What the disk did to the job's state, said when the job ends ('' if nothing)."""
+        health = self.core.persistence
+        full = self.reserve is not None and self.reserve.released
+        if not full and not health.failures:
+            return ""
+        where = "the state dir's filesystem filled up" if full else "saving the state failed"
+        phase = self.core.state.phase
+        saved = (
+            f"status.json holds the outcome ({phase})"
+            if health.ok
+            else f"status.json does NOT hold the outcome ({phase}): {health.last_error}"
+        )
+        return f"aegis: {where} during the run ({health.failures} failed saves); {saved}"
+
+    async def _watch_saves(self) -> None:
+        """End the job when its state has not been saved for SAVE_GIVE_UP_S in a row (a disk
+        full even after its reserve was given back): ControllerExit.STORAGE, not restarted.
+        Until then every event is rolled back and handled again when it comes back."""
+        failing_since: float | None = None
+        while not self.done.is_set():
+            await asyncio.sleep(min(1.0, self.save_give_up_s / 4))
+            if self.core.persistence.ok:
+                failing_since = None
+                continue
+            now = time.monotonic()
+            failing_since = failing_since if failing_since is not None else now
+            if now - failing_since > self.save_give_up_s:
+                print(
+                    f"aegis: the job's state could not be saved for {self.save_give_up_s:g} s "
+                    f"({self.core.persistence.last_error}); the job stops. What ran: phase "
+                    f"{self.core.state.phase}, {self.core.summary()}; status.json holds what "
+                    "was saved before",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.stop(ControllerExit.STORAGE)
+                return
 
     def _task_failed(self, exc: BaseException) -> None:
         """A supervision task ended by an exception: stop rather than run unsupervised (the
@@ -424,13 +476,16 @@ async def serve(
     Faults go to `<state_dir>/faults.jsonl`; with `metrics_port` > 0 the metrics are served
     on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    steplog = StepLog(state_dir / "steps.jsonl")
-    wal = WriteAheadLog(state_dir / "wal.jsonl")
+    # room for the job's own state when the disk fills (reserve.py); none: refused at once
+    reserve = SpaceReserve(state_dir, reserve_bytes(len(job.pods)))
+    reserve.hold()
+    steplog = StepLog(state_dir / "steps.jsonl", on_full=reserve.on_full)
+    wal = WriteAheadLog(state_dir / "wal.jsonl", on_full=reserve.on_full)
     faults = FaultLogWriter(state_dir / "faults.jsonl")
     observer = JobObserver(len(job.pods))
     core = ControllerCore(
         job,
-        FileStatusStore(state_dir / "status.json"),
+        FileStatusStore(state_dir / "status.json", on_full=reserve.on_full),
         steplog,
         on_fault=observer.fault_sink(faults.write),
         wal=wal,
@@ -440,6 +495,7 @@ async def serve(
     beats_bus = await connect(name="aegis-controller-heartbeats")
     ctl_bus = await connect(name="aegis-controller-ctl")
     service = ControllerService(core, bus, observer, beats_bus=beats_bus, ctl_bus=ctl_bus)
+    service.reserve = reserve
     metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -454,6 +510,8 @@ async def serve(
         await service.close()
         steplog.close()
         wal.close()
+        if service.terminal_saved():
+            reserve.close()  # the job's outcome is saved: its room goes back to the disk
         if metrics is not None:
             await metrics.close()
             with contextlib.suppress(OSError):

@@ -41,7 +41,12 @@ from pathlib import Path
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
-from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
+from aegis.protocol.exitcodes import (
+    CONTROLLER_EXIT_BY_PHASE,
+    AgentExit,
+    ControllerExit,
+    terminated_by,
+)
 from aegis.runtime.agent.containment import children, kill_tree, set_child_subreaper
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
@@ -210,27 +215,30 @@ def claim_state_dir(state_dir: Path) -> Iterator[None]:
     if state_dir.exists() and not state_dir.is_dir():
         raise LaunchError(f"--state-dir {state_dir} exists and is not a directory")
     try:
+        made = not state_dir.exists()
         state_dir.mkdir(parents=True, exist_ok=True)
-        lock = open(state_dir / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole job
+        if made:  # the job's credentials go in it: nobody else's to list
+            state_dir.chmod(0o700)
+        lock = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise LaunchError(f"cannot use --state-dir {state_dir}: {exc}") from None
     try:
         try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
+            holder = os.pread(lock, 64, 0).decode(errors="replace").strip() or "another process"
             raise LaunchError(
                 f"{state_dir} is in use by another aegis run (pid {holder}); one state "
                 "directory holds one job"
             ) from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
+        try:
+            os.ftruncate(lock, 0)
+            os.pwrite(lock, str(os.getpid()).encode(), 0)
+        except OSError as exc:  # a full disk: said now, before anything starts
+            raise LaunchError(f"cannot use --state-dir {state_dir}: {exc}") from None
         yield
     finally:
-        lock.close()
+        os.close(lock)
 
 
 def finished_phase(state_dir: Path) -> str | None:
@@ -344,8 +352,12 @@ class Launcher:
             async with CredentialServer(service) as grpc_server:
                 creds = account.controller_credentials()
                 creds_path = self.state_dir / CONTROLLER_CREDS
-                write_private_json(creds_path, {"jwt": creds.user_jwt, "seed": creds.seed.decode()})
-                self._write_ctl(nats.url, account.ctl_credentials())
+                try:
+                    creds_json = {"jwt": creds.user_jwt, "seed": creds.seed.decode()}
+                    write_private_json(creds_path, creds_json)
+                    self._write_ctl(nats.url, account.ctl_credentials())
+                except OSError as exc:  # a full disk: said now, before anything starts
+                    raise LaunchError(f"cannot use --state-dir {self.state_dir}: {exc}") from None
                 # the state dir is handed to the controller (`_controller_loop`): its command
                 # line is readable by every user of the machine, its environment by the user
                 self._ctl_args = [
@@ -509,6 +521,15 @@ class Launcher:
                 self.done.set()
                 return
             if self.done.is_set():
+                return
+            if code == ControllerExit.STORAGE:
+                print(
+                    f"aegis: the controller could not save the job's state (exit {code}; what "
+                    "ran is said above): not restarting it, the job ends",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.interrupt(1)
                 return
             if code == CONTROLLER_REFUSED:
                 print(
