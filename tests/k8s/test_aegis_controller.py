@@ -234,14 +234,25 @@ async def test_credentials_only_for_a_pod_of_the_job_with_its_uid(
 ) -> None:
     async with serving(cluster, nats) as (ctl, _, _):
         uid = worker_pod(cluster, PODS[0])
+        stranger = worker_pod(cluster, "stranger", job="another-job")
         refused = [
-            (PODS[0], "not-its-uid"),  # a token holder posing as the pod
-            (PODS[1], "no-such-pod"),  # a pod the API does not have
-            ("stranger", worker_pod(cluster, "stranger", job="another-job")),  # another job's
+            # a token holder posing as the pod: its token names the pod's real uid
+            (PODS[0], "not-its-uid", cluster.pod_token(PODS[0]), "no proof"),
+            # another pod's token for this pod
+            (PODS[0], uid, cluster.pod_token("stranger"), "no proof"),
+            # a pod the API does not have (a token the "kubelet" made for it)
+            (
+                PODS[1],
+                "no-such-pod",
+                cluster.pod_token(PODS[1], uid="no-such-pod"),
+                "not one this job expects",
+            ),
+            # another job's pod, proven by its own token: not this job's
+            ("stranger", stranger, cluster.pod_token("stranger"), "not one this job expects"),
         ]
-        for pod, incarnation in refused:
-            with pytest.raises(CredentialsRejected, match="not one this job expects"):
-                await worker_bus(ctl.grpc, cluster, pod=pod, uid=incarnation)
+        for pod, incarnation, token, says in refused:
+            with pytest.raises(CredentialsRejected, match=says):
+                await worker_bus(ctl.grpc, cluster, pod=pod, uid=incarnation, token=token)
         bus = await worker_bus(ctl.grpc, cluster, pod=PODS[0], uid=uid)  # the pod itself
         await bus.close()
 
