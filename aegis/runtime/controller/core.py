@@ -1102,8 +1102,9 @@ class ControllerCore:
             return
         try:
             self.on_fault(record)
-        except Exception:  # the fault log must never stop the controller
-            log.exception("fault log write failed")
+        except Exception as exc:  # the fault log must never stop the controller
+            # (nor fill a full disk's neighbour with a traceback per fault)
+            warnings.log(logging.ERROR, ("fault log",), "fault log write failed: %r", exc)
 
     def _agent_state(self, w: ModelValue) -> str:
         return str(apply(self.state.agentState, w))
