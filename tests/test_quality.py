@@ -39,3 +39,20 @@ def test_spec_translation_is_current() -> None:
     from tools.tlc import check_translation
 
     check_translation(ROOT / "spec" / "AegisPhase.tla")
+
+
+def test_tools_whose_output_is_compared_are_pinned() -> None:
+    """A fresh install resolves the generator and checkers the committed files were made with.
+
+    grpcio-tools writes the committed gRPC stubs (its version is in them), ruff formats the
+    generated code and judges the tree, mypy and its stub packages judge the types: a range
+    lets a new release change their output on a fresh install and fail CI with no change here.
+    """
+    import tomllib
+
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    pins = dict(req.split("==", 1) for req in dev["dev"] if "==" in req)
+    for tool in ("grpcio-tools", "ruff", "mypy", "types-protobuf", "types-PyYAML"):
+        assert tool in pins, f"{tool} must be pinned with == in pyproject's dev extra"
+    stub = ROOT / "aegis/runtime/transport/proto/credentials_pb2_grpc.py"
+    assert f"GRPC_GENERATED_VERSION = '{pins['grpcio-tools']}'" in stub.read_text()

@@ -200,6 +200,7 @@ class CtlConfig:
     namespace: str
     job: str
     pods: tuple[str, ...] | None
+    nats_ca: str | None = None  # the job's CA when its nats-server speaks TLS
 
 
 def load_config(state_dir: Path) -> CtlConfig:
@@ -269,6 +270,7 @@ def parse_config(obj: Any, where: str) -> CtlConfig:
             namespace=_str(obj["namespace"]),
             job=_str(obj["job"]),
             pods=None if pods is None else tuple(_str(p) for p in pods),
+            nats_ca=None if obj.get("natsCa") is None else _str(obj["natsCa"]),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise UsageError(f"{path} is not a ctl file: {exc!r}") from None
@@ -365,6 +367,7 @@ async def execute(cfg: CtlConfig, plan: Plan) -> list[Answer]:
             timeout=min(plan.timeout, 5.0),
             reconnect_attempts=1,
             inbox_prefix=subjects.ctl_inbox_prefix,  # replies only ctl's credential can read
+            tls_ca=cfg.nats_ca,
         )
     except BusError as exc:
         raise Failure(
@@ -580,6 +583,7 @@ async def watch_status(
             timeout=min(plan.timeout, 5.0),
             reconnect_attempts=1,
             inbox_prefix=subjects.ctl_inbox_prefix,
+            tls_ca=cfg.nats_ca,
         )
     except BusError as exc:
         print(f"aegis: error: cannot reach job {cfg.namespace}/{cfg.job}: {exc}", file=sys.stderr)

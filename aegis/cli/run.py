@@ -13,6 +13,7 @@ from typing import Any
 
 from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
 from aegis.cli.path_flags import path_problems
+from aegis.cli.run_nodes import NodeFlagError, add_node_arguments, node_job, wants_nodes
 from aegis.errors import AegisError
 from aegis.protocol.environment import (
     DEFAULT_CREDENTIAL_TTL_S as DEFAULT_TTL_S,
@@ -37,9 +38,10 @@ def register(sub: Any) -> None:
         "-n",
         "--nnodes",
         dest="workers",
-        type=int,
-        required=True,
-        help="number of node agents (pods); -n is its short form",
+        metavar="N",
+        help="number of node agents (pods); -n is its short form. With --node-rank / "
+        "--rdzv-endpoint (or under srun): the job's hosts, N or MIN:MAX (MIN train, the "
+        "rest join as spares)",
     )
     run.add_argument(
         "--nproc-per-node",
@@ -146,6 +148,7 @@ def register(sub: Any) -> None:
         help="fault injection for tests: agents on node slot NODE (node-1, node-2, ...) "
         "simulate these check faults (e.g. node-2=gpu_lost); repeatable",
     )
+    add_node_arguments(run)
     run.add_argument("cmd", nargs=argparse.REMAINDER, help="-- the training command")
     run.set_defaults(func=_run, parser=run)
 
@@ -180,6 +183,14 @@ def register(sub: Any) -> None:
     ctl.add_argument(
         "--creds", type=Path, help="controller credentials file (default: in the state dir)"
     )
+    ctl.add_argument(
+        "--nats-ca", type=Path, help="the CA certificate (PEM) of a nats-server speaking TLS"
+    )
+    ctl.add_argument(
+        "--nats-tls",
+        action="store_true",
+        help="nats-server speaks TLS; its CA is ca.pem in the state dir (as `aegis run` does)",
+    )
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
     ctl.add_argument("--heartbeat-timeout", type=float, default=10.0)
@@ -203,9 +214,25 @@ def _run(args: argparse.Namespace) -> int:
         cmd = cmd[1:]
     if not cmd:
         args.parser.error("no command given: aegis run -n N -- CMD...")
+    nodes = None
+    try:
+        if wants_nodes(args, os.environ):
+            nodes = node_job(args, os.environ)
+            args.workers = str(nodes.nnodes)
+    except NodeFlagError as exc:
+        args.parser.error(str(exc))
+    if args.workers is None:
+        args.parser.error("--nnodes (-n) is required: aegis run -n N -- CMD...")
+    try:
+        args.workers = int(args.workers)
+    except ValueError:
+        args.parser.error(
+            f"--nnodes {args.workers!r}: on one machine use a number (MIN:MAX needs "
+            "--rdzv-endpoint and --node-rank: a job across hosts)"
+        )
     if args.workers < 1 or args.max_retry < 0:
         args.parser.error("--nnodes (-n) must be >= 1 and --max-retry >= 0")
-    too_many = capacity_problem(args.workers, available_memory())
+    too_many = None if nodes else capacity_problem(args.workers, available_memory())
     if too_many is not None:
         args.parser.error(too_many)
     try:
@@ -268,7 +295,24 @@ def _run(args: argparse.Namespace) -> int:
         log_dir=str(Path(args.log_dir).resolve()) if args.log_dir else "",
         credential_ttl=args.credential_ttl,
     )
+    if nodes is not None:
+        return _run_node(job, nodes)
     return asyncio.run(run_local(job))
+
+
+def _run_node(job: Any, nodes: Any) -> int:
+    """One node of a job across hosts: node 0's launcher, or a member's."""
+    from aegis.cli.run_nodes import forget_secret
+    from aegis.protocol.environment import AUTO
+    from aegis.runtime.agent.service import visible_gpus
+    from aegis.runtime.launcher.node import run_member
+    from aegis.runtime.launcher.node_zero import run_node_zero
+
+    forget_secret()  # read already: no agent, check or rank inherits it
+    nproc = job.nproc_per_node if job.nproc_per_node != AUTO else max(visible_gpus(), 1)
+    if nodes.node_rank == 0:
+        return asyncio.run(run_node_zero(job, nodes, nproc))
+    return asyncio.run(run_member(job, nodes, nproc))
 
 
 def _agent(args: argparse.Namespace) -> int:
@@ -308,7 +352,12 @@ def _controller(args: argparse.Namespace) -> int:
     from aegis.protocol.environment import Var
     from aegis.runtime.controller.core import JobConfig
     from aegis.runtime.controller.gc_tuning import tune_controller_process
-    from aegis.runtime.controller.service import CONTROLLER_CREDS, load_credentials, serve
+    from aegis.runtime.controller.service import (
+        CA_FILE,
+        CONTROLLER_CREDS,
+        load_credentials,
+        serve,
+    )
     from aegis.runtime.handover import take_handed
     from aegis.runtime.lifetime import keep_memory_private
 
@@ -338,6 +387,9 @@ def _controller(args: argparse.Namespace) -> int:
         args.heartbeat_rate,
     )
     creds = load_credentials(args.creds or state_dir / CONTROLLER_CREDS)
+    nats_ca = args.nats_ca.read_bytes() if args.nats_ca is not None else None
+    if nats_ca is None and args.nats_tls:
+        nats_ca = (state_dir / CA_FILE).read_bytes()
     return asyncio.run(
         serve(
             job,
@@ -346,5 +398,6 @@ def _controller(args: argparse.Namespace) -> int:
             creds,
             events=args.events,
             metrics_port=args.metrics_port,
+            nats_ca=nats_ca,
         )
     )

@@ -1,12 +1,13 @@
 """The Job Controller's I/O: observe one AegisJob, `reconcile` it, apply the actions.
 
-`run` watches AegisJobs, their pods and Aegis CRs, and reconciles every job whose objects
-changed (plus a periodic full resync), up to `reconcile_workers` jobs at once and never one
-job twice at once (a job changed while it is reconciled is reconciled again after). While it
-runs, a reconcile reads the job's pods from its pod cache (aegis/k8s/pod_cache.py, kept by a
-list and a watch), not from a list of its own. Each applied action is logged as one JSON
-line. It creates and deletes the Aegis CR but never writes its status (the Aegis Controller
-does).
+`run` follows AegisJobs, their pods and Aegis CRs on the control loop (aegis/k8s/
+control_loop.py: a reflector per resource, a keyed work queue, a periodic resync) and
+reconciles every job whose objects changed, up to `reconcile_workers` jobs at once and never
+one job twice at once (a job changed while it is reconciled is reconciled again after; one
+whose reconcile failed again after its backoff). While it runs, a reconcile reads the job's
+pods from its pod cache (aegis/k8s/pod_cache.py, kept by a list and a watch), not from a
+list of its own. Each applied action is logged as one JSON line. It creates and deletes the
+Aegis CR but never writes its status (the Aegis Controller does).
 """
 
 from __future__ import annotations
@@ -14,23 +15,24 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import queue
 import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from aegis.k8s.api import POOL_SIZE, KubeApi
+from aegis.k8s.control_loop import ControlLoop, LoopSettings
 from aegis.k8s.errors import ApiError
-from aegis.k8s.informer import inform_pods
+from aegis.k8s.informer import KeyedStore, Source
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.manifests import (
     PodSettings,
     aegis_cr,
     bootstrap_secret,
+    pod_group,
     secret_token,
     worker_pod,
     workers_service,
@@ -38,19 +40,26 @@ from aegis.k8s.manifests import (
 from aegis.k8s.model import FAILED, AegisView, JobView, Observed, PodView, job_selector, owned_by
 from aegis.k8s.pod_cache import PodCache
 from aegis.k8s.reconcile import (
+    NO_GANG_SCHEDULER,
+    POD_REJECTED,
     Action,
     AddFinalizer,
     CreateAegis,
     CreatePod,
+    CreatePodGroup,
     CreateSecret,
     CreateService,
     DeleteAegis,
+    DeleteJob,
     DeletePod,
+    DeletePodGroup,
     DeleteSecret,
     DeleteService,
+    MarkPodFinal,
     RemoveFinalizer,
     UpdateJobStatus,
     reconcile,
+    wake_after,
 )
 from aegis.k8s.resources import (
     AEGIS,
@@ -64,6 +73,8 @@ from aegis.k8s.resources import (
     secret_name,
     service_name,
 )
+from aegis.k8s.run_policy import KUEUE_FINAL, POD_GROUP, VOLCANO, rfc3339
+from aegis.k8s.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +85,7 @@ POD_CALLS = 32
 # (Kubernetes' Job controller syncs 5 at once); their pod calls share the client's POOL_SIZE
 # pooled connections
 RECONCILE_WORKERS = 4
+WAKE_MARGIN_S = 0.5
 
 JobKey = tuple[str, str]  # (namespace, AegisJob name)
 
@@ -92,6 +104,7 @@ class JobControllerConfig:
     # while `run` runs, reconciles read pods from the watch-fed cache (False: a list each,
     # as before it: bench/pod_reads.py measures the two side by side)
     cache_pods: bool = True
+    clock: Callable[[], float] = time.time  # the rules of time: deadlines, TTLs
 
 
 def _new_token() -> str:
@@ -110,9 +123,12 @@ class JobController:
         self.api = api
         self.config = config or JobControllerConfig()
         self._new_token = new_token
-        # what a reconcile reads of each Aegis CR, as the watch last showed it
-        self._seen: dict[tuple[str, str, str], tuple[object, ...]] = {}
-        self.pods = PodCache()  # filled while `run` runs
+        # filled while `run` runs: the AegisJobs, what a reconcile reads of each Aegis CR,
+        # and the worker pods, as the lists and watches last showed them
+        self.jobs: KeyedStore[JobKey, JobView] = KeyedStore(JobView.from_obj, _own_key)
+        self.aegises: KeyedStore[JobKey, _CrReading] = KeyedStore(_cr_reading, _label_key)
+        self.pods = PodCache()
+        self.queue: WorkQueue[JobKey] = WorkQueue()  # the jobs to reconcile
         # the pod calls in flight, of every reconcile at once: the client's pooled connections
         self._calls = threading.BoundedSemaphore(POOL_SIZE)
 
@@ -131,11 +147,14 @@ class JobController:
                 if _label(p, LABEL_JOB) == name and owned_by(p, job.uid)
             ]
         cr = self._owned(AEGIS, job, name)
+        gang_volcano = job.run_policy.gang == VOLCANO
         return job, Observed(
             pods=sorted(pods, key=lambda p: p.name),
             aegis=AegisView.from_obj(cr) if cr is not None else None,
             secret=self._owned(SECRET, job, secret_name(name)) is not None,
             service=self._owned(SERVICE, job, service_name(name)) is not None,
+            pod_group=gang_volcano and self._owned(POD_GROUP, job, name) is not None,
+            now=self.config.clock(),
         )
 
     def reconcile_job(self, namespace: str, name: str) -> list[Action]:
@@ -156,60 +175,62 @@ class JobController:
         """Reconcile every AegisJob in scope; the keys it visited."""
         keys = self._all_keys()
         for key in keys:
-            self._safe_reconcile(key)
+            try:
+                self.reconcile_job(*key)
+            except ApiError as exc:  # one job's failure is not the others'
+                log.warning("reconciling AegisJob %s/%s failed: %s", *key, exc)
         return keys
 
+    def sources(self) -> list[Source[JobKey]]:
+        """What `run` follows: AegisJobs, Aegis CRs and worker pods (the last two labelled
+        with their job), each into its store; a change queues its job."""
+        return [
+            Source(AEGIS_JOB, self.jobs),
+            Source(AEGIS, self.aegises, LABEL_JOB),
+            Source(POD, self.pods, LABEL_JOB),
+        ]
+
     def run(self, stop: threading.Event) -> None:
-        """Watch and reconcile until `stop` is set."""
-        pending: queue.Queue[JobKey] = queue.Queue()
-        for res in (AEGIS_JOB, AEGIS):
-            threading.Thread(
-                target=self._watch,
-                args=(res, pending, stop),
-                name=f"watch-{res.plural}",
-                daemon=True,
-            ).start()
-        threading.Thread(
-            target=self._inform, args=(pending, stop), name="watch-pods", daemon=True
-        ).start()
-        next_resync = 0.0
-        dirty: set[JobKey] = set()  # to reconcile
-        busy: dict[JobKey, Future[None]] = {}  # being reconciled
-        workers = max(1, self.config.reconcile_workers)
-        try:
-            with ThreadPoolExecutor(workers, thread_name_prefix="reconcile") as pool:
-                while not stop.is_set():
-                    if time.monotonic() >= next_resync:
-                        dirty.update(self._safe_all_keys())
-                        next_resync = time.monotonic() + self.config.resync_s
-                    idle = not dirty and not busy
-                    dirty.update(_drain(pending, timeout=0.5 if idle else 0.05))
-                    for key, call in list(busy.items()):
-                        if call.done():
-                            del busy[key]
-                            call.result()  # anything but an ApiError ends the controller
-                    for key in sorted(dirty - busy.keys())[: workers - len(busy)]:
-                        dirty.discard(key)
-                        busy[key] = pool.submit(self._safe_reconcile, key)
-        finally:  # the pool has waited for the reconciles under way
-            stop.set()
-            self.api.close_watches()
+        """Follow and reconcile until `stop` is set (the reconciles under way end first); an
+        error other than an ApiError ends it (raised)."""
+        settings = LoopSettings(
+            namespace=self.config.namespace,
+            resync_s=self.config.resync_s,
+            workers=self.config.reconcile_workers,
+            watch_timeout_s=self.config.watch_timeout_s,
+            retry_on=(ApiError,),
+            name="job-controller",
+        )
+        loop = ControlLoop(
+            self.api, self.sources(), self._sync, self.jobs.keys, settings, self.queue
+        )
+        loop.run(stop)
+
+    def _sync(self, key: JobKey) -> float | None:
+        """Reconcile the job; when a rule of time is due for it (a deadline, a TTL), the
+        seconds until then (a little after: the times are written in whole seconds), as the
+        AegisJob's watch last showed it (a status written since is a change: synced again)."""
+        self.reconcile_job(*key)
+        job = self.jobs.get(*key)
+        wake = wake_after(job, self.config.clock()) if job is not None else None
+        return None if wake is None else wake + WAKE_MARGIN_S
 
     def apply_all(self, job: JobView, actions: Sequence[Action]) -> None:
         """Carry out `actions` in order; a run of pod creations or deletions goes out in
         slow-start batches (1, 2, 4, ... up to `pod_calls` calls at once, as Kubernetes' own
         Job controller does), so a refusal that every call would get (a quota, a webhook)
         costs one call, not one per pod. The first error ends the run, raised once its
-        batch is done; a pod refused as invalid (the job is failed) ends it too."""
+        batch is done; an action that failed the job (a pod refused as invalid, a PodGroup
+        the cluster does not serve) ends it too: the next pass acts on the failed job."""
         for kind, same in itertools.groupby(actions, key=type):
             run = list(same)
             if len(run) > 1 and kind in (CreatePod, DeletePod):
-                self._apply_batches(job, run)
-            else:
-                for action in run:
-                    self.apply(job, action)
+                if not self._apply_batches(job, run):
+                    return
+            elif not all(self.apply(job, action) for action in run):
+                return
 
-    def _apply_batches(self, job: JobView, run: Sequence[Action]) -> None:
+    def _apply_batches(self, job: JobView, run: Sequence[Action]) -> bool:
         workers = max(1, min(self.config.pod_calls, len(run)))
         with ThreadPoolExecutor(workers, thread_name_prefix="pod-calls") as pool:
             done, size = 0, 1
@@ -217,9 +238,10 @@ class JobController:
                 batch = [pool.submit(self._apply_pooled, job, a) for a in run[done : done + size]]
                 wait(batch)
                 if not all([call.result() for call in batch]):  # the first error is raised
-                    return
+                    return False
                 done += len(batch)
                 size = min(2 * size, workers)
+        return True
 
     def _apply_pooled(self, job: JobView, action: Action) -> bool:
         with self._calls:  # one of the client's pooled connections, whichever job's
@@ -247,12 +269,13 @@ class JobController:
             case DeletePod(name=pod):
                 self._delete(POD, ns, pod)
                 self.pods.deleted(ns, pod)
-            case DeleteAegis():
-                self._delete(AEGIS, ns, name)
-            case DeleteSecret():
-                self._delete(SECRET, ns, secret_name(name))
-            case DeleteService():
-                self._delete(SERVICE, ns, service_name(name))
+            case DeleteAegis() | DeleteSecret() | DeleteService() | DeletePodGroup() | DeleteJob():
+                res, named = _DELETED[type(action)]
+                self._delete(res, ns, named(name))
+            case CreatePodGroup():
+                return self._create_pod_group(job)
+            case MarkPodFinal(name=pod):
+                self._patch_pod(ns, pod, {"metadata": {"annotations": {KUEUE_FINAL: "false"}}})
             case UpdateJobStatus():
                 self.api.patch(AEGIS_JOB, ns, name, {"status": _status_body(action)}, sub="status")
         return True
@@ -274,16 +297,45 @@ class JobController:
             if not exc.invalid:
                 raise
             message = f"pod {body['metadata']['name']} rejected by the API server: {exc}"
-            failed = UpdateJobStatus(
-                FAILED,
-                message,
-                job.name,
-                job.excluded_nodes,
-                job.pod_restarts,
-                job.container_restarts,
-            )
-            self.apply(job, failed)
+            self._fail(job, POD_REJECTED, message)
             return False
+
+    def _create_pod_group(self, job: JobView) -> bool:
+        try:
+            self._create(POD_GROUP, job.namespace, pod_group(job))
+            return True
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+            message = (
+                "runPolicy.schedulingPolicy.gang is Volcano, but the API server serves no "
+                f"{POD_GROUP.api_version} PodGroups (is Volcano installed?): {exc}"
+            )
+            self._fail(job, NO_GANG_SCHEDULER, message)
+            return False
+
+    def _fail(self, job: JobView, reason: str, message: str) -> None:
+        """Fail the job at once (the next reconcile ends its pods)."""
+        stamp = rfc3339(self.config.clock())
+        failed = UpdateJobStatus(
+            FAILED,
+            message,
+            job.name,
+            job.excluded_nodes,
+            job.pod_restarts,
+            job.container_restarts,
+            reason,
+            job.start_time or stamp,
+            stamp,
+        )
+        self.apply(job, failed)
+
+    def _patch_pod(self, namespace: str, name: str, patch: Mapping[str, Any]) -> None:
+        try:
+            self.api.patch(POD, namespace, name, patch)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
 
     def _set_finalizers(self, job: JobView, finalizers: list[str]) -> None:
         meta: dict[str, Any] = {"finalizers": finalizers}
@@ -329,67 +381,19 @@ class JobController:
         jobs = self.api.list(AEGIS_JOB, self.config.namespace)
         return sorted(k for k in (_job_key(AEGIS_JOB, j) for j in jobs) if k is not None)
 
-    def _safe_all_keys(self) -> list[JobKey]:
-        try:
-            return self._all_keys()
-        except ApiError as exc:
-            log.warning("listing AegisJobs failed: %s", exc)
-            return []
 
-    def _safe_reconcile(self, key: JobKey) -> None:
-        try:
-            self.reconcile_job(*key)
-        except ApiError as exc:
-            log.warning("reconciling AegisJob %s/%s failed, retried later: %s", *key, exc)
+def _same(name: str) -> str:
+    return name
 
-    def _watch(self, res: Resource, out: queue.Queue[JobKey], stop: threading.Event) -> None:
-        selector = "" if res is AEGIS_JOB else LABEL_JOB
-        while not stop.is_set():
-            try:
-                events = self.api.watch(
-                    res, self.config.namespace, selector, self.config.watch_timeout_s
-                )
-                for kind, obj in events:
-                    key = _job_key(res, obj)
-                    if key is not None and (res is AEGIS_JOB or self._moved(res, kind, obj)):
-                        out.put(key)
-                    if stop.is_set():
-                        return
-            except ApiError as exc:
-                log.warning("watching %s failed, retrying: %s", res.plural, exc)
-                stop.wait(2.0)
 
-    def _inform(self, out: queue.Queue[JobKey], stop: threading.Event) -> None:
-        """Keep the pod cache (aegis/k8s/informer.py); the jobs whose pods changed go to `out`."""
-        inform_pods(
-            self.api, self.pods, self.config.namespace, stop, out.put, self.config.watch_timeout_s
-        )
-
-    def _moved(self, res: Resource, kind: str, obj: Mapping[str, Any]) -> bool:
-        """Whether an Aegis CR's watch event changes what a reconcile reads of it (its
-        AegisView, identity and owners), or deletes it. The Aegis Controller patches its CR's
-        status at every group commit, tens of times a second while a large job's pods report:
-        the other events are not reconciled (the resync still reconciles every job)."""
-        meta = obj.get("metadata") or {}
-        name = (res.plural, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-        if kind == "DELETED":
-            self._seen.pop(name, None)
-            return True
-        owners = meta.get("ownerReferences") or []
-        view = AegisView.from_obj(obj)
-        seen = (
-            view,
-            meta.get("uid"),
-            bool(meta.get("deletionTimestamp")),
-            _label(obj, LABEL_JOB),
-            tuple(str(o.get("uid")) for o in owners if isinstance(o, Mapping))
-            if isinstance(owners, list)
-            else (),
-        )
-        if self._seen.get(name) == seen:
-            return False
-        self._seen[name] = seen
-        return True
+# what each deletion of the job's own objects deletes: the resource, the object's name
+_DELETED: dict[type, tuple[Resource, Callable[[str], str]]] = {
+    DeleteAegis: (AEGIS, _same),
+    DeleteSecret: (SECRET, secret_name),
+    DeleteService: (SERVICE, service_name),
+    DeletePodGroup: (POD_GROUP, _same),
+    DeleteJob: (AEGIS_JOB, _same),
+}
 
 
 def _label(obj: Mapping[str, Any], key: str) -> str:
@@ -403,18 +407,37 @@ def _job_key(res: Resource, obj: Mapping[str, Any]) -> JobKey | None:
     return (str(meta.get("namespace") or "default"), str(name)) if name else None
 
 
-def _drain(q: queue.Queue[JobKey], timeout: float) -> set[JobKey]:
-    keys: set[JobKey] = set()
-    try:
-        keys.add(q.get(timeout=timeout) if timeout else q.get_nowait())
-        while True:
-            keys.add(q.get_nowait())
-    except queue.Empty:
-        return keys
+def _own_key(obj: Mapping[str, Any]) -> JobKey | None:
+    return _job_key(AEGIS_JOB, obj)
+
+
+def _label_key(obj: Mapping[str, Any]) -> JobKey | None:
+    return _job_key(AEGIS, obj)
+
+
+# what a reconcile reads of an Aegis CR: its view, uid, deletion, job label and owners' uids
+_CrReading = tuple[AegisView, str, bool, str, tuple[str, ...]]
+
+
+def _cr_reading(obj: Mapping[str, Any]) -> _CrReading:
+    """Only these changes of an Aegis CR are reconciled: the Aegis Controller patches its
+    status at every group commit, tens of times a second while a large job's pods report
+    (the resync still reconciles every job)."""
+    meta = obj.get("metadata") or {}
+    owners = meta.get("ownerReferences")
+    return (
+        AegisView.from_obj(obj),
+        str(meta.get("uid") or ""),
+        bool(meta.get("deletionTimestamp")),
+        _label(obj, LABEL_JOB),
+        tuple(str(o.get("uid")) for o in owners if isinstance(o, Mapping))
+        if isinstance(owners, list)
+        else (),
+    )
 
 
 def _status_body(action: UpdateJobStatus) -> dict[str, Any]:
-    return {
+    body = {
         "phase": action.phase,
         "message": action.message,
         "aegisRef": action.aegis_ref,
@@ -422,6 +445,8 @@ def _status_body(action: UpdateJobStatus) -> dict[str, Any]:
         "podRestarts": action.pod_restarts,
         "containerRestarts": {str(rank): n for rank, n in action.container_restarts},
     }
+    times = {"startTime": action.start_time, "completionTime": action.completion_time}
+    return body | {k: v for k, v in (("reason", action.reason), *times.items()) if v}
 
 
 def _log_action(job: JobView, action: Action) -> None:

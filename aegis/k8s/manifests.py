@@ -34,6 +34,7 @@ from aegis.k8s.resources import (
     secret_name,
     service_name,
 )
+from aegis.k8s.run_policy import POD_GROUP
 from aegis.protocol.environment import Var, parse_nproc
 from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.subjects import validate_label
@@ -97,7 +98,7 @@ def template_problem(job: JobView) -> str | None:
     command = containers[0].get("command")
     if not isinstance(command, list) or not command:
         return "spec.template.spec.containers[0].command is required: the agent runs it"
-    return None
+    return job.run_policy.problem(pod_spec)
 
 
 def bootstrap_secret(job: JobView, token: str) -> dict[str, Any]:
@@ -261,7 +262,18 @@ def worker_pod(
     affinity = exclude_nodes(spec.get("affinity"), excluded_nodes)
     if affinity:
         spec["affinity"] = affinity
+    job.run_policy.schedule(job.name, job.worker_num, meta, spec)  # gang, priority class
     return {"apiVersion": POD.api_version, "kind": POD.kind, "metadata": meta, "spec": spec}
+
+
+def pod_group(job: JobView) -> dict[str, Any]:
+    """The job's Volcano PodGroup (gang Volcano): its worker pods are scheduled all or none."""
+    return {
+        "apiVersion": POD_GROUP.api_version,
+        "kind": POD_GROUP.kind,
+        "metadata": _metadata(job, job.name),
+        "spec": job.run_policy.pod_group_spec(job.worker_num),
+    }
 
 
 # ---------------- the job's ctl credential (written by the Aegis Controller) ----------------

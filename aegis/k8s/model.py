@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, LABEL_RANK
+from aegis.k8s.run_policy import KUEUE_FINAL, RunPolicy
 
 # AegisJob phases (the Aegis CR has the controller's phases; these are the job's).
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
@@ -68,6 +69,10 @@ class JobView:
     # rank -> Level 2 recreations (the agent exited AgentExit.RESTART_CONTAINER), as (rank, n) pairs
     container_restarts: tuple[tuple[int, int], ...] = ()
     nproc_per_node: str = "1"  # ranks per worker pod: a number >= 1 or "auto" (its GPUs)
+    run_policy: RunPolicy = field(default_factory=RunPolicy)
+    start_time: str = ""  # RFC 3339, written with its first status
+    completion_time: str = ""  # RFC 3339, written when it ended
+    reason: str = ""  # why it ended (a `Reason` of aegis/k8s/reconcile.py)
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> JobView:
@@ -90,6 +95,10 @@ class JobView:
             excluded_nodes=_strs(status.get("excludedNodes")),
             pod_restarts=_int(status.get("podRestarts"), 0),
             container_restarts=_rank_counts(status.get("containerRestarts")),
+            run_policy=RunPolicy.from_spec(spec, _map(meta, "labels")),
+            start_time=str(status.get("startTime") or ""),
+            completion_time=str(status.get("completionTime") or ""),
+            reason=str(status.get("reason") or ""),
         )
 
     def container_restarts_of(self, rank: int) -> int:
@@ -119,6 +128,7 @@ class PodView:
     node: str = ""
     reason: str = ""
     deleting: bool = False
+    group_final: bool = False  # Kueue is told its gang ended (KUEUE_FINAL)
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> PodView:
@@ -133,6 +143,7 @@ class PodView:
             node=str(spec.get("nodeName") or ""),
             reason=str(status.get("reason") or ""),
             deleting=bool(meta.get("deletionTimestamp")),
+            group_final=_map(meta, "annotations").get(KUEUE_FINAL) == "false",
         )
 
 
@@ -190,6 +201,8 @@ class Observed:
     aegis: AegisView | None = None
     secret: bool = False
     service: bool = False
+    pod_group: bool = False  # the Volcano PodGroup exists (gang Volcano only)
+    now: float | None = None  # the time observed (epoch seconds); None: no rule of time applies
 
 
 def job_selector(job: str) -> str:

@@ -2,7 +2,9 @@
 
 The I/O layer applies the actions in order and calls `reconcile` again on the next change, so
 every rule is level-triggered and a restarted controller resumes from what it observes (the
-AegisJob status and the Aegis CR status); it keeps nothing in memory.
+AegisJob status and the Aegis CR status); it keeps nothing in memory. The rules of time
+(`spec.runPolicy`'s deadline and TTL) read the time observed; `wake_after` says when the
+next one is due.
 """
 
 from __future__ import annotations
@@ -13,7 +15,22 @@ from dataclasses import dataclass, field
 from aegis.k8s.manifests import template_problem
 from aegis.k8s.model import FAILED, PENDING, RUNNING, SUCCEEDED, JobView, Observed, PodView
 from aegis.k8s.resources import FINALIZER, pod_name
+from aegis.k8s.run_policy import KUEUE, VOLCANO, epoch, rfc3339
 from aegis.protocol.exitcodes import AgentExit
+
+# why a job ended (its status.reason)
+SUCCESS = "Succeeded"
+RETRIES_EXHAUSTED = "RetriesExhausted"  # a worker's retries passed maxRetry
+STOPPED = "Stopped"  # shouldQuit: `aegis ctl stop`, or the Aegis Controller
+CONTROLLER_FAILED = "ControllerFailed"  # the Aegis CR's phase is Failed
+RESTART_BUDGET = "RestartBudgetExceeded"  # pods recreated past (maxRetry+1)·workerNum
+DEADLINE = "DeadlineExceeded"  # runPolicy.activeDeadlineSeconds
+INVALID_SPEC = "InvalidSpec"
+POD_REJECTED = "PodRejected"  # the API server refused a worker pod
+NO_GANG_SCHEDULER = "GangSchedulerMissing"  # Volcano's PodGroups are not served
+# verdicts only the Job Controller knows: nothing else stops the job's pods, so they are
+# deleted whatever the cleanPodPolicy (aegis/k8s/run_policy.py `pods_to_end`)
+OWN_VERDICTS = frozenset({RESTART_BUDGET, DEADLINE, INVALID_SPEC, POD_REJECTED, NO_GANG_SCHEDULER})
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,28 @@ class DeletePod:
 
 
 @dataclass(frozen=True)
+class CreatePodGroup:
+    """Create the job's Volcano PodGroup (gang Volcano), before its pods."""
+
+
+@dataclass(frozen=True)
+class DeletePodGroup:
+    """Delete the job's Volcano PodGroup (the job ended, or is deleted)."""
+
+
+@dataclass(frozen=True)
+class MarkPodFinal:
+    """Tell Kueue that this ended pod's gang is over (its quota is released)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class DeleteJob:
+    """Delete the AegisJob itself: its ttlSecondsAfterFinished has passed."""
+
+
+@dataclass(frozen=True)
 class UpdateJobStatus:
     """Patch the AegisJob status (the only status the Job Controller writes)."""
 
@@ -83,6 +122,9 @@ class UpdateJobStatus:
     excluded_nodes: tuple[str, ...] = ()
     pod_restarts: int = 0
     container_restarts: tuple[tuple[int, int], ...] = ()  # (rank, Level 2 recreations)
+    reason: str = ""  # why it ended ("" while it runs)
+    start_time: str = ""  # RFC 3339 ("": not known yet)
+    completion_time: str = ""
 
 
 Action = (
@@ -96,6 +138,10 @@ Action = (
     | DeleteAegis
     | CreatePod
     | DeletePod
+    | CreatePodGroup
+    | DeletePodGroup
+    | MarkPodFinal
+    | DeleteJob
     | UpdateJobStatus
 )
 
@@ -114,21 +160,36 @@ def reconcile(job: JobView, seen: Observed) -> list[Action]:
     if job.deleting:
         return _cleanup(job, seen)
     head: list[Action] = [] if FINALIZER in job.finalizers else [AddFinalizer()]
-    if job.phase == FAILED:
-        return head + _delete_all(seen.pods, "job failed")
-    if job.phase == SUCCEEDED:
-        return head
+    if job.phase in (FAILED, SUCCEEDED):
+        return head + _ended(job, seen)
     problem = template_problem(job)  # before any plan: its workerNum may be absurd
     if problem is not None:
-        return [*head, _status(job, FAILED, problem), *_delete_all(seen.pods, problem)]
+        failed = _status(job, FAILED, problem, reason=INVALID_SPEC, now=seen.now)
+        return [*head, failed, *_end(job, seen, INVALID_SPEC, problem)]
     plan = _plan_pods(job, seen.pods)
     verdict = _failure(job, seen, plan)
     if verdict is not None:
-        failed = _status(job, FAILED, verdict, plan.counters(job))
-        return [*head, failed, *_delete_all(seen.pods, verdict)]
+        reason, message = verdict
+        failed = _status(job, FAILED, message, plan.counters(job), reason=reason, now=seen.now)
+        return [*head, failed, *_end(job, seen, reason, message)]
     if _all_succeeded(job, seen.pods):
-        return [*head, _status(job, SUCCEEDED, f"all {job.worker_num} workers succeeded")]
+        message = f"all {job.worker_num} workers succeeded"
+        done = _status(job, SUCCEEDED, message, reason=SUCCESS, now=seen.now)
+        return [*head, done, *_end(job, seen, SUCCESS, "job succeeded")]
     return head + _run(job, seen, plan)
+
+
+def wake_after(job: JobView, now: float) -> float | None:
+    """Seconds until a rule of time is due for this job (its activeDeadlineSeconds while it
+    runs, its ttlSecondsAfterFinished once it ended), or None."""
+    policy = job.run_policy
+    if job.deleting:
+        return None
+    if job.phase in (FAILED, SUCCEEDED):
+        ended, ttl = epoch(job.completion_time), policy.ttl_after_finished_s
+        return None if ended is None or ttl is None else max(0.0, ended + ttl - now)
+    started, deadline = epoch(job.start_time), policy.active_deadline_s
+    return None if started is None or deadline is None else max(0.0, started + deadline - now)
 
 
 def _status(
@@ -137,12 +198,50 @@ def _status(
     message: str,
     counters: Counters | None = None,
     aegis_ref: str | None = None,
+    reason: str = "",
+    now: float | None = None,
 ) -> UpdateJobStatus:
+    """The status to write; `now` stamps a start (and, for an end, a completion) time not
+    written yet (None: the times as they are)."""
     if counters is None:
         counters = (job.excluded_nodes, job.pod_restarts, job.container_restarts)
     nodes, restarts, level2 = counters
     ref = job.name if aegis_ref is None else aegis_ref
-    return UpdateJobStatus(phase, message, ref, nodes, restarts, level2)
+    stamp = rfc3339(now) if now is not None else ""
+    start = job.start_time or stamp
+    ended = job.completion_time or (stamp if phase in (FAILED, SUCCEEDED) else "")
+    reason = reason or job.reason
+    return UpdateJobStatus(phase, message, ref, nodes, restarts, level2, reason, start, ended)
+
+
+def _end(job: JobView, seen: Observed, reason: str, why: str) -> list[Action]:
+    """What the job's end removes: its pods as its cleanPodPolicy says, its PodGroup."""
+    doomed = job.run_policy.pods_to_end(seen.pods, reason in OWN_VERDICTS)
+    actions: list[Action] = [DeletePod(p.name, why) for p in doomed]
+    return actions + ([DeletePodGroup()] if seen.pod_group else [])
+
+
+def _ended(job: JobView, seen: Observed) -> list[Action]:
+    """An ended job, at each reconcile: its end's removals (a pod made meanwhile, a deletion
+    that failed), Kueue told its gang is over, the completion time of a job that ended
+    before it was written, and the AegisJob deleted once its TTL has passed."""
+    ttl, now = job.run_policy.ttl_after_finished_s, seen.now
+    if now is not None and ttl is not None:
+        ended = epoch(job.completion_time)
+        if ended is not None and now >= ended + ttl:
+            return [DeleteJob()]
+    why = "job failed" if job.phase == FAILED else "job succeeded"
+    actions = _end(job, seen, job.reason, why)
+    if job.phase == FAILED and job.run_policy.gang == KUEUE:
+        doomed = {a.name for a in actions if isinstance(a, DeletePod)}
+        actions += [
+            MarkPodFinal(p.name)
+            for p in seen.pods
+            if p.phase in ("Succeeded", "Failed") and not p.group_final and p.name not in doomed
+        ]
+    if not job.completion_time and now is not None:
+        actions.insert(0, _status(job, job.phase, job.message, aegis_ref=job.aegis_ref, now=now))
+    return actions
 
 
 def _cleanup(job: JobView, seen: Observed) -> list[Action]:
@@ -153,7 +252,10 @@ def _cleanup(job: JobView, seen: Observed) -> list[Action]:
         actions.append(DeleteSecret())
     if seen.service:
         actions.append(DeleteService())
+    if seen.pod_group:
+        actions.append(DeletePodGroup())
     gone = not seen.pods and seen.aegis is None and not seen.secret and not seen.service
+    gone = gone and not seen.pod_group
     if gone and FINALIZER in job.finalizers:
         actions.append(RemoveFinalizer())
     return actions
@@ -163,25 +265,35 @@ def _delete_all(pods: Sequence[PodView], reason: str) -> list[Action]:
     return [DeletePod(p.name, reason) for p in pods if not p.deleting]
 
 
-def _failure(job: JobView, seen: Observed, plan: _PodPlan) -> str | None:
+def _failure(job: JobView, seen: Observed, plan: _PodPlan) -> tuple[str, str] | None:
+    """(reason, message) of a verdict that fails the job, or None."""
     cr = seen.aegis
     if cr is not None and cr.should_quit:
-        return "the Aegis Controller set shouldQuit"
+        return STOPPED, "the Aegis Controller set shouldQuit"
     if cr is not None and cr.phase == "Failed":
         said = f": {cr.message}" if cr.message else ""
-        return f"the Aegis Controller reported phase Failed{said}"
+        return CONTROLLER_FAILED, f"the Aegis Controller reported phase Failed{said}"
     if cr is not None and cr.max_retries > job.max_retry:
-        return (
+        return RETRIES_EXHAUSTED, (
             f"retries exhausted: a worker restarted {cr.max_retries} times, "
             f"maxRetry is {job.max_retry}"
         )
     restarts, budget = job.pod_restarts + plan.restarts, restart_budget(job)
     if restarts > budget:
-        return (
+        return RESTART_BUDGET, (
             f"worker pods were recreated {restarts} times (budget {budget}) "
             "without the Aegis Controller counting a retry"
         )
+    if _past_deadline(job, seen.now):
+        return DEADLINE, (
+            f"ran past runPolicy.activeDeadlineSeconds ({job.run_policy.active_deadline_s} s)"
+        )
     return None
+
+
+def _past_deadline(job: JobView, now: float | None) -> bool:
+    wake = wake_after(job, now) if now is not None else None
+    return wake is not None and wake <= 0
 
 
 def _all_succeeded(job: JobView, pods: Sequence[PodView]) -> bool:
@@ -247,11 +359,14 @@ def _run(job: JobView, seen: Observed, plan: _PodPlan) -> list[Action]:
         actions.append(CreateService())
     if seen.aegis is None:
         actions.append(CreateAegis())
+    if job.run_policy.gang == VOLCANO and not seen.pod_group:
+        actions.append(CreatePodGroup())  # before the pods that name it
     counters = plan.counters(job)
     cr_nodes = seen.aegis.error_nodes if seen.aegis else ()
     excluded = tuple(sorted({*job.excluded_nodes, *plan.faults, *cr_nodes}))
     phase = RUNNING if plan.running == job.worker_num else PENDING
-    status = _status(job, phase, f"{plan.running}/{job.worker_num} workers running", counters)
+    message = f"{plan.running}/{job.worker_num} workers running"
+    status = _status(job, phase, message, counters, now=seen.now)
     if status != _status(job, job.phase, job.message, aegis_ref=job.aegis_ref):
         actions.append(status)  # before the deletions: the faulty nodes are recorded first
     actions += plan.deletes

@@ -74,6 +74,8 @@ class Var(StrEnum):
     # local mode: the inherited socket holding the controller's state directory (handed over
     # as a secret is: neither its command line nor its environment names the directory)
     STATE_DIR_FD = "AEGIS_STATE_DIR_FD"
+    CA = "AEGIS_CA"  # the job's CA certificate (PEM): its control plane speaks TLS
+    JOIN_SECRET = "AEGIS_JOIN_SECRET"  # a job across hosts: never passed to an agent or command
 
 
 # what the training command is told (everything else of the contract is the agent's own): its
@@ -126,6 +128,13 @@ def _choice(env: Mapping[str, str], var: Var, allowed: tuple[str, ...], default:
     return value
 
 
+def _certificate(env: Mapping[str, str]) -> str:
+    text = env.get(Var.CA, "")
+    if text and not text.lstrip().startswith("-----BEGIN CERTIFICATE-----"):
+        raise ConfigError(f"{Var.CA} must be a PEM certificate, got {text[:40]!r}")
+    return text
+
+
 def _command(env: Mapping[str, str]) -> tuple[str, ...]:
     text = _get(env, Var.COMMAND)
     try:
@@ -170,6 +179,7 @@ class AgentConfig:
     fallback: str = "independent"  # no controller: run the command alone, or "fail"
     standby: bool = False  # start each rank's next attempt ahead (aegis.runtime.agent.standby)
     preload: tuple[str, ...] = ()  # modules the standbys import ahead
+    ca: str = ""  # the job's CA (PEM): gRPC and NATS over TLS trusting it alone ("" plain)
 
     def __post_init__(self) -> None:
         if not self.incarnation:  # every agent process is an incarnation of its own
@@ -211,6 +221,7 @@ class AgentConfig:
             fallback=_choice(env, Var.FALLBACK, FALLBACKS, "independent"),
             standby=_choice(env, Var.STANDBY, ("on", "off"), "off") == "on",
             preload=parse_preload(env.get(Var.PRELOAD, ""), str(Var.PRELOAD)),
+            ca=_certificate(env),
         )
 
     def to_env(self) -> dict[str, str]:
@@ -242,6 +253,7 @@ class AgentConfig:
             Var.FALLBACK: self.fallback,
             Var.STANDBY: "on" if self.standby else "off",
             Var.PRELOAD: ",".join(self.preload),
+            Var.CA: self.ca,
         }
 
 

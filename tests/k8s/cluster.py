@@ -41,6 +41,8 @@ _DECLARED = {
     "aegis.dev/v1alpha1/aegises": ("Aegis", True, {"status"}),
     "aegis.dev/v1alpha1/aegisjobs": ("AegisJob", True, {"status"}),
     "authentication.k8s.io/v1/tokenreviews": ("TokenReview", False, set()),
+    # Volcano's CRD, for gang scheduling with Volcano (runPolicy.schedulingPolicy.gang)
+    "scheduling.volcano.sh/v1beta1/podgroups": ("PodGroup", True, {"status"}),
 }
 
 
@@ -78,7 +80,18 @@ class Emulator(kmock.KubernetesEmulator):
         return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
                 "spec": spec, "status": status}  # fmt: skip
 
+    # resources ("group/version/plural") this server does not serve (a CRD not installed):
+    # every request for them gets the API server's 404 for an unknown path
+    unserved: set[str] = attrs.field(factory=set, init=False)
+
     async def _handle(self, request: kmock.Request) -> Any:
+        res = request.resource
+        if res is not None and f"{res.group}/{res.version}/{res.plural}" in self.unserved:
+            return await self._render_error(
+                kmock.KubernetesError(
+                    404, "NotFound", "the server could not find the requested resource"
+                )
+            )
         if (
             request.resource is not None
             and request.resource.plural == "tokenreviews"

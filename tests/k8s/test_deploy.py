@@ -172,7 +172,11 @@ def test_rbac_is_least_privilege() -> None:
         # a job too large for its CR: its WAL and snapshots (never updated: created whole)
         ("", "configmaps"): {"get", "list", "create", "delete"},
     }
-    assert job_ctl[("", "pods")] == {"get", "list", "watch", "create", "delete"}
+    # patch: a failed gang's ended pods told to Kueue (kueue.x-k8s.io/retriable-in-group)
+    assert job_ctl[("", "pods")] == {"get", "list", "watch", "create", "delete", "patch"}
+    # delete: runPolicy.ttlSecondsAfterFinished
+    assert job_ctl[("aegis.dev", "aegisjobs")] == {"get", "list", "watch", "patch", "delete"}
+    assert job_ctl[("scheduling.volcano.sh", "podgroups")] == {"get", "create", "delete"}
     assert job_ctl[("aegis.dev", "aegises")] == {"get", "list", "watch", "create", "delete"}
     assert job_ctl[("", "secrets")] == {"get", "create", "delete"}
     assert ("aegis.dev", "aegises/status") not in job_ctl  # the CR status is the master's

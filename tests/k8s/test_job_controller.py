@@ -7,12 +7,13 @@ kubelet and scheduler are played by Cluster.run_pod / finish_pod.
 from __future__ import annotations
 
 import collections
-import queue
 import threading
+import time
 from typing import Any
 
 from aegis.k8s.api import KubeApi
 from aegis.k8s.cr_store import CrStatusStore
+from aegis.k8s.informer import reflect
 from aegis.k8s.job_controller import JobController, JobControllerConfig, JobKey
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.manifests import PodSettings, secret_token
@@ -27,6 +28,7 @@ from aegis.k8s.resources import (
     SERVICE,
     Resource,
 )
+from aegis.k8s.run_policy import epoch
 from aegis.runtime.controller.store import ErrorNode, PodInfo, Status
 
 from ..support import wait_for
@@ -67,6 +69,8 @@ def test_job_creates_pods_cr_secret_and_service(cluster: Cluster) -> None:
     assert sorted(pods) == WORKERS
     job = cluster.job("train")
     assert job["metadata"]["finalizers"] == [FINALIZER]
+    started = epoch(job["status"].pop("startTime"))  # when it was first seen
+    assert started is not None and abs(started - time.time()) < 60
     assert job["status"] == {
         "phase": "Pending",
         "message": "0/3 workers running",
@@ -254,8 +258,8 @@ def test_a_watch_from_a_version_gone_lists_again(cluster: Cluster) -> None:
     api = KubeApi.for_url(cluster.url, timeout_s=5.0)
     api._client.user_agent = "job-controller"
     controller = JobController(api, CONFIG)
-    queued: queue.Queue[JobKey] = queue.Queue()
-    thread = threading.Thread(target=controller._inform, args=(queued, stop), daemon=True)
+    (pods,) = [s for s in controller.sources() if s.resource is POD]
+    thread = threading.Thread(target=reflect, args=(api, pods, None, stop), daemon=True)
     thread.start()
     try:
         wait_for(lambda: controller.pods.synced, 10, "the first list")
@@ -310,16 +314,15 @@ class _Events:
 
 
 def queued_by_watch(res: Resource, events: list[tuple[str, dict[str, Any]]]) -> list[JobKey]:
-    """The job keys a fresh Job Controller's watch of `res` (its pod cache's, for pods)
-    queues for these events."""
+    """The job keys a fresh Job Controller's reflector of `res` (into its store for them: the
+    pod cache, for pods) queues for these events."""
     stop = threading.Event()
-    controller = JobController(_Events(events, stop), CONFIG)  # type: ignore[arg-type]
-    queued: queue.Queue[JobKey] = queue.Queue()
-    if res is POD:
-        controller._inform(queued, stop)
-    else:
-        controller._watch(res, queued, stop)
-    return [queued.get_nowait() for _ in range(queued.qsize())]
+    api = _Events(events, stop)
+    controller = JobController(api, CONFIG)  # type: ignore[arg-type]
+    (source,) = [s for s in controller.sources() if s.resource is res]
+    queued: list[JobKey] = []
+    reflect(api, source, NAMESPACE, stop, queued.append)  # type: ignore[arg-type]
+    return queued
 
 
 def test_a_status_patch_that_changes_nothing_the_job_controller_reads_reconciles_nothing() -> None:

@@ -3,7 +3,6 @@ the in-memory API (bench/memory_api.py): its watches, its pod cache and its pod 
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -12,6 +11,7 @@ from typing import Any
 
 from aegis.k8s.job_controller import JobController, JobControllerConfig, JobKey
 from aegis.k8s.manifests import PodSettings
+from aegis.k8s.model import JobView
 from aegis.k8s.reconcile import Action
 from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, POD, Resource
 from bench.memory_api import MemoryApi
@@ -53,30 +53,14 @@ class _HeldApi(MemoryApi):
 
 
 class _Counting(JobController):
-    """Counts each job's reconciles and the most of them at once, and the AegisJob events
-    its watch queued."""
+    """Counts each job's reconciles and the most of them at once."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.now: dict[str, int] = {}
         self.most: dict[str, int] = {}
         self.total: dict[str, int] = {}
-        self.queued: queue.Queue[JobKey] | None = None  # run's queue of jobs to reconcile
-        self.job_events = 0
         self._count = threading.Lock()
-
-    def _watch(self, res: Resource, out: queue.Queue[JobKey], stop: threading.Event) -> None:
-        if res is not AEGIS_JOB:
-            return super()._watch(res, out, stop)
-        self.queued = out
-        counting = self
-
-        class Counted:
-            def put(self, key: JobKey) -> None:
-                out.put(key)
-                counting.job_events += 1
-
-        return super()._watch(res, Counted(), stop)  # type: ignore[arg-type]
 
     def reconcile_job(self, namespace: str, name: str) -> list[Action]:
         with self._count:
@@ -125,13 +109,22 @@ def test_one_job_is_never_reconciled_twice_at_once_and_a_change_meanwhile_is_not
     controller = _Counting(api, config)
     with _running(controller):
         wait_for(api.holding.is_set, 10, "big's first create, held")
-        seen = controller.job_events
+        key: JobKey = (NAMESPACE, "big")
+        assert controller.queue.held(key)
         for n in range(5):  # changes while it is reconciled: each queues the job again
             api.patch(AEGIS_JOB, NAMESPACE, "big", {"metadata": {"labels": {"n": str(n)}}})
-        wait_for(lambda: controller.job_events == seen + 5, 10, "the changes queued")
-        queued = controller.queued
-        assert queued is not None
-        wait_for(queued.empty, 10, "the changes taken by the run loop")
+        # the changes reached the queue: the job is to be reconciled again, once
+        wait_for(lambda: controller.jobs.get(*key) is not None, 10, "the job in its store")
+        wait_for(
+            lambda: (
+                controller.queue.pending(key)
+                and (controller.jobs.get(*key) or JobView("", "", "", 0, 0)).resource_version
+                == api.get(AEGIS_JOB, NAMESPACE, "big")["metadata"]["resourceVersion"]
+            ),
+            10,
+            "the last change seen and queued",
+        )
+        assert len(controller.queue) == 0  # not handed out while held
         assert controller.total == {"big": 1} and api.waits == []  # still the first, held
         api.release.set()
         wait_for(lambda: controller.total.get("big", 0) >= 2, 10, "big reconciled again")

@@ -22,7 +22,7 @@ from aegis.k8s.manifests import (
     workers_service,
 )
 from aegis.k8s.model import AegisView, JobView, Observed, PodView
-from aegis.k8s.reconcile import UpdateJobStatus, reconcile
+from aegis.k8s.reconcile import CreatePod, UpdateJobStatus, reconcile, wake_after
 from aegis.protocol.environment import AgentConfig, user_env
 
 from .schemas import all_errors
@@ -296,7 +296,16 @@ _FIELDS = [("metadata", "name"), ("metadata", "deletionTimestamp"), ("spec", "wo
            ("spec", "maxRetry"), ("spec", "nprocPerNode"), ("spec", "template"),
            ("spec", "template", "spec"), ("spec", "template", "metadata"),
            ("spec", "template", "spec", "containers"), ("status", "phase"),
-           ("status", "excludedNodes"), ("status", "containerRestarts")]  # fmt: skip
+           ("status", "excludedNodes"), ("status", "containerRestarts"),
+           ("metadata", "labels"), ("metadata", "labels", "kueue.x-k8s.io/queue-name"),
+           ("spec", "runPolicy"), ("spec", "runPolicy", "cleanPodPolicy"),
+           ("spec", "runPolicy", "ttlSecondsAfterFinished"),
+           ("spec", "runPolicy", "activeDeadlineSeconds"),
+           ("spec", "runPolicy", "schedulingPolicy"),
+           ("spec", "runPolicy", "schedulingPolicy", "gang"),
+           ("spec", "runPolicy", "schedulingPolicy", "queue"),
+           ("spec", "template", "spec", "schedulerName"),
+           ("status", "startTime"), ("status", "completionTime"), ("status", "reason")]  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None)
@@ -319,5 +328,96 @@ def test_any_aegisjob_is_run_or_refused_without_raising(edits: list[tuple[Any, A
     for observed in (
         Observed(pods=[], aegis=None, secret=False, service=False),
         Observed(pods=[], aegis=AegisView(phase="RunCommand"), secret=True, service=True),
+        Observed(pods=[], aegis=None, now=1767225600.0),
     ):
-        reconcile(view, observed)
+        for action in reconcile(view, observed):
+            if isinstance(action, CreatePod):  # what the I/O layer builds from it
+                worker_pod(view, action.rank, action.excluded_nodes, SETTINGS)
+        wake_after(view, 1767225600.0)
+
+
+def _policed(policy: dict[str, Any], labels: dict[str, str] | None = None, **pod: Any) -> JobView:
+    template = copy.deepcopy(TEMPLATE)
+    template["spec"].update(pod)
+    obj = {
+        "metadata": {"name": "train", "namespace": "team", "uid": "u1", "labels": labels or {}},
+        "spec": {"workerNum": 3, "maxRetry": 1, "template": template, "runPolicy": policy},
+    }
+    return JobView.from_obj(obj)
+
+
+def test_kueue_gang_labels_every_worker_pod_into_one_group_of_the_jobs_size() -> None:
+    """As a Kubeflow user labels a PyTorchJob: the queue label on the AegisJob is gang
+    scheduling with Kueue's plain-pod groups; schedulerName passes through; the priority
+    class goes to the pods."""
+    view = _policed(
+        {"schedulingPolicy": {"priorityClass": "train-high"}},
+        {"kueue.x-k8s.io/queue-name": "team-a"},
+        schedulerName="my-scheduler",
+    )
+    assert template_problem(view) is None
+    pod = worker_pod(view, 2, (), SETTINGS)
+    assert all_errors(pod) == []
+    meta, spec = pod["metadata"], pod["spec"]
+    assert meta["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+    assert meta["labels"]["kueue.x-k8s.io/pod-group-name"] == "train"
+    assert meta["annotations"]["kueue.x-k8s.io/pod-group-total-count"] == "3"
+    assert spec["priorityClassName"] == "train-high" and spec["schedulerName"] == "my-scheduler"
+
+
+def test_volcano_gang_names_the_pod_group_and_the_scheduler() -> None:
+    view = _policed({"schedulingPolicy": {"gang": "Volcano", "queue": "research"}})
+    pod = worker_pod(view, 0, (), SETTINGS)
+    assert all_errors(pod) == []
+    assert pod["spec"]["schedulerName"] == "volcano"
+    assert pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "train"
+    assert "kueue.x-k8s.io/queue-name" not in pod["metadata"]["labels"]
+
+
+def test_without_a_run_policy_the_pod_is_the_templates() -> None:
+    pod = worker_pod(_policed({}, priorityClassName="p", schedulerName="s"), 0, (), SETTINGS)
+    assert (pod["spec"]["priorityClassName"], pod["spec"]["schedulerName"]) == ("p", "s")
+    assert "annotations" not in pod["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "labels", "pod", "why"),
+    [
+        ({"cleanPodPolicy": "Always"}, {}, {}, "cleanPodPolicy must be one of None, Running"),
+        ({"ttlSecondsAfterFinished": -1}, {}, {}, "ttlSecondsAfterFinished must be an integer"),
+        ({"activeDeadlineSeconds": 0}, {}, {}, "activeDeadlineSeconds must be an integer >= 1"),
+        ({"activeDeadlineSeconds": True}, {}, {}, "activeDeadlineSeconds must be an integer"),
+        ({"schedulingPolicy": {"gang": "Yunikorn"}}, {}, {}, "gang must be one of"),
+        (
+            {"schedulingPolicy": {"gang": "Kueue"}},
+            {},
+            {},
+            "gang Kueue needs a LocalQueue in spec.runPolicy.schedulingPolicy.queue",
+        ),
+        (
+            {"schedulingPolicy": {"queue": "b"}},
+            {"kueue.x-k8s.io/queue-name": "a"},
+            {},
+            "kueue.x-k8s.io/queue-name=a names another queue than",
+        ),
+        (
+            {"schedulingPolicy": {"gang": "Volcano"}},
+            {},
+            {"schedulerName": "default-scheduler"},
+            "gang Volcano needs schedulerName 'volcano'",
+        ),
+        (
+            {"schedulingPolicy": {"priorityClass": "a"}},
+            {},
+            {"priorityClassName": "b"},
+            "priorityClass 'a' and the template's priorityClassName 'b' differ",
+        ),
+    ],
+)
+def test_a_run_policy_that_cannot_be_followed_fails_the_job_saying_why(
+    policy: dict[str, Any], labels: dict[str, str], pod: dict[str, Any], why: str
+) -> None:
+    view = _policed(policy, labels, **pod)
+    assert why in (template_problem(view) or "")
+    (failed,) = [a for a in reconcile(view, Observed()) if isinstance(a, UpdateJobStatus)]
+    assert failed.phase == "Failed" and failed.reason == "InvalidSpec" and why in failed.message

@@ -47,8 +47,10 @@ def seen(pods: tuple[PodView, ...] = RUNNING, **changes: Any) -> Observed:
     return Observed(**{"pods": pods, **ALL, **changes})
 
 
-def status(phase: str, message: str, nodes: tuple[str, ...] = (), restarts: int = 0) -> Action:
-    return UpdateJobStatus(phase, message, "train", nodes, restarts)
+def status(
+    phase: str, message: str, nodes: tuple[str, ...] = (), restarts: int = 0, reason: str = ""
+) -> Action:
+    return UpdateJobStatus(phase, message, "train", nodes, restarts, reason=reason)
 
 
 CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
@@ -121,11 +123,15 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         [],
     ),
     (
-        "retries exhausted (max over pods > maxRetry): Failed, every pod deleted",
+        "retries exhausted (max over pods > maxRetry): Failed, every running pod deleted",
         job(phase="Running"),
         seen(aegis=AegisView(max_retries=3)),
         [
-            status("Failed", "retries exhausted: a worker restarted 3 times, maxRetry is 2"),
+            status(
+                "Failed",
+                "retries exhausted: a worker restarted 3 times, maxRetry is 2",
+                reason="RetriesExhausted",
+            ),
             *(
                 DeletePod(
                     f"train-worker-{r}",
@@ -146,7 +152,7 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         job(phase="Running"),
         seen((pod(0),), aegis=AegisView(should_quit=True)),
         [
-            status("Failed", "the Aegis Controller set shouldQuit"),
+            status("Failed", "the Aegis Controller set shouldQuit", reason="Stopped"),
             DeletePod("train-worker-0", "the Aegis Controller set shouldQuit"),
         ],
     ),
@@ -160,7 +166,7 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         "all workers succeeded: Succeeded, pods kept for their logs",
         job(phase="Running"),
         seen(tuple(pod(r, "Succeeded", 0) for r in range(3))),
-        [status("Succeeded", "all 3 workers succeeded")],
+        [status("Succeeded", "all 3 workers succeeded", reason="Succeeded")],
     ),
     (
         "pods of another shape are removed",
@@ -191,7 +197,9 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         Observed(),
         [
             status(
-                "Failed", "spec.template.spec.containers[0].command is required: the agent runs it"
+                "Failed",
+                "spec.template.spec.containers[0].command is required: the agent runs it",
+                reason="InvalidSpec",
             )
         ],
     ),
@@ -201,7 +209,13 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         "more workers than any cluster has nodes: Failed, no pod planned",
         job(worker_num=MAX_WORKERS + 1, phase=""),
         Observed(),
-        [status("Failed", f"spec.workerNum must be 1 to {MAX_WORKERS} and spec.maxRetry >= 0")],
+        [
+            status(
+                "Failed",
+                f"spec.workerNum must be 1 to {MAX_WORKERS} and spec.maxRetry >= 0",
+                reason="InvalidSpec",
+            )
+        ],
     ),
 ]
 
@@ -223,8 +237,10 @@ def test_crash_looping_pods_fail_the_job_within_the_budget() -> None:
     )
     assert isinstance(actions[0], UpdateJobStatus) and actions[0].phase == "Failed"
     assert "recreated 10 times (budget 9)" in actions[0].message
+    assert actions[0].reason == "RestartBudgetExceeded"
+    # the pods still running are deleted; the failed one is kept for its logs
     assert {a.name for a in actions[1:] if isinstance(a, DeletePod)} == {
-        f"train-worker-{r}" for r in range(3)
+        f"train-worker-{r}" for r in (1, 2)
     }
 
 

@@ -61,10 +61,11 @@ async def keep_renewed(
     bus: Bus,
     on_lost: Callable[[str], None],
     clock: Callable[[], float] = time.time,
+    ca_pem: bytes | None = None,
 ) -> None:
-    """Renew `issued` at half its lifetime, for as long as the agent runs, and reconnect
-    `bus` with each fresh JWT; `on_lost(why)` once the credential cannot be kept (a refused
-    renewal, or the server closed the connection)."""
+    """Renew `issued` at half its lifetime, for as long as the agent runs (over TLS trusting
+    `ca_pem` when given), and reconnect `bus` with each fresh JWT; `on_lost(why)` once the
+    credential cannot be kept (a refused renewal, or the server closed the connection)."""
     closed = asyncio.create_task(bus.closed.wait())
     try:
         while True:
@@ -77,7 +78,7 @@ async def keep_renewed(
             if done:
                 on_lost("the server closed this agent's connection (credential expired or revoked)")
                 return
-            renewed = await _renew(target, issued, on_lost, clock)
+            renewed = await _renew(target, issued, on_lost, clock, ca_pem)
             if renewed is None:
                 return
             issued = renewed
@@ -94,13 +95,14 @@ async def _renew(
     issued: IssuedCredentials,
     on_lost: Callable[[str], None],
     clock: Callable[[], float],
+    ca_pem: bytes | None,
 ) -> IssuedCredentials | None:
     """The renewed credential; None (after `on_lost`) when it was refused. A renewal that
     gets no answer is tried again until the JWT has expired (the server then closes the
     connection, and the caller sees it)."""
     while True:
         try:
-            return await renew_credentials(target, issued, attempts=3, timeout=5.0)
+            return await renew_credentials(target, issued, attempts=3, timeout=5.0, ca_pem=ca_pem)
         except CredentialsRejected as exc:
             on_lost(f"its credential was not renewed: {exc}")
             return None

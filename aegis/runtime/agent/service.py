@@ -273,7 +273,10 @@ class AgentService:
 
     async def _keep_renewed(self) -> None:
         assert self.bus is not None and self.issued is not None
-        await keep_renewed(self.cfg.grpc_target, self.issued, self.bus, self._credential_lost)
+        ca = self.cfg.ca.encode("ascii") if self.cfg.ca else None
+        await keep_renewed(
+            self.cfg.grpc_target, self.issued, self.bus, self._credential_lost, ca_pem=ca
+        )
 
     def _credential_lost(self, why: str) -> None:
         print(f"aegis: agent {self.cfg.pod}: {why}; exit {AgentExit.EVICTED}", flush=True)
@@ -291,6 +294,7 @@ class AgentService:
             attempts=1000,
             timeout=2.0,
             backoff=0.1,
+            ca_pem=cfg.ca.encode("ascii") if cfg.ca else None,
         )
         # the proof is spent: gone from this process's environment (a child never saw it)
         os.environ.pop(Var.BOOTSTRAP_TOKEN, None)
@@ -302,6 +306,7 @@ class AgentService:
             name=cfg.pod,
             reconnect_attempts=-1,
             inbox_prefix=self.subjects.inbox_prefix(cfg.pod),
+            tls_ca=cfg.ca or None,
         )
         await self.bus.subscribe(self.subjects.master, self._heard)
         # an order the agent missed, sent again when its heartbeat shows it (OrderVersions)

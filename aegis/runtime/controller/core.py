@@ -568,8 +568,11 @@ class ControllerCore:
         return self._finish(self._receipt(msg, ReceiptResult.APPLIED))
 
     @transaction
-    def on_pod_lost(self, pod: str, incarnation: str, exit_code: int, node: str) -> Outcome:
-        """The launcher saw agent `pod` exit: reschedule (exit 1, node blacklisted) or restart.
+    def on_pod_lost(
+        self, pod: str, incarnation: str, exit_code: int, node: str, reason: str = ""
+    ) -> Outcome:
+        """The launcher saw agent `pod` exit: reschedule (exit 1, node blacklisted) or restart;
+        `reason`, when the launcher knows more than an exit code (its host was lost).
 
         An incarnation that never joined (the controller knows none for the pod, and this one
         was not declared lost already) is a pod restart too."""
@@ -588,7 +591,7 @@ class ControllerCore:
             self.taint(node, f"agent {pod} exited 1: {why}", save=False)
             if not why.startswith(SLOW_EVICTED):
                 self.extras.counters["node_faults"] += 1
-        self._fault(pod, f"agent exited {exit_code}", node=node or None)
+        self._fault(pod, reason or f"agent exited {exit_code}", node=node or None)
         self._lost(pod, replaced=False)
         self.extras.incarnations[pod] = None
         self.last_seen.pop(pod, None)

@@ -67,6 +67,7 @@ from aegis.runtime.transport.request_copies import RequestCopies
 
 log = logging.getLogger(__name__)
 CONTROLLER_CREDS = "controller.creds.json"  # its NATS user in the state dir (mode 0600)
+CA_FILE = "ca.pem"  # the job's CA certificate in the state dir (a job across hosts: TLS)
 # what one pod incarnation's subjects may bring the controller, a second (bursts of
 # SENDER_BURST); an agent sends a few: its heartbeats, its reports and their copies
 SENDER_RATE = 100.0
@@ -449,6 +450,7 @@ class ControllerService:
                             str(ev["incarnation"]),
                             int(ev["exitCode"]),
                             str(ev.get("node", "")),
+                            str(ev.get("reason", "")),
                         )
                     )
                 elif ev.get("event") == "quit":
@@ -470,11 +472,13 @@ async def serve(
     *,
     events: bool,
     metrics_port: int = 0,
+    nats_ca: bytes | None = None,
 ) -> int:
     """The `aegis controller` process: load the store, serve the job, return the exit code.
 
     Faults go to `<state_dir>/faults.jsonl`; with `metrics_port` > 0 the metrics are served
-    on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end."""
+    on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end.
+    `nats_ca`: the CA of a nats-server that speaks TLS (a job across hosts)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     # room for the job's own state when the disk fills (reserve.py); none: refused at once
     reserve = SpaceReserve(state_dir, reserve_bytes(len(job.pods)))
@@ -490,7 +494,7 @@ async def serve(
         on_fault=observer.fault_sink(faults.write),
         wal=wal,
     )
-    connect = functools.partial(Bus.connect, nats_url, creds, reconnect_attempts=-1)
+    connect = functools.partial(Bus.connect, nats_url, creds, reconnect_attempts=-1, tls_ca=nats_ca)
     bus = await connect(name="aegis-controller")
     beats_bus = await connect(name="aegis-controller-heartbeats")
     ctl_bus = await connect(name="aegis-controller-ctl")

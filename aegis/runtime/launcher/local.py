@@ -6,7 +6,13 @@ stdin when an agent process exits. An agent that exits 1 (node fault) gets its n
 blacklisted and is replaced on a fresh node slot; any other exit restarts it in
 place (AgentExit.RESTART_CONTAINER is Level 2: the launcher counts it per pod and node and tells the
 new agent, which escalates to Level 3 after MAX_CONTAINER_RESTARTS). Every child has its own
-process group, so Ctrl-C leaves nothing running.
+process group, so Ctrl-C leaves nothing running, and the launcher is a child subreaper: what a
+killed agent's ranks leave comes to it and is ended (`sweep_strays`).
+
+Each incarnation it starts proves itself with a secret of its own (launcher/proofs.py), which
+`spawn_agent` hands to the agent on an inherited socket (aegis.runtime.handover), here or, for
+a job across hosts, on the node the agent runs on; when an agent exits, its credential is
+revoked on the server before its replacement starts (docs/security.md).
 
 Once NATS is up the launcher writes `<state_dir>/ctl.json` (mode 0600: the NATS URL, a ctl
 user's JWT and seed, the namespace, job and pods) for `aegis ctl --state-dir DIR ...`; the
@@ -28,10 +34,8 @@ import json
 import logging
 import os
 import secrets
-import shlex
 import shutil
 import signal
-import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -50,11 +54,19 @@ from aegis.protocol.exitcodes import (
 from aegis.runtime.agent.containment import children, kill_tree, set_child_subreaper
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
 from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
-from aegis.runtime.controller.service import CONTROLLER_CREDS
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.errors import NatsServerError
 from aegis.runtime.handover import hand_over
+from aegis.runtime.launcher.control_plane import CTL_FILE as CTL_FILE
+from aegis.runtime.launcher.control_plane import (
+    ControlPlane,
+    ControlPlaneConfig,
+    control_plane,
+)
+from aegis.runtime.launcher.control_plane import LaunchError as LaunchError
+from aegis.runtime.launcher.control_plane import free_port as free_port
+from aegis.runtime.launcher.control_plane import write_private_json as write_private_json
 from aegis.runtime.launcher.proofs import IncarnationProofs
 from aegis.runtime.lifetime import (
     dies_with_parent,
@@ -63,12 +75,7 @@ from aegis.runtime.lifetime import (
     supervised,
     sweep_orphaned_tempdirs,
 )
-from aegis.runtime.transport.auth import Operator, UserCredentials
-from aegis.runtime.transport.grpc_credentials import (
-    DEFAULT_TTL_S,
-    CredentialServer,
-    CredentialService,
-)
+from aegis.runtime.transport.grpc_credentials import DEFAULT_TTL_S
 from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
 
 log = logging.getLogger(__name__)
@@ -78,7 +85,6 @@ STRAY_SWEEP_S = 1.0  # how often the launcher ends what a killed agent's ranks l
 # file that is not a state of the spec, or bad arguments): the same again on every restart
 CONTROLLER_REFUSED = 2
 NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
-CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
 LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
 STATUS_FILE = "status.json"
@@ -186,26 +192,29 @@ class _AgentProc:
     rank: int
     node: str
     incarnation: str
-    proc: asyncio.subprocess.Process
+    proc: asyncio.subprocess.Process | None  # None: it runs on another host
 
 
-def free_port() -> int:
-    """A free loopback TCP port (base of the per-order rendezvous ports)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def write_private_json(path: Path, obj: object) -> None:
-    """Write `obj` as JSON to `path`, readable by this user only (0600 from the start)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        os.fchmod(f.fileno(), 0o600)  # an existing file keeps its mode through O_TRUNC
-        json.dump(obj, f)
-
-
-class LaunchError(AegisError):
-    """The job cannot be launched as asked (state directory in use, finished, not a dir)."""
+async def spawn_agent(cfg: AgentConfig, env: dict[str, str]) -> asyncio.subprocess.Process:
+    """Start `aegis agent` configured by `cfg` (its AEGIS_* variables over `env`), in a
+    session of its own, killed if this process dies. Its proof (`cfg.token`: its
+    incarnation's secret) is handed over on an inherited socket, never in its environment
+    (aegis.runtime.handover): the one place a secret goes from a launcher to its agent."""
+    agent_env = {**env, **cfg.to_env(), Var.LAUNCHER_PID: str(os.getpid())}
+    agent_env.pop(Var.BOOTSTRAP_TOKEN, None)
+    handed = hand_over(cfg.token) if cfg.token else None
+    if handed is not None:
+        agent_env.update(handed.env)
+    try:
+        return await asyncio.create_subprocess_exec(
+            *dies_with_parent([*_python_aegis(), "agent"]),
+            env=agent_env,
+            start_new_session=True,
+            pass_fds=() if handed is None else (handed.fd,),
+        )
+    finally:
+        if handed is not None:
+            handed.close()  # the agent holds the only copy now
 
 
 @contextlib.contextmanager
@@ -300,9 +309,6 @@ class Launcher:
                 log.info("removed %s, left by a launcher that was killed", path)
         self.progress_dir = owned_tempdir(PROGRESS_DIR_PREFIX)
         self.expected: dict[str, str] = {}  # pod -> the incarnation it runs as now
-        self.proofs = IncarnationProofs()  # the secret each incarnation proves itself with
-        self.service: CredentialService  # set once the job's NATS server runs (`_run`)
-        self.nats: NatsServer
         self._alone: dict[str, int] = {}  # pod -> exit code of a command it ran alone
         self.agents: dict[str, _AgentProc] = {}
         self.controller: asyncio.subprocess.Process | None = None
@@ -311,10 +317,11 @@ class Launcher:
         self.done = asyncio.Event()
         self.exit_code = 1
         self._watchers: set[asyncio.Task[None]] = set()
+        self.plane: ControlPlane | None = None
+        self.proofs = IncarnationProofs()  # the secret each incarnation proves itself with
         self._spawning = 0  # children being started (not known yet: not strays)
         self._revoked_keys: dict[str, str | None] = {}  # incarnation -> its credential's key
         self._revoked_on_server: set[str] = set()
-        self._unreaped: list[int] = []  # strays killed, not reaped yet
 
     async def run(self) -> int:
         """Run the job to its end; the exit code (0 Succeed, non-zero otherwise)."""
@@ -331,99 +338,55 @@ class Launcher:
             return await self._run()
 
     async def _run(self) -> int:
-        op = Operator()
-        account = op.create_job_account(self.job.namespace, self.job.job)
-        async with NatsServer(op, [account]) as nats:
-            # one credential per incarnation this launcher started: a bootstrap token alone
-            # cannot buy another pod's identity
+        async with control_plane(self._plane_config()) as plane:
+            self.plane = plane
+            self.expected = plane.expected
+            self._ctl_args = plane.controller_argv()[len(_python_aegis()) :]
+            self._agent_base = self._agent_config(plane)
+            return await self._supervise(plane.nats)
+
+    def _plane_config(self) -> ControlPlaneConfig:
+        """The control plane of a job on this machine: loopback, no TLS."""
+        return ControlPlaneConfig(
+            job=self.job.job,
+            namespace=self.job.namespace,
+            workers=self.job.workers,
+            max_retry=self.job.max_retry,
+            state_dir=self.state_dir,
+            heartbeat_timeout=self.job.heartbeat_timeout,
+            heartbeat_rate=self.job.heartbeat_rate,
+            metrics_port=self.job.metrics_port,
+            credential_ttl=self.job.credential_ttl,
+            # each incarnation proves itself with the secret made for it alone
+            proves=self.proofs.proves,
             # AGENT_NATS_URL_ENV (tests only): agents reach NATS through another address (the
             # fault-injecting proxy of tests/faults); the controller and ctl connect directly
-            service = self.service = CredentialService(
-                os.environ.get(AGENT_NATS_URL_ENV) or nats.url, ttl_s=self.job.credential_ttl
-            )
-            self.nats = nats
-            # each incarnation proves itself with the secret handed to it alone (not a token
-            # of the job's that every agent's environment showed)
-            service.add_job(
-                account,
-                expects=lambda pod, inc: self.expected.get(pod) == inc,
-                proves=self.proofs.proves,
-            )
-            async with CredentialServer(service) as grpc_server:
-                creds = account.controller_credentials()
-                creds_path = self.state_dir / CONTROLLER_CREDS
-                try:
-                    creds_json = {"jwt": creds.user_jwt, "seed": creds.seed.decode()}
-                    write_private_json(creds_path, creds_json)
-                    self._write_ctl(nats.url, account.ctl_credentials())
-                except OSError as exc:  # a full disk: said now, before anything starts
-                    raise LaunchError(f"cannot use --state-dir {self.state_dir}: {exc}") from None
-                # the state dir is handed to the controller (`_controller_loop`): its command
-                # line is readable by every user of the machine, its environment by the user
-                self._ctl_args = [
-                    "controller",
-                    "--job",
-                    self.job.job,
-                    "--namespace",
-                    self.job.namespace,
-                    "--workers",
-                    str(self.job.workers),
-                    "--max-retry",
-                    str(self.job.max_retry),
-                    "--nats-url",
-                    nats.url,
-                    "--port-base",
-                    str(free_port()),
-                    "--heartbeat-timeout",
-                    str(self.job.heartbeat_timeout),
-                    "--heartbeat-rate",
-                    str(self.job.heartbeat_rate),
-                    "--metrics-port",
-                    str(self.job.metrics_port),
-                    "--events",
-                ]
-                self._agent_base = AgentConfig(
-                    job=self.job.job,
-                    namespace=self.job.namespace,
-                    pod="",
-                    rank=0,
-                    world_size=self.job.workers,
-                    command=tuple(self.job.command),
-                    grpc_target=grpc_server.address,
-                    connect_timeout=self.job.connect_timeout,
-                    heartbeat_s=self.job.heartbeat_interval,
-                    hang_timeout=self.job.hang_timeout,
-                    checkpoint_file=self.job.checkpoint_file,
-                    progress_dir=str(self.progress_dir),
-                    pod_ip="127.0.0.1",
-                    node_ip="127.0.0.1",
-                    nproc_per_node=self.job.nproc_per_node,
-                    fallback=self.job.fallback,
-                    log_dir=self.job.log_dir,
-                    standby=self.job.standby or bool(self.job.preload),
-                    preload=self.job.preload,
-                )
-                return await self._supervise(nats)
-
-    def _write_ctl(self, nats_url: str, creds: UserCredentials) -> None:
-        path = self.state_dir / CTL_FILE
-        write_private_json(
-            path,
-            {
-                "natsUrl": nats_url,
-                "jwt": creds.user_jwt,
-                "seed": creds.seed.decode(),
-                "namespace": self.job.namespace,
-                "job": self.job.job,
-                "pods": self.job.pods,
-            },
+            agent_nats_url=os.environ.get(AGENT_NATS_URL_ENV, ""),
         )
-        print(
-            f"aegis: control this job with: aegis ctl --state-dir "
-            f"{shlex.quote(str(self.state_dir))} status "
-            f"(credentials in {path})",
-            file=sys.stderr,
-            flush=True,
+
+    def _agent_config(self, plane: ControlPlane) -> AgentConfig:
+        """What every agent of the job is told (its pod, rank and node are set per agent)."""
+        return AgentConfig(
+            job=self.job.job,
+            namespace=self.job.namespace,
+            pod="",
+            rank=0,
+            world_size=self.job.workers,
+            command=tuple(self.job.command),
+            grpc_target=plane.grpc_target,
+            connect_timeout=self.job.connect_timeout,
+            heartbeat_s=self.job.heartbeat_interval,
+            hang_timeout=self.job.hang_timeout,
+            checkpoint_file=self.job.checkpoint_file,
+            progress_dir=str(self.progress_dir),
+            pod_ip="127.0.0.1",
+            node_ip="127.0.0.1",
+            nproc_per_node=self.job.nproc_per_node,
+            fallback=self.job.fallback,
+            log_dir=self.job.log_dir,
+            standby=self.job.standby or bool(self.job.preload),
+            preload=self.job.preload,
+            ca=plane.ca_pem,
         )
 
     async def _supervise_bus(self, nats: NatsServer) -> None:
@@ -455,8 +418,7 @@ class Launcher:
         bus = supervised(self._supervise_bus(nats), "nats-server", lambda _: self.interrupt(1))
         strays = supervised(self._sweep_strays(), "stray sweep", lambda _: self.interrupt(1))
         tasks = [asyncio.create_task(self._controller_loop()), bus, strays]
-        for rank, pod in enumerate(self.job.pods):
-            await self._start_agent(pod, rank, self._new_node())
+        tasks.append(supervised(self._start_agents(), "agents", lambda _: self.interrupt(1)))
         try:
             await self.done.wait()
         finally:
@@ -464,6 +426,13 @@ class Launcher:
                 t.cancel()
             await self._shutdown()
         return self.exit_code
+
+    async def _start_agents(self) -> None:
+        """One agent per pod, each on a node of its own."""
+        for rank, pod in enumerate(self.job.pods):
+            node = self._new_node()
+            assert node is not None  # a machine always has another node slot
+            await self._start_agent(pod, rank, node)
 
     async def _sweep_strays(self) -> None:
         """End what comes to this launcher (a child subreaper) that it did not start: the
@@ -478,9 +447,9 @@ class Launcher:
     def sweep_strays(self) -> list[int]:
         """Kill (with everything under them) this process's children it did not start, and
         reap those dead (they were never asyncio's); the pids killed."""
-        ours = {a.proc.pid for a in self.agents.values()}
+        ours = {a.proc.pid for a in self.agents.values() if a.proc is not None}
         ours |= {p.pid for p in (self.controller,) if p is not None}
-        ours |= {pid for pid in (self.nats.pid,) if pid is not None}
+        ours |= {pid for pid in (self.plane.nats.pid if self.plane else None,) if pid}
         killed = []
         for pid in children(os.getpid()):
             if pid not in ours:
@@ -558,50 +527,50 @@ class Launcher:
                 flush=True,
             )
 
-    def _new_node(self) -> str:
+    def _new_node(self) -> str | None:
+        """A fresh node slot for a pod to run on (None: there is none, the job fails)."""
         self.node_count += 1
         return f"node-{self.node_count}"
 
-    async def _start_agent(self, pod: str, rank: int, node: str) -> None:
+    def _agent_cfg(self, pod: str, rank: int, node: str) -> AgentConfig:
+        """Agent `pod`'s configuration on `node`, as a new incarnation the job expects."""
         inc = secrets.token_hex(8)
         self.expected[pod] = inc
-        handed = self.proofs.new(pod, inc)  # on an inherited socket: never in env or argv
-        cfg = dataclasses.replace(
+        return dataclasses.replace(
             self._agent_base,
             pod=pod,
             rank=rank,
             node=node,
             incarnation=inc,
+            token=self.proofs.new(pod, inc),  # handed over by spawn_agent, wherever it runs
             container_restarts=self.container_restarts.get((pod, node), 0),
             simulate=self.job.simulate.get(node, ()),
         )
-        env = {
-            **os.environ,
-            **cfg.to_env(),
-            Var.LAUNCHER_PID: str(os.getpid()),
-            **self.job.extra_env,
-            **handed.env,
-        }
-        env.pop(Var.BOOTSTRAP_TOKEN, None)
+
+    async def _start_agent(self, pod: str, rank: int, node: str) -> None:
+        cfg = self._agent_cfg(pod, rank, node)
         self._spawning += 1
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *dies_with_parent([*_python_aegis(), "agent"]),
-                env=env,
-                start_new_session=True,
-                pass_fds=(handed.fd,),
-            )
+            proc = await spawn_agent(cfg, {**os.environ, **self.job.extra_env})
         finally:
             self._spawning -= 1
-            handed.close()  # the agent holds the only copy now
-        agent = _AgentProc(pod, rank, node, inc, proc)
-        self.agents[pod] = agent
-        watch = asyncio.create_task(self._watch_agent(agent))
+        self._track(_AgentProc(pod, rank, node, cfg.incarnation, proc))
+
+    def _track(self, agent: _AgentProc) -> None:
+        """`agent` is the pod's current incarnation: its exit is handled (`_agent_exited`)."""
+        self.agents[agent.pod] = agent
+        if agent.proc is None:
+            return  # another host reports its exit
+        watch = asyncio.create_task(self._watch_agent(agent, agent.proc))
         self._watchers.add(watch)
         watch.add_done_callback(self._watchers.discard)
 
-    async def _watch_agent(self, agent: _AgentProc) -> None:
-        code = await agent.proc.wait()
+    async def _watch_agent(self, agent: _AgentProc, proc: asyncio.subprocess.Process) -> None:
+        await self._agent_exited(agent, await proc.wait())
+
+    async def _agent_exited(self, agent: _AgentProc, code: int) -> None:
+        """Agent `agent` exited with `code`: restart it in place, reschedule it (node fault)
+        or end the job, as the exit code says."""
         if self.done.is_set() or self.agents.get(agent.pod) is not agent:
             return
         # its credential dies with it: no renewal, no proof from now on, the controller told
@@ -651,16 +620,20 @@ class Launcher:
         await self._revoke(agent, self._retire(agent))  # before its replacement exists
         node = agent.node
         if code == AgentExit.RESTART_CONTAINER:
-            key = (agent.pod, node)
+            key = (agent.pod, agent.node)
             self.container_restarts[key] = self.container_restarts.get(key, 0) + 1
             print(
-                f"aegis: {agent.pod} restarts its container on {node} (Level 2, "
+                f"aegis: {agent.pod} restarts its container on {agent.node} (Level 2, "
                 f"{self.container_restarts[key]} of {MAX_CONTAINER_RESTARTS})",
                 file=sys.stderr,
                 flush=True,
             )
         if code == AgentExit.NODE_FAULT:
-            node = self._new_node()
+            fresh = self._new_node()
+            if fresh is None:
+                self._no_node_for(agent.pod, f"it left {agent.node} with a node fault")
+                return
+            node = fresh
             print(
                 f"aegis: {agent.pod} left {agent.node} (node fault); rescheduled to {node}",
                 file=sys.stderr,
@@ -668,11 +641,23 @@ class Launcher:
             )
         await self._start_agent(agent.pod, agent.rank, node)
 
+    def _no_node_for(self, pod: str, why: str) -> None:
+        """No node can take `pod`: the job fails, saying so."""
+        print(
+            f"aegis: {pod} has no node to run on ({why}) and no spare node joined: the job "
+            "fails (start spare nodes with --nnodes MIN:MAX)",
+            file=sys.stderr,
+            flush=True,
+        )
+        self.interrupt(1)
+
     def _retire(self, agent: _AgentProc) -> str | None:
         """`agent`'s incarnation ended: its secret proves nothing, its credential is never
         renewed or issued again. The public key it was issued for (None if none was)."""
         self.proofs.forget(agent.pod, agent.incarnation)
-        key = self.service.revoke(self.job.namespace, self.job.job, agent.pod, agent.incarnation)
+        assert self.plane is not None
+        service = self.plane.service
+        key = service.revoke(self.job.namespace, self.job.job, agent.pod, agent.incarnation)
         self._revoked_keys.setdefault(agent.incarnation, key)
         return self._revoked_keys[agent.incarnation]
 
@@ -681,8 +666,9 @@ class Launcher:
         if key is None or key in self._revoked_on_server:
             return
         self._revoked_on_server.add(key)
+        assert self.plane is not None
         try:
-            await self.nats.revoke(self.job.namespace, self.job.job, [key])
+            await self.plane.nats.revoke(self.job.namespace, self.job.job, [key])
         except (NatsServerError, OSError) as exc:  # a server being restarted: it expires
             log.warning("revoking %s's credential failed: %s", agent.pod, exc)
 
@@ -697,14 +683,14 @@ class Launcher:
             ctl.stdin.write((json.dumps(event) + "\n").encode())
 
     async def _shutdown(self) -> None:
-        procs = [a.proc for a in self.agents.values()]
+        procs = [a.proc for a in self.agents.values() if a.proc is not None]
         if self.controller is not None:
             procs.append(self.controller)
-        await asyncio.gather(*(_terminate(p) for p in procs))
+        await asyncio.gather(*(terminate_group(p) for p in procs))
         shutil.rmtree(self.progress_dir, ignore_errors=True)
 
 
-async def _terminate(proc: asyncio.subprocess.Process) -> None:
+async def terminate_group(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM the process group, SIGKILL after the grace period."""
     if proc.returncode is not None:
         return
@@ -718,11 +704,12 @@ async def _terminate(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
-async def run_local(job: LocalJob) -> int:
-    """`aegis run` body: a Launcher with SIGINT/SIGTERM wired to a clean stop."""
+async def run_local(job: LocalJob, launcher: Launcher | None = None) -> int:
+    """`aegis run` body: a Launcher (this machine's, unless given) with SIGINT/SIGTERM wired
+    to a clean stop."""
     keep_memory_private()  # the job's NATS operator and account keys live in this process
     set_child_subreaper()  # what a killed agent's ranks leave comes here, and is ended
-    launcher = Launcher(job)
+    launcher = launcher or Launcher(job)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, launcher.interrupt, terminated_by(sig))

@@ -1,11 +1,11 @@
 """The one-time secret of each incarnation a local launcher starts.
 
-The launcher makes a fresh secret for every agent process it starts, hands it over on an
-inherited socket (aegis.runtime.handover) and keeps only its SHA-256 here; the credential
-service asks `proves(pod, incarnation, proof)`. A secret proves exactly one incarnation of one
-pod, and is forgotten when that incarnation ends: a secret read by someone else (it cannot be
-read from /proc) would buy nothing beyond it, and the job-wide bootstrap token that every
-agent's environment showed is gone.
+The launcher makes a fresh secret for every agent process it starts, has it handed over on
+an inherited socket (aegis.runtime.handover, by `spawn_agent`) and keeps only its SHA-256
+here; the credential service asks `proves(pod, incarnation, proof)`. A secret proves exactly
+one incarnation of one pod, and is forgotten when that incarnation ends: a secret read by
+someone else (it cannot be read from /proc) would buy nothing beyond it, and the job-wide
+bootstrap token that every agent's environment showed is gone.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-
-from aegis.runtime.handover import Handover, hand_over
 
 
 def _digest(secret: str) -> str:
@@ -27,11 +25,12 @@ class IncarnationProofs:
     def __init__(self) -> None:
         self._digests: dict[tuple[str, str], str] = {}
 
-    def new(self, pod: str, incarnation: str) -> Handover:
-        """A fresh secret for `incarnation` of `pod`, ready to hand over to its agent."""
+    def new(self, pod: str, incarnation: str) -> str:
+        """A fresh secret for `incarnation` of `pod`, to hand over to its agent (the
+        launcher's `spawn_agent`, on the node the agent runs on)."""
         secret = secrets.token_urlsafe(32)
         self._digests[(pod, incarnation)] = _digest(secret)
-        return hand_over(secret)
+        return secret
 
     def forget(self, pod: str, incarnation: str) -> None:
         """The incarnation ended: its secret proves nothing any more."""

@@ -24,6 +24,7 @@ from aegis.runtime.log_limit import LimitedLog
 from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.request_copies import Copy, Key, RequestCopies
+from aegis.runtime.transport.tls import nats_tls_options
 
 log = logging.getLogger(__name__)
 warnings = LimitedLog(log)  # about what others send: one line per subject and kind a minute
@@ -43,6 +44,7 @@ _KEEP_MESSAGES = 100
 # how long a flush that `flush()` stopped waiting for still waits for its PONG (see there);
 # past it nats-py's own timeout applies, by when its ping interval has replaced a dead link
 FLUSH_PATIENCE_S = 600
+CLOSE_S = 2.0  # how long `close()` waits for the connection to close
 DROP_LOG_PERIOD_S = 10.0  # messages dropped for a slow consumer: one log line per period
 
 
@@ -174,11 +176,13 @@ class Bus:
         timeout: float = 10.0,
         reconnect_attempts: int = 60,
         inbox_prefix: str | None = None,
+        tls_ca: bytes | str | None = None,
     ) -> Bus:
         """Connect to `url` with `credentials` (JWT + seed, signed in memory) within
         `timeout` s; a dropped connection is retried `reconnect_attempts` times (-1: forever).
         Replies to this connection's requests arrive under `inbox_prefix` (its credential
-        may subscribe to its own inbox only; default `_INBOX`)."""
+        may subscribe to its own inbox only; default `_INBOX`). `tls_ca`: the server speaks
+        TLS with a certificate this CA signed (a job across hosts: transport/tls.py)."""
         if reconnect_attempts == 0:
             raise ValueError("reconnect_attempts must be > 0 or -1 (nats-py reads 0 as forever)")
         if url.partition("://")[0].lower() in ("ws", "wss"):
@@ -197,6 +201,7 @@ class Bus:
                     max_reconnect_attempts=reconnect_attempts,
                     error_cb=bus._on_error,
                     **({"inbox_prefix": inbox_prefix} if inbox_prefix else {}),
+                    **nats_tls_options(tls_ca),
                 ),
                 timeout,
             )
@@ -372,10 +377,14 @@ class Bus:
         if exc is not None:
             raise BusError(f"flush failed: {exc!r}") from None
 
-    async def close(self) -> None:
-        """Drain nothing, close the connection; safe to call twice."""
+    async def close(self, timeout: float = CLOSE_S) -> None:
+        """Drain nothing, close the connection; safe to call twice. Bounded: over TLS, a
+        server that cannot be reached any more never answers the close."""
         if self._nc is not None and not self._nc.is_closed:
-            await self._nc.close()
+            try:
+                await asyncio.wait_for(self._nc.close(), timeout)
+            except TimeoutError:
+                log.info("NATS connection not closed within %g s: dropped", timeout)
         for task in list(self._flushes):  # their PONGs will not come any more
             task.cancel()
 

@@ -93,6 +93,11 @@ def build_renewal(issued: IssuedCredentials, signed_at: int | None = None) -> pb
     )
 
 
+def tls_channel_credentials(ca_pem: bytes) -> Any:
+    """gRPC channel credentials that trust the job's CA `ca_pem` alone."""
+    return grpc.ssl_channel_credentials(root_certificates=ca_pem)
+
+
 async def request_credentials(
     target: str,
     *,
@@ -105,8 +110,10 @@ async def request_credentials(
     timeout: float = 5.0,
     backoff: float = 0.2,
     channel_credentials: Any = None,
+    ca_pem: bytes | None = None,
 ) -> IssuedCredentials:
-    """Ask the master at `target` for NATS credentials, retrying transient failures.
+    """Ask the master at `target` for NATS credentials, retrying transient failures; over
+    TLS trusting `ca_pem` alone when it is given (or `channel_credentials`).
 
     Raises CredentialsRejected at once for a refusal (bad proof, unknown job, malformed
     request) and CredentialsUnavailable when `attempts` calls of `timeout` seconds each all
@@ -116,6 +123,8 @@ async def request_credentials(
     validate_pod_name(pod_name)
     kp = new_user_keypair()
     request = build_request(namespace, job, pod_name, kp.public_key.decode(), proof, incarnation)
+    if ca_pem is not None and channel_credentials is None:
+        channel_credentials = tls_channel_credentials(ca_pem)
     reply = await _call_with_retries(
         target, "Issue", request, attempts, timeout, backoff, channel_credentials
     )
@@ -131,9 +140,13 @@ async def renew_credentials(
     timeout: float = 5.0,
     backoff: float = 0.2,
     channel_credentials: Any = None,
+    ca_pem: bytes | None = None,
 ) -> IssuedCredentials:
     """A fresh JWT for the key of `issued` (a later expiry), asked with a request signed by
-    that key; CredentialsRejected once the incarnation was replaced."""
+    that key (over TLS trusting `ca_pem` when given); CredentialsRejected once the
+    incarnation was replaced."""
+    if ca_pem is not None and channel_credentials is None:
+        channel_credentials = tls_channel_credentials(ca_pem)
     reply = await _call_with_retries(
         target,
         "Renew",

@@ -40,10 +40,12 @@ from aegis.runtime.transport.credential_client import (
     build_request,
     renew_credentials,
     request_credentials,
+    tls_channel_credentials,
 )
 from aegis.runtime.transport.proto import credentials_pb2 as pb
 from aegis.runtime.transport.proto import credentials_pb2_grpc as pb_grpc
 from aegis.runtime.transport.throttle import RefusalCounts, Throttle, TokenBucket
+from aegis.runtime.transport.tls import ServerIdentity
 
 # re-exported: what agents, benches and tests import from here
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
     "build_request",
     "renew_credentials",
     "request_credentials",
+    "tls_channel_credentials",
 ]
 
 log = logging.getLogger(__name__)
@@ -372,6 +375,11 @@ def _identity(request: pb.IssueRequest | pb.RenewRequest) -> Identity:
 def _too_often(request: pb.IssueRequest | pb.RenewRequest, caller: str) -> str:
     pod, incarnation = request.pod_name[:253], request.incarnation[:63]
     return f"pod {pod!r} incarnation {incarnation!r} was refused too often from {caller}; slow down"
+
+
+def tls_server_credentials(identity: ServerIdentity) -> Any:
+    """gRPC server credentials presenting `identity` (a job across hosts: transport/tls.py)."""
+    return grpc.ssl_server_credentials([(identity.key_pem, identity.cert_pem)])
 
 
 class CredentialServer:

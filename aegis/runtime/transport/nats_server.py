@@ -29,6 +29,7 @@ from aegis.runtime.errors import NatsServerError
 from aegis.runtime.lifetime import dies_with_parent, owned_tempdir
 from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import Account, JobAccount, Operator, UserCredentials
+from aegis.runtime.transport.tls import JobTls, nats_tls_options
 
 log = logging.getLogger(__name__)
 NATS_DIR_PREFIX = "aegis-nats-"  # its config and log, in the temp dir
@@ -36,6 +37,9 @@ NATS_DIR_PREFIX = "aegis-nats-"  # its config and log, in the temp dir
 _BINARY = "nats-server"
 _POLL_S = 0.02
 _MAX_PAYLOAD = 2 * MAX_MESSAGE_BYTES  # leave room above the message limit
+# a TLS handshake's budget: a client on a slow, lossy link (200 ms, 5% loss) needs more than
+# nats-server's default of 2 s
+TLS_HANDSHAKE_S = 10
 
 
 def find_nats_server() -> str:
@@ -55,10 +59,27 @@ def find_nats_server() -> str:
 
 
 def render_config(
-    operator: Operator, accounts: Iterable[Account], host: str, port: int, ports_dir: str
+    operator: Operator,
+    accounts: Iterable[Account],
+    host: str,
+    port: int,
+    ports_dir: str,
+    tls_files: tuple[Path, Path] | None = None,
 ) -> str:
-    """The server config: operator JWT, MEMORY resolver, every account preloaded."""
+    """The server config: operator JWT, MEMORY resolver, every account preloaded; with
+    `tls_files` (certificate, key) clients must speak TLS from their first byte."""
     preload = [operator.system_account, *accounts]
+    tls: list[str] = []
+    if tls_files is not None:
+        cert, key = tls_files
+        tls = [
+            "tls: {",
+            f"  cert_file: {json.dumps(str(cert))}",
+            f"  key_file: {json.dumps(str(key))}",
+            "  handshake_first: true",  # not even the server's INFO goes out in clear
+            f"  timeout: {TLS_HANDSHAKE_S}",
+            "}",
+        ]
     lines = [
         f"host: {json.dumps(host)}",
         f"port: {port if port else -1}",
@@ -70,11 +91,14 @@ def render_config(
         "resolver_preload: {",
         *(f"  {a.public_key}: {json.dumps(a.jwt)}" for a in preload),
         "}",
+        *tls,
     ]
     return "\n".join(lines) + "\n"
 
 
-async def can_connect(url: str, creds: UserCredentials, timeout: float = 2.0) -> bool:
+async def can_connect(
+    url: str, creds: UserCredentials, timeout: float = 2.0, ca_pem: bytes | None = None
+) -> bool:
     """True if a client with `creds` can connect to `url` now (bounded by `timeout`)."""
 
     async def quiet(_: Exception) -> None:
@@ -90,6 +114,7 @@ async def can_connect(url: str, creds: UserCredentials, timeout: float = 2.0) ->
                 reconnect_time_wait=0,
                 connect_timeout=1,
                 error_cb=quiet,
+                **nats_tls_options(ca_pem),
             ),
             timeout,
         )
@@ -111,6 +136,7 @@ class NatsServer:
         port: int = 0,
         binary: str | None = None,
         start_timeout: float = 10.0,
+        tls: JobTls | None = None,
     ) -> None:
         self._operator = operator
         self._jobs: dict[tuple[str, str], JobAccount] = {a.key: a for a in accounts}
@@ -118,6 +144,7 @@ class NatsServer:
         self._port = port
         self._binary = binary
         self._timeout = start_timeout
+        self._tls = tls
         self._dir: Path | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._probe = operator.system_account.new_user("aegis-probe")
@@ -126,11 +153,22 @@ class NatsServer:
 
     @property
     def url(self) -> str:
-        """`nats://host:port` of the running server (loopback when bound to all interfaces)."""
+        """`nats://host:port` of the running server (loopback when bound to all interfaces;
+        `tls://` when it speaks TLS)."""
         if self.port is None:
             raise NatsServerError("nats-server is not running: call start() first")
         host = "127.0.0.1" if self._host in ("0.0.0.0", "") else self._host
-        return f"nats://{host}:{self.port}"
+        return f"{self.scheme}://{host}:{self.port}"
+
+    @property
+    def scheme(self) -> str:
+        """`tls` when clients must speak TLS, else `nats`."""
+        return "nats" if self._tls is None else "tls"
+
+    @property
+    def ca_pem(self) -> bytes | None:
+        """The CA certificate clients must trust (None: no TLS)."""
+        return None if self._tls is None else self._tls.ca_pem
 
     @property
     def pid(self) -> int | None:
@@ -196,7 +234,9 @@ class NatsServer:
         self._jobs[job.key] = job
         await self._reload()
         probe = job.account.new_user("aegis-probe")
-        await self._wait_for(lambda: can_connect(self.url, probe), timeout, f"account {job.key}")
+        await self._wait_for(
+            lambda: can_connect(self.url, probe, ca_pem=self.ca_pem), timeout, f"account {job.key}"
+        )
 
     async def remove_account(self, namespace: str, job: str, timeout: float = 5.0) -> None:
         """Stop trusting a job account (config reload); its users can no longer connect."""
@@ -207,7 +247,7 @@ class NatsServer:
         probe = removed.account.new_user("aegis-probe")
 
         async def refused() -> bool:
-            return not await can_connect(self.url, probe)
+            return not await can_connect(self.url, probe, ca_pem=self.ca_pem)
 
         await self._wait_for(refused, timeout, f"removal of account {(namespace, job)}")
 
@@ -247,7 +287,10 @@ class NatsServer:
     def _write_config(self) -> None:
         assert self._dir is not None
         accounts = (j.account for j in self._jobs.values())
-        text = render_config(self._operator, accounts, self._host, self._port, str(self._dir))
+        files = None if self._tls is None else self._tls.server.write(self._dir)
+        text = render_config(
+            self._operator, accounts, self._host, self._port, str(self._dir), files
+        )
         tmp = self._dir / "server.conf.tmp"
         tmp.write_text(text)
         tmp.chmod(0o600)
@@ -262,7 +305,7 @@ class NatsServer:
     async def _wait_ready(self) -> None:
         deadline = time.monotonic() + self._timeout
         self.port = await self._read_port(deadline)
-        while not await can_connect(self.url, self._probe):
+        while not await can_connect(self.url, self._probe, ca_pem=self.ca_pem):
             self._check_alive()
             if time.monotonic() > deadline:
                 raise NatsServerError(self._failure(f"not accepting connections on {self.url}"))
