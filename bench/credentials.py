@@ -62,7 +62,7 @@ from aegis.runtime.transport.grpc_credentials import (  # noqa: E402
     Throttle,
     request_credentials,
 )
-from bench.scale import raise_nofile  # noqa: E402
+from bench.procstat import raise_nofile  # noqa: E402
 
 NAMESPACE, JOB = "team", "creds"
 NATS_URL = "nats://127.0.0.1:4222"  # named in each credential; nothing connects to it

@@ -2,58 +2,49 @@
 
 Each simulated agent is a real agent minus the work: it makes its own NKey pair and gets its
 credential from the real gRPC credential service (one Issue call with the bootstrap token and
-its incarnation), connects to the real nats-server with that JWT (a lean NATS client below:
-INFO, CONNECT with the signed nonce, SUB, PUB, MSG, PING/PONG; the server enforces the
-per-pod permissions), subscribes to the orders and its own inbox, ACKs, heartbeats, and
-decides with the real `AgentCore` (aegis.runtime.agent.core): it answers every order the core
-says to work on with the core's Finish report, at once (or after `work_s`). A crashing agent
-drops its connection when its RunCommand order arrives; the fleet tells the launcher (the
-`on_lost` hook) and starts its replacement, a new incarnation, as `aegis run` does.
+its incarnation), connects to the real nats-server with that JWT (aegis.testing.lean_nats; the
+server enforces the per-pod permissions), subscribes to the orders and its own inbox, ACKs,
+heartbeats, and decides with the real `AgentCore` (aegis.runtime.agent.core): it answers every
+order the core says to work on with the core's Finish report, at once (or after `work_s`). A
+crashing agent drops its connection when its RunCommand order arrives; the fleet tells the
+launcher (the `on_lost` hook) and starts its replacement, a new incarnation, as `aegis run`
+does. bench/fleet_procs.py runs a fleet over several processes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import dataclasses
-import json
 import logging
 import random
-import resource
 import secrets
-import signal
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
 import grpc
-import nkeys
 
 from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.payloads import Receipt, ReceiptResult, Report, Sender
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.agent.core import AgentCore, Ignore, Leave, Work
-from aegis.runtime.agent.service import join_waits, report_waits
+from aegis.runtime.agent.waits import join_waits, report_waits
 from aegis.runtime.controller.gc_tuning import CollectorClock, thresholds
-from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import new_user_keypair
 from aegis.runtime.transport.grpc_credentials import build_request
 from aegis.runtime.transport.proto import credentials_pb2_grpc as pb_grpc
+from aegis.testing.lean_nats import LeanNats, NatsError
+from bench.fleet_stats import FleetStats
 
 log = logging.getLogger("bench.fleet")
 
 # The cyclic collector's thresholds while a fleet runs. A fleet process holds the long-lived
 # state of thousands of agents (their connections, cores, pending requests), where a real
-# agent is a process of its own with a small heap: with CPython's defaults (700, 10, 10) each
-# of the two processes of a 12,500-agent run made ~2,150 collections of that heap, 10.7-13.6 s
-# of a 40 s job (wall time, on two busy cores), so the bench measured its own collector. With
-# these: 11 collections, 1.5-2.1 s, the same peak RSS (233 MB per process). An in-process
-# fleet (--fleet-procs 1) sets them for the bench's whole process while it runs.
+# agent is a process of its own with a small heap: under CPython's defaults (700, 10, 10) the
+# bench would spend much of its time collecting that heap, measuring its own collector
+# (docs/scale.md, "Decisions"). An in-process fleet (--fleet-procs 1) sets them for the
+# bench's whole process while it runs.
 FLEET_GC_THRESHOLDS = (100_000, 1_000, 1_000)
 
 CRASH_EXIT = 137  # what the launcher is told a crashed agent exited with (SIGKILL)
@@ -62,188 +53,6 @@ _RETRYABLE = {
     grpc.StatusCode.RESOURCE_EXHAUSTED,
     grpc.StatusCode.DEADLINE_EXCEEDED,
 }
-
-
-class NatsError(Exception):
-    """The server refused the connection (authorization) or it closed."""
-
-
-class LeanNats(asyncio.Protocol):
-    """The NATS client protocol, just what an agent needs (no reconnects, no headers)."""
-
-    def __init__(self, on_msg: Callable[[str, bytes], None]) -> None:
-        self.on_msg = on_msg
-        self.transport: asyncio.Transport | None = None
-        self.buf = bytearray()
-        self.info: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pong: asyncio.Future[None] | None = None
-        self.errors: list[str] = []
-        self.closed = asyncio.Event()
-
-    @classmethod
-    async def connect(
-        cls, host: str, port: int, jwt: str, seed: bytes, name: str,
-        on_msg: Callable[[str, bytes], None], timeout: float = 10.0,
-    ) -> LeanNats:  # fmt: skip
-        """Connect and authenticate with the user JWT and the nonce signed by `seed`."""
-        loop = asyncio.get_running_loop()
-        _, proto = await loop.create_connection(lambda: cls(on_msg), host, port)
-        try:
-            info = await asyncio.wait_for(proto.info, timeout)
-            sig = nkeys.from_seed(bytearray(seed)).sign(info["nonce"].encode())
-            options = {
-                "verbose": False, "pedantic": False, "jwt": jwt, "name": name,
-                "sig": base64.urlsafe_b64encode(sig).rstrip(b"=").decode(),
-                "protocol": 1, "lang": "python-bench", "version": "0", "headers": False,
-            }  # fmt: skip
-            await asyncio.wait_for(proto.ping(f"CONNECT {json.dumps(options)}\r\n"), timeout)
-        except BaseException:
-            proto.close()
-            raise
-        return proto
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed.set()
-        for fut in (self.info, self.pong):
-            if fut is not None and not fut.done():
-                fut.set_exception(NatsError(f"connection closed: {self.errors or exc}"))
-
-    def data_received(self, data: bytes) -> None:
-        self.buf += data
-        while True:
-            end = self.buf.find(b"\r\n")
-            if end < 0:
-                return
-            line = bytes(self.buf[:end])
-            if line.startswith(b"MSG "):
-                parts = line.split(b" ")
-                size = int(parts[-1])
-                if len(self.buf) < end + 2 + size + 2:
-                    return  # the payload is still on its way
-                payload = bytes(self.buf[end + 2 : end + 2 + size])
-                del self.buf[: end + 2 + size + 2]
-                self.on_msg(parts[1].decode(), payload)
-                continue
-            del self.buf[: end + 2]
-            self._control(line)
-
-    def _control(self, line: bytes) -> None:
-        if line.startswith(b"INFO "):
-            if not self.info.done():
-                self.info.set_result(json.loads(line[5:]))
-        elif line == b"PING":
-            self.write("PONG\r\n")
-        elif line == b"PONG":
-            if self.pong is not None and not self.pong.done():
-                self.pong.set_result(None)
-        elif line.startswith(b"-ERR"):
-            self.errors.append(line.decode(errors="replace"))
-            refused = b"Permissions Violation" in line  # one subject refused, still connected
-            if not refused and self.pong is not None and not self.pong.done():
-                self.pong.set_exception(NatsError(self.errors[-1]))
-
-    def write(self, text: str, payload: bytes = b"") -> None:
-        """Send one protocol line (and a payload)."""
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(text.encode() + payload + (b"\r\n" if payload else b""))
-
-    async def ping(self, before: str = "") -> None:
-        """Send `before` and a PING; wait for the PONG (the server has processed both)."""
-        self.pong = asyncio.get_running_loop().create_future()
-        self.write(before + "PING\r\n")
-        await self.pong
-
-    def sub(self, subject: str, sid: int) -> None:
-        """Subscribe (the server refuses a subject the JWT does not allow with -ERR)."""
-        self.write(f"SUB {subject} {sid}\r\n")
-
-    def pub(self, subject: str, payload: bytes, reply: str = "") -> None:
-        """Publish, with a reply subject for a request."""
-        head = f"PUB {subject} {reply} {len(payload)}\r\n" if reply else None
-        self.write(head or f"PUB {subject} {len(payload)}\r\n", payload)
-
-    def close(self) -> None:
-        """Drop the connection (a crash closes it the same way)."""
-        if self.transport is not None:
-            self.transport.abort()
-
-
-@dataclass
-class FleetStats:
-    """What the fleet measured (monotonic seconds; latencies in ms)."""
-
-    started: float = 0.0
-    creds_done: list[float] = field(default_factory=list)
-    joined: list[float] = field(default_factory=list)
-    run_orders: dict[str, float] = field(default_factory=dict)  # pod -> first RunCommand order
-    report_ms: list[float] = field(default_factory=list)  # report sent -> receipt
-    report_times: list[tuple[float, float]] = field(default_factory=list)  # (sent, answered)
-    receipts: dict[str, int] = field(default_factory=dict)
-    first_seen: dict[int, float] = field(default_factory=dict)  # order seq -> first arrival
-    order_bytes: int = 0
-    pod_order_bytes: int = 0
-    left: dict[str, str] = field(default_factory=dict)  # pod -> why it left
-    refused: list[str] = field(default_factory=list)  # server -ERR lines (permissions)
-    malformed: int = 0
-    connect_retries: int = 0  # NATS connects tried again (the server's auth timeout, refused)
-    heartbeats: int = 0  # heartbeats sent
-    orders_resent: int = 0  # orders the controller sent again (a heartbeat showed one missed)
-    orders_dropped: int = 0  # orders an agent lost on purpose (--drop-orders)
-    stopped_at_end: int = 0  # agents still there when the controller exited, then stopped
-    resent: int = 0  # report copies sent again because no receipt came within a wait
-    superseded: int = 0  # pieces of work a newer order replaced before they ended
-    first_command_report: float | None = None  # the first RunCommand report sent
-    gc_collections: int = 0  # the cyclic collector's runs while the fleet ran
-    gc_s: float = 0.0  # the time they took (wall clock: a busy machine makes it longer)
-
-    def to_json(self) -> dict[str, Any]:
-        """The stats as one JSON object (a child fleet process sends it to the bench)."""
-        out = dataclasses.asdict(self)
-        out["first_seen"] = {str(seq): t for seq, t in self.first_seen.items()}
-        return out
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> FleetStats:
-        """The inverse of `to_json`."""
-        stats = cls(**obj)
-        stats.first_seen = {int(seq): t for seq, t in obj["first_seen"].items()}
-        stats.report_times = [(a, b) for a, b in obj["report_times"]]
-        return stats
-
-    @classmethod
-    def merged(cls, parts: Sequence[FleetStats]) -> FleetStats:
-        """The stats of a fleet run as `parts` (one per process, each over its own pods):
-        lists joined, counts added, earliest times and largest sizes kept."""
-        out = cls()
-        for f in dataclasses.fields(cls):
-            values = [getattr(p, f.name) for p in parts]
-            if f.name in ("started", "first_command_report"):
-                known = [v for v in values if v is not None]
-                merged: Any = min(known) if known else getattr(out, f.name)
-            elif f.name in ("order_bytes", "pod_order_bytes"):
-                merged = max(values, default=0)
-            elif f.name == "first_seen":  # an order's first arrival at any agent
-                merged = {}
-                for seen in values:
-                    for seq, t in seen.items():
-                        merged[seq] = min(t, merged.get(seq, t))
-            elif f.name == "receipts":
-                merged = {}
-                for counts in values:
-                    for result, n in counts.items():
-                        merged[result] = merged.get(result, 0) + n
-            elif isinstance(getattr(out, f.name), list):
-                merged = [v for part in values for v in part]
-            elif isinstance(getattr(out, f.name), dict):  # pod -> ...: each pod in one part
-                merged = {k: v for part in values for k, v in part.items()}
-            else:  # counts
-                merged = sum(values)
-            setattr(out, f.name, merged)
-        return out
 
 
 @dataclass(frozen=True)
@@ -284,7 +93,6 @@ class Fleet:
         self.stats = FleetStats()
         self.agents: dict[str, SimAgent] = {}
         self.crash_queue = list(cfg.crashes)
-        self.crash_lock = False  # one crash per RunCommand order
         self.crash_seq = -1
         self.channel: grpc.aio.Channel | None = None
         self.issue_gate = asyncio.Semaphore(cfg.issue_concurrency)
@@ -606,200 +414,3 @@ class SimAgent:
                 fut.cancel()
         with contextlib.suppress(Exception):
             self.pending.clear()
-
-
-END_WAIT_S = 15.0  # a child told to end (SIGTERM) sends its figures within this
-
-
-class ProcFleet:
-    """The fleet split over `procs` child processes (`python -m bench.fleet`), each a Fleet
-    over every procs-th pod in its own asyncio loop; their stats merged once they end.
-
-    One Python process simulating 12,500 agents is one core's work for the whole job (their
-    NKeys, credential calls, connections, orders and heartbeats): the bench measured itself
-    however many cores the machine had. Healthy jobs only: a crash's replacement is started
-    by the launcher's hook, which lives in the bench's process (a SplitFleet runs a crash
-    job's other pods in a ProcFleet)."""
-
-    def __init__(self, cfg: FleetConfig, expected: dict[str, str], procs: int) -> None:
-        if procs < 2:
-            raise ValueError("a ProcFleet has 2 or more processes (use Fleet for one)")
-        if cfg.crashes:
-            raise ValueError("a fleet in child processes runs healthy jobs only")
-        self.cfg = cfg
-        self.expected = expected
-        self.procs = procs
-        self.stats = FleetStats()  # merged when the children have ended
-        self.cpu_s = 0.0  # the children's CPU seconds, as each measured itself at its end
-        self.children: list[asyncio.subprocess.Process] = []
-
-    async def run(self, pods: tuple[str, ...]) -> None:
-        """Start the children, each with its share of the pods and their incarnations (the
-        credential service expects them before any child calls it); return when every child
-        has reported. RuntimeError if one failed. Cancelled (the bench's timeout), it tells
-        them to end, keeps the figures of those that send them within END_WAIT_S (how far
-        the job got), and kills the rest."""
-        incarnations = {pod: secrets.token_hex(8) for pod in pods}
-        self.expected.update(incarnations)
-        self.stats.started = time.monotonic()  # until a child's own start is known
-        shares = [share for i in range(self.procs) if (share := pods[i :: self.procs])]
-        root = Path(__file__).resolve().parents[1]
-        talks: list[asyncio.Task[tuple[bytes, bytes]]] = []
-        try:
-            for share in shares:
-                argv = dies_with_parent([sys.executable, "-m", "bench.fleet"])
-                pipe = asyncio.subprocess.PIPE
-                child = await asyncio.create_subprocess_exec(
-                    *argv, stdin=pipe, stdout=pipe, cwd=root
-                )
-                self.children.append(child)
-                spec = {
-                    "cfg": dataclasses.asdict(self.cfg),
-                    "pods": share,
-                    "incarnations": {p: incarnations[p] for p in share},
-                }
-                talks.append(asyncio.create_task(child.communicate(json.dumps(spec).encode())))
-            await asyncio.wait(talks)
-        except asyncio.CancelledError:  # past the bench's timeout: the figures so far
-            self.end()
-            if talks:
-                await asyncio.wait(talks, timeout=END_WAIT_S)
-            self._merge(talks)
-            raise
-        finally:
-            for child in self.children:
-                if child.returncode is None:
-                    child.kill()
-                    await child.wait()
-            for talk in talks:
-                talk.cancel()
-        for child in self.children:
-            if child.returncode != 0:
-                raise RuntimeError(f"a fleet process exited with {child.returncode}")
-        self._merge(talks)
-
-    @property
-    def processes(self) -> int:
-        """The child processes started (as many as `procs`, or pods if fewer)."""
-        return len(self.children)
-
-    @property
-    def child_pids(self) -> list[int]:
-        """The child processes' ids (for the bench's CPU samples)."""
-        return [child.pid for child in self.children]
-
-    def _merge(self, talks: list[asyncio.Task[tuple[bytes, bytes]]]) -> None:
-        """The stats and CPU time of every child that reported (each ends with one line)."""
-        parts = []
-        for talk in talks:
-            if not talk.done() or talk.cancelled() or talk.exception() is not None:
-                continue
-            out = talk.result()[0]
-            if not out.strip():
-                continue
-            result = json.loads(out)
-            parts.append(FleetStats.from_json(result["stats"]))
-            self.cpu_s += float(result["cpu_s"])
-        if parts:
-            self.stats = FleetStats.merged(parts)
-
-    def end(self) -> None:
-        """The controller exited: each child stops the agents it still has (Fleet.end)."""
-        for child in self.children:
-            if child.returncode is None:
-                child.send_signal(signal.SIGTERM)
-
-
-class SplitFleet:
-    """A crash job's fleet over processes: the pods that crash (and their replacements) run in
-    this process, beside the launcher's hook that tells the controller and starts each
-    replacement; every other pod runs in `procs` child processes (a ProcFleet).
-
-    With every agent of the crash job in one process, a replacement asked for its credential
-    and joined behind that process's share of the RunCommand order: 12,500 agents taking it
-    and sending their reports (docs/scale.md, eleventh pass). The hook and the crash queue
-    (one crash per RunCommand order) need only the crashing pods, which see every order."""
-
-    def __init__(
-        self,
-        cfg: FleetConfig,
-        expected: dict[str, str],
-        on_lost: Callable[[str, str, int], None],
-        procs: int,
-    ) -> None:
-        if not cfg.crashes:
-            raise ValueError("a SplitFleet runs a job with crashes (use a ProcFleet)")
-        self.crashing = frozenset(cfg.crashes)
-        self.local = Fleet(cfg, expected, on_lost)
-        self.rest = ProcFleet(dataclasses.replace(cfg, crashes=()), expected, procs)
-        self._merged: FleetStats | None = None
-
-    @property
-    def stats(self) -> FleetStats:
-        """While the job runs, the crashing pods' (they see every order); once it ended, the
-        whole fleet's."""
-        return self._merged if self._merged is not None else self.local.stats
-
-    @property
-    def cpu_s(self) -> float:
-        """The child processes' CPU seconds (this process's are the bench's)."""
-        return self.rest.cpu_s
-
-    @property
-    def processes(self) -> int:
-        """This process and the children started."""
-        return 1 + self.rest.processes
-
-    @property
-    def child_pids(self) -> list[int]:
-        """The child processes' ids (for the bench's CPU samples)."""
-        return self.rest.child_pids
-
-    async def run(self, pods: tuple[str, ...]) -> None:
-        """Run both parts until every agent has left; the stats merged whatever the end."""
-        mine = tuple(p for p in pods if p in self.crashing)
-        others = tuple(p for p in pods if p not in self.crashing)
-        parts = [self.local.run(mine)] + ([self.rest.run(others)] if others else [])
-        try:
-            async with asyncio.TaskGroup() as group:
-                for part in parts:
-                    group.create_task(part)
-        finally:
-            shares = [self.local.stats] + ([self.rest.stats] if others else [])
-            self._merged = FleetStats.merged(shares)
-
-    def end(self) -> None:
-        """The controller exited: both parts stop the agents they still have."""
-        self.local.end()
-        self.rest.end()
-
-
-def _no_launcher(pod: str, incarnation: str, code: int) -> None:
-    raise RuntimeError(f"{pod} ({incarnation}) was lost in a child fleet process (exit {code})")
-
-
-async def _child(spec: dict[str, Any]) -> dict[str, Any]:
-    given = spec["cfg"]
-    cfg = FleetConfig(
-        **{
-            **given,
-            "crashes": tuple(given["crashes"]),
-            "gc_thresholds": tuple(given["gc_thresholds"]),
-        }
-    )
-    fleet = Fleet(cfg, {}, _no_launcher)
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, fleet.end)
-    await fleet.run(tuple(spec["pods"]), spec["incarnations"])
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return {"stats": fleet.stats.to_json(), "cpu_s": usage.ru_utime + usage.ru_stime}
-
-
-def child_main() -> int:
-    """A child of ProcFleet: its share of the fleet from stdin (JSON), its stats to stdout."""
-    spec = json.loads(sys.stdin.buffer.read())
-    print(json.dumps(asyncio.run(_child(spec))), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(child_main())

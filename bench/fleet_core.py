@@ -26,15 +26,15 @@ from aegis.protocol.payloads import Report, Sender
 from aegis.runtime.agent.core import AgentCore, Leave, Work
 from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.runtime.controller.gc_tuning import CONTROLLER_THRESHOLDS, CollectorClock, thresholds
-from aegis.runtime.controller.store import FileStatusStore
+from aegis.runtime.controller.store import FileStatusStore, Status
 from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.steplog import StepLog
 
 JOB, NAMESPACE = "scale", "default"
 
 
-# events per commit: the fleet bench's controller commits 37,500 events of a 12,500-pod job
-# in 587-825 records (docs/scale.md, ninth pass)
+# events per commit: about the batches the controller process forms under a burst of
+# reports from thousands of agents
 COMMIT_BATCH = 50
 
 
@@ -62,15 +62,26 @@ def measure(
     return figures
 
 
+class _CountedStore(FileStatusStore):
+    """The controller's status file, counting the saves (the whole status each: snapshots)."""
+
+    saves = 0
+
+    def save(self, status: Status) -> None:
+        self.saves += 1
+        super().save(status)
+
+
 def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[str, Any]:
     pods = tuple(f"{JOB}-worker-{i}" for i in range(agents))
     status = state_dir / "status.json"
     started = time.perf_counter()
     steplog = StepLog(state_dir / "steps.jsonl")
     wal = WriteAheadLog(state_dir / "wal.jsonl")
+    store = _CountedStore(status)
     core = ControllerCore(
         JobConfig(JOB, NAMESPACE, pods, max_retry),
-        FileStatusStore(status),
+        store,
         steplog,
         wal=wal,
     )
@@ -86,7 +97,7 @@ def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[s
         nonlocal commits, uncommitted
         if uncommitted:
             t = time.perf_counter()
-            core.commit(compact=False)
+            core.journal.commit(compact=False)
             events[-1] += time.perf_counter() - t
             commits += 1
             uncommitted = 0
@@ -109,13 +120,13 @@ def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[s
             work[pod] = decision
     publishes = 0
     while core.terminal is None:
-        if core.needs_publish:
+        if core.orders.needs_publish:
             publishes += 1
             commit()  # persist before publish
-            orders = [*core.pod_orders(), core.order_for()]
-            core.mark_published()
+            orders = [*core.orders.pod_orders(), core.orders.order_for()]
+            core.orders.mark_published()
             t = time.perf_counter()
-            core.compact()
+            core.journal.compact()
             snapshot_s += time.perf_counter() - t
             for msg in orders:
                 order_bytes = max(order_bytes, len(msg.encode()))
@@ -137,7 +148,7 @@ def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[s
         t = time.perf_counter()
         commit()  # the last batch of the phase (its order is published next)
         report_s += time.perf_counter() - t
-    final = core.order_for()
+    final = core.orders.order_for()
     left = sum(isinstance(a.on_order(final, working=False), Leave) for a in cores.values())
     steplog.close()
     wal.close()
@@ -154,6 +165,7 @@ def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[s
         "event_p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, 3),
         "publishes": publishes,
         "commits": commits,
+        "status_saves": store.saves,
         "snapshot_s": round(snapshot_s, 3),
         "order_bytes": order_bytes,
         "status_bytes": status.stat().st_size,

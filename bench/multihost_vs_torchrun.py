@@ -1,7 +1,7 @@
 """One rank's crash on a job across three hosts: `aegis run` vs `torchrun --rdzv-backend c10d`.
 
 The hosts are Linux network namespaces on a bridge, each with its own address
-(tests/support/netns.py; needs root and iproute2). Both peers run examples/train_ddp.py with
+(aegis.testing.netns; needs root and iproute2). Both peers run examples/train_ddp.py with
 `--nnodes 3` and K ranks per node; rank K+1 (local rank 1 of node 1, or rank 1 when K is 1)
 exits 1 on its first attempt (CRASH_ONCE_RANK). Aegis: `aegis run --nnodes 3 --node-rank R
 --rdzv-endpoint 10.77.0.1:29400` on each host (a join secret in the environment); torchrun:
@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from aegis.testing.netns import Hosts, unavailable  # noqa: E402
 from bench.restart_vs_torchrun import NotRecovered, Times, parse_times  # noqa: E402
-from tests.support.netns import Hosts, unavailable  # noqa: E402
 
 TRAIN = str(ROOT / "examples" / "train_ddp.py")
 NODES = 3

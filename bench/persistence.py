@@ -26,8 +26,7 @@ not timed; what is timed is `ControllerCore.commit()`, in two controllers side b
 
 Medians over the events; the WAL is measured first (the old way leaves megabytes for the disk
 to write back, which would slow the fsyncs after it). fsync dominates the WAL figure and
-depends on the disk; this machine is shared (2 cores, 5 other engineers): the figures are
-noisy, compare them within one run.
+depends on the disk; on a shared machine compare the figures within one run.
 """
 
 from __future__ import annotations
@@ -49,12 +48,12 @@ sys.path.insert(0, str(ROOT))
 from aegis.k8s.chunked_store import ChunkedStatusStore  # noqa: E402
 from aegis.k8s.cm_wal import ConfigMapWal, Deleter  # noqa: E402
 from aegis.k8s.cr_store import CrStatusStore  # noqa: E402
-from aegis.k8s.resources import AEGIS, Resource  # noqa: E402
+from aegis.k8s.resources import AEGIS  # noqa: E402
 from aegis.protocol.envelope import Message, MessagePhase, MessageType  # noqa: E402
 from aegis.runtime.controller.core import ControllerCore, Extras, JobConfig  # noqa: E402
 from aegis.runtime.controller.store import FileStatusStore  # noqa: E402
 from aegis.runtime.controller.wal import WriteAheadLog  # noqa: E402
-from bench.memory_api import MemoryApi, apply_merge_patch  # noqa: E402
+from aegis.testing.memory_api import MemoryApi, MemoryCrApi  # noqa: E402
 
 
 def _ack(pod: str) -> Message:
@@ -62,32 +61,13 @@ def _ack(pod: str) -> Message:
     return Message("job", "default", pod, MessageType.ACK, MessagePhase.BOOTCHECK, data, 0.0, 0)
 
 
-class MemoryCrApi:
-    """The CR store's two API calls on one object held in memory (a merge patch is applied
-    as the API server would; no HTTP, no resourceVersion check)."""
-
-    def __init__(self) -> None:
-        self.obj: dict[str, Any] = {"metadata": {"resourceVersion": "1"}, "spec": {}}
-
-    def get(self, res: Resource, namespace: str | None, name: str, sub: str = "") -> dict[str, Any]:
-        return self.obj
-
-    def patch(
-        self, res: Resource, namespace: str | None, name: str, patch: Any, sub: str = ""
-    ) -> dict[str, Any]:
-        self.obj["status"] = apply_merge_patch(self.obj.get("status"), patch["status"])
-        version = int(self.obj["metadata"]["resourceVersion"]) + 1
-        self.obj["metadata"] = {"resourceVersion": str(version)}
-        return self.obj
-
-
 def _timed_commits(core: ControllerCore, pods: tuple[str, ...], events: int) -> list[float]:
     times = []
     for pod in pods[:events]:
         core.on_ack(_ack(pod))  # memory only (autocommit off)
-        assert core.dirty
+        assert core.journal.dirty
         start = time.perf_counter()
-        core.commit()
+        core.journal.commit()
         times.append(time.perf_counter() - start)
     return times
 
@@ -128,12 +108,12 @@ def measure(n: int, events: int) -> dict[str, Any]:
         cm, api, deleter = _configmap_core(job)
         cm_commits = _timed_commits(cm, pods, events)
         start = time.perf_counter()
-        cm._snapshot()
+        cm.journal.snapshot()
         cm_snapshot = time.perf_counter() - start
         deleter.close()
         snapshot_parts = api.get(AEGIS, "default", "job")["status"]["snapshot"]["parts"]
         start = time.perf_counter()
-        new._snapshot()  # what a phase change or the K-th record costs
+        new.journal.snapshot()  # what a phase change or the K-th record costs
         snapshot = time.perf_counter() - start
         status_bytes = (old_dir / "status.json").stat().st_size
         wal.close()
@@ -144,7 +124,7 @@ def measure(n: int, events: int) -> dict[str, Any]:
     old_checkpoint = (time.perf_counter() - start) / 5
     start = time.perf_counter()
     for _ in range(1000):
-        new.checkpoint_memory()
+        new.journal.begin()
     new_checkpoint = (time.perf_counter() - start) / 1000
     return {
         "pods": n,
@@ -156,7 +136,7 @@ def measure(n: int, events: int) -> dict[str, Any]:
         "configmap_snapshot_ms": round(cm_snapshot * 1e3, 3),
         "configmap_snapshot_parts": snapshot_parts,
         "snapshot_ms": round(snapshot * 1e3, 3),
-        "snapshot_amortized_ms": round(snapshot * 1e3 / new.snapshot_every, 4),
+        "snapshot_amortized_ms": round(snapshot * 1e3 / new.journal.snapshot_every, 4),
         "bytes_per_event": {"full_status": status_bytes, "wal": wal_bytes // events},
         "checkpoint_us": {
             "old_deepcopy": round(old_checkpoint * 1e6, 1),

@@ -1,12 +1,12 @@
 """How long the Job Controller takes to create a large AegisJob's pods: one call at a time
-(as before slow-start batches) beside its default, in the same run, printed as JSON.
+(`--calls 1`) beside its default, in the same run, printed as JSON.
 
     python bench/pod_creation.py [--pods 1250 12500] [--latency-ms 10] [--calls 1 32]
                                  [--beside 10] [--workers 1 4]
 
 Each run is one `JobController.reconcile_job` of a fresh AegisJob of `--pods` workers: the
 finalizer, Secret, Service and Aegis CR, every worker pod, the job's status, until a pass
-finds nothing to do. The API is the in-memory one (bench/memory_api.py) with every call held
+finds nothing to do. The API is the in-memory one (aegis.testing.memory_api) with every call held
 `--latency-ms` first, outside its lock, for the API server's round trip (admission and etcd's
 commit; 10 ms is a create on a healthy cluster, whose SLO allows 1 s at p99). No API server
 runs here, so the latency is modelled: the figures say how the controller's calls overlap,
@@ -42,7 +42,7 @@ from aegis.k8s.job_controller import (  # noqa: E402
 )
 from aegis.k8s.manifests import PodSettings  # noqa: E402
 from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, POD, Resource  # noqa: E402
-from bench.memory_api import MemoryApi  # noqa: E402
+from aegis.testing.memory_api import MemoryApi  # noqa: E402
 
 NAMESPACE, JOB = "team", "train"
 

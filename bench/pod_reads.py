@@ -1,10 +1,10 @@
 """What the Job Controller reads from the API server while a large AegisJob's pods start: a
-list of every pod per reconcile (as before its pod cache) beside the cache fed by one list and
-a watch, in the same run, printed as JSON.
+list of every pod per reconcile (`cache_pods=False`) beside the cache fed by one list and a
+watch, in the same run, printed as JSON.
 
     python bench/pod_reads.py [--pods 1250 12500] [--kubelet-pods-per-s 300] [--latency-ms 10]
 
-Each run: `JobController.run` in a thread against the in-memory API (bench/memory_api.py,
+Each run: `JobController.run` in a thread against the in-memory API (aegis.testing.memory_api,
 every call held `--latency-ms` first, a list once per page of 500 as KubeApi reads it); the
 user creates an AegisJob of `--pods` workers; a simulated scheduler and kubelet take the
 pods as they appear, `--kubelet-pods-per-s` a second (kube-scheduler binds 100-300 pods a
@@ -35,7 +35,7 @@ from aegis.k8s.job_controller import JobController, JobControllerConfig  # noqa:
 from aegis.k8s.manifests import PodSettings  # noqa: E402
 from aegis.k8s.reconcile import Action  # noqa: E402
 from aegis.k8s.resources import AEGIS_JOB, POD, Resource  # noqa: E402
-from bench.memory_api import Items, MemoryApi  # noqa: E402
+from aegis.testing.memory_api import Items, MemoryApi  # noqa: E402
 from bench.pod_creation import JOB, NAMESPACE, SlowApi, aegis_job, start_run  # noqa: E402
 
 

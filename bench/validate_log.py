@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from aegis.runtime.trace_check import check_steplog  # noqa: E402
+from aegis.testing.scripted_job import Job, pods  # noqa: E402
 from aegis.tracevalidate import validate_log  # noqa: E402
 from bench import fleet_core  # noqa: E402
-from tests.tracevalidate.jobs import Job, pods  # noqa: E402
 
 
 def small_log(dir: Path, steps: int) -> Path:

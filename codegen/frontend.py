@@ -111,7 +111,6 @@ class ModuleIndex:
         self._index_modules()
         self.defs: dict[str, ir.OpDef] = {}
         self._decoding: set[str] = set()
-        self._at_depth = 0
         self._subst: dict[int, ir.Expr] = {}  # an INSTANCE's declaration uid → its value
         self._context = ""  # the key suffix of the INSTANCE being decoded ("" outside one)
         self._contexts: dict[tuple[tuple[int, ir.Expr], ...], str] = {}

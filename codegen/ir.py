@@ -22,7 +22,7 @@ class Loc:
 
 
 # Expression levels, as SANY computes them.
-CONSTANT_LEVEL, STATE_LEVEL, ACTION_LEVEL, TEMPORAL_LEVEL = 0, 1, 2, 3
+CONSTANT_LEVEL, STATE_LEVEL, ACTION_LEVEL = 0, 1, 2  # SANY's levels (3 is temporal)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,13 @@ class WorkerError(AegisError):
 
 
 class DiagnosisClient:
-    """One long-lived `python -m aegis.checks.worker` per agent, torch imported at start."""
+    """One long-lived `python -m aegis.checks.worker` per agent, torch imported at start.
+
+    The worker's stdout has one reader at a time: every read of it (the start's wait for
+    "ready", a round's or a store request's answer, a restart's new start) runs under
+    `_lock`. A start that runs in the background (the agent warms its worker while it joins)
+    holds the lock until the worker is ready, so a request made meanwhile waits for it (a
+    round) or is declined at once (`host_store`), never reads beside it."""
 
     def __init__(
         self,
@@ -58,7 +64,8 @@ class DiagnosisClient:
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
         self._stderr_task: asyncio.Task[None] | None = None
         self._restart_task: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
+        self._stale = False  # the worker must be replaced before its next request
+        self._lock = asyncio.Lock()  # held by whoever writes a request or reads stdout
         self._next_id = 0
 
     @property
@@ -73,6 +80,10 @@ class DiagnosisClient:
 
     async def start(self) -> None:
         """Spawn the worker and wait until it has imported torch and said it is ready."""
+        async with self._lock:
+            await self._start_locked()
+
+    async def _start_locked(self) -> None:
         if self.running:
             return
         env = {**self._env, "AEGIS_PARENT_PID": str(os.getpid()), "PYTHONUNBUFFERED": "1"}
@@ -135,7 +146,7 @@ class DiagnosisClient:
         """Have the warm worker host the training's rendezvous store on `port` (0: stop
         hosting); None once it listens, else why not. Never waits for a worker to start or
         for a round in progress: the caller then lets rank 0 host the store itself."""
-        if not self.running or self._restart_task is not None or self._lock.locked():
+        if not self.running or self._stale or self._lock.locked():
             return "the diagnosis worker is not idle"
         async with self._lock:
             req = Request(self._new_id(), "store", store=StoreSpec(host, port, world_size))
@@ -189,11 +200,13 @@ class DiagnosisClient:
         return " | ".join(self._stderr_tail) or "(empty)"
 
     async def _ready_for_request(self) -> None:
-        if self._restart_task is not None:
-            task, self._restart_task = self._restart_task, None
-            await asyncio.gather(task, return_exceptions=True)
+        """Under the lock: a worker marked stale is replaced, a dead one started (whichever
+        of a round and the background restart gets the lock first does it)."""
+        if self._stale:
+            self._stale = False
+            await self.kill()
         if not self.running:
-            await self.start()
+            await self._start_locked()
 
     async def _exchange(self, req: Request, limit_s: float) -> Response | str:
         """The response to `req`, or a failure text (the worker is then restarted)."""
@@ -238,12 +251,18 @@ class DiagnosisClient:
             log.debug("diagnosis worker stray output: %r", line[:200])
 
     def _schedule_restart(self) -> None:
-        if self._restart_task is None:
+        """Replace the worker before its next request, and ahead of it in the background
+        (the next round finds it warm)."""
+        self._stale = True
+        if self._restart_task is None or self._restart_task.done():
             self._restart_task = asyncio.create_task(self._restart())
 
     async def _restart(self) -> None:
-        await self.kill()
-        await self.start()
+        async with self._lock:
+            try:
+                await self._ready_for_request()
+            except WorkerError as exc:  # the next request tries again and reports it
+                log.warning("%s", exc)
 
     async def _drain_stderr(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stderr is not None

@@ -1,30 +1,15 @@
-"""The structured fault log: one JSON line per fault (pod, pod_ip, node, node_ip, time, ...)."""
+"""The structured fault log: one JSON line per fault (aegis.protocol.faults.FaultRecord)."""
 
 from __future__ import annotations
 
 import json
 import os
 import threading
-import time
-from dataclasses import asdict, dataclass, field
 from typing import IO
 
+from aegis.protocol.faults import FaultRecord
 
-@dataclass(frozen=True)
-class FaultRecord:
-    """One fault, where and when it happened."""
-
-    pod: str
-    pod_ip: str
-    node: str
-    node_ip: str
-    phase: str
-    message: str
-    time: float = field(default_factory=time.time)
-
-    def to_json(self) -> str:
-        """The record as one JSON line (no newline)."""
-        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+__all__ = ["FaultLogWriter", "FaultRecord", "read_fault_log"]
 
 
 class FaultLogWriter:
@@ -52,6 +37,7 @@ class FaultLogWriter:
 
 
 def read_fault_log(path: str | os.PathLike[str]) -> list[FaultRecord]:
-    """Every record in a fault log file."""
+    """Every record in a fault log file (one written before faults were typed reads as kind
+    `other`: FaultRecord.from_obj)."""
     with open(path, encoding="utf-8") as f:
-        return [FaultRecord(**json.loads(line)) for line in f if line.strip()]
+        return [FaultRecord.from_obj(json.loads(line)) for line in f if line.strip()]

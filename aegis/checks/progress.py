@@ -17,9 +17,6 @@ from dataclasses import asdict, dataclass
 PROGRESS_FILE_ENV = "AEGIS_PROGRESS_FILE"
 PROGRESS_INTERVAL_ENV = "AEGIS_PROGRESS_INTERVAL_S"
 DEFAULT_PROGRESS_INTERVAL_S = 0.1
-# The other way to say "checkpoint done" without code changes: a checkpoint saver touches (or
-# rewrites) the file this names after each checkpoint; the agent's HangWatch sees its mtime.
-CHECKPOINT_FILE_ENV = "AEGIS_CHECKPOINT_FILE"
 
 
 @dataclass(frozen=True)

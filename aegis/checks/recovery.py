@@ -15,7 +15,8 @@ ignored, as a passing one is.
 - `Level.NODE`: a GPU or RDMA fault, or a failed bootcheck (env, collective: this node cannot
   start the job): the agent reports Error and exits 1; the node goes to ErrorNodes (Level 3).
   env and collective run only in a bootcheck, runtime, io and allreduce_connection only in a
-  troubleshoot round, so one table without the phase gives each round its design §6 rules.
+  troubleshoot round, so one table without the phase gives each round its rules
+  (docs/design.md, "Checks and graded recovery").
 
 Why the agent decides the level and not the spec: the controller's state depends only on
 which spec action follows a round, the agent's `agentWork` with outcome Finish (PROCESS) or
@@ -35,7 +36,7 @@ from aegis.checks.result import CheckResult, CheckType
 
 
 class Level(IntEnum):
-    """Graded recovery (design §6); a higher level subsumes the lower ones."""
+    """Graded recovery; a higher level subsumes the lower ones."""
 
     PROCESS = 1  # node healthy: continue / restart the training process in place
     CONTAINER = 2  # runtime/environment/storage/connection broken on healthy hardware

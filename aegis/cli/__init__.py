@@ -7,6 +7,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from aegis.cli.torchrun_compat import unknown_flag_error
 from aegis.errors import AegisError
 
 # (group, module): each module has `register(subparsers)` adding its subcommand(s) with a
@@ -53,7 +54,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's own parser (`aegis run: error: ...`), with a hint
+        own = getattr(args, "parser", None)
+        if own is None:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        own.error(unknown_flag_error(own, extra))
     try:
         return int(args.func(args))
     except AegisError as exc:

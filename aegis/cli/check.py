@@ -17,7 +17,11 @@ from aegis.checks.result import TROUBLESHOOT_CHECKS, CheckResult
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `check` to the given subparsers."""
-    p = sub.add_parser("check", help="run the troubleshoot checks on this node")
+    p = sub.add_parser(
+        "check",
+        help="run the 7 troubleshoot checks on this node, as a job of one (`aegis ctl check` "
+        "runs the 4 local ones on a running job's pods)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object per check")
     p.add_argument("--dir", default=None, help="directory for the io check (default: tmp)")
     p.add_argument("--simulate", default="", help="comma-separated faults, e.g. gpu_lost")

@@ -1,4 +1,4 @@
-"""`aegis ctl`: the operator's commands against a running job (design §3's ctl CLI).
+"""`aegis ctl`: the operator's commands against a running job (docs/design.md, "Components").
 
     aegis ctl (--state-dir DIR | --kube --job NAME [-n NS]) COMMAND
         status [--watch] | stop | taint NODE [--reason R] | untaint NODE
@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
+
+from aegis.cli.ctl_saved import saved_head, saved_view
 
 CTL_FILE = "ctl.json"
 CONTROLLER_TIMEOUT_S = 10.0
@@ -145,6 +147,11 @@ def register(sub: Any) -> None:
     )
     taint.add_argument("node", metavar="NODE")
     taint.add_argument("--reason", help="why (kept in the status)")
+    taint.add_argument(
+        "--force",
+        action="store_true",
+        help="taint a node none of the job's pods has run on (else refused as a likely typo)",
+    )
     untaint = cmds.add_parser(
         "untaint", parents=[common], prog="aegis ctl untaint", help="remove NODE from ErrorNodes"
     )
@@ -161,7 +168,8 @@ def register(sub: Any) -> None:
         "check",
         parents=[common],
         prog="aegis ctl check",
-        help="run the local health checks on POD(s) now (default: all)",
+        help="run the 4 local health checks on POD(s) now (default: every pod); the other 3 "
+        "of the 7 need every rank of the job and run in troubleshoot rounds",
     )
     check.add_argument("pods", nargs="*", metavar="POD")
     check.add_argument(
@@ -303,6 +311,8 @@ def make_plan(args: argparse.Namespace, cfg: CtlConfig) -> Plan:
         kw["node"] = args.node
     if cmd in ("taint", "hang") and args.reason is not None:
         kw["reason"] = args.reason
+    if cmd == "taint" and args.force:
+        kw["force"] = True
     if cmd in ("hang", "burn"):
         pods = (args.pod,)
     if cmd == "check":
@@ -449,6 +459,9 @@ def _ctl(args: argparse.Namespace) -> int:
         and not getattr(args, "kube", False)
         and pod_environment() is not None
     )
+    saved = _saved_status(args)
+    if saved is not None and saved.get("ended"):  # no controller to ask: the record says it
+        return print_saved(saved, as_json, 0)
     try:
         if pod_local:
             return _ctl_in_pod(args, as_json)
@@ -458,16 +471,22 @@ def _ctl(args: argparse.Namespace) -> int:
         if watch and not getattr(args, "interval", 2.0) > 0:
             raise UsageError("--interval must be > 0")
     except UsageError as exc:
+        if saved is not None and CTL_FILE in str(exc):  # its credentials went with the job
+            return print_saved(saved, as_json, 1)
         print(f"aegis: error: {exc}", file=sys.stderr)
         return 2
     except Failure as exc:
         print(f"aegis: error: {exc}", file=sys.stderr)
         return 1
     if watch:
-        return asyncio.run(watch_status(cfg, plan, float(args.interval), as_json))
+        state_dir = getattr(args, "state_dir", None)
+        return asyncio.run(watch_status(cfg, plan, float(args.interval), as_json, saved=state_dir))
     try:
         answers = asyncio.run(execute(cfg, plan))
     except Failure as exc:
+        saved = _saved_status(args)  # it may have ended meanwhile
+        if saved is not None:
+            return print_saved(saved, as_json, 0 if saved.get("ended") else 1)
         if as_json:
             print(json.dumps({"ok": False, "error": str(exc)}))
         print(f"aegis: error: {exc}", file=sys.stderr)
@@ -475,6 +494,24 @@ def _ctl(args: argparse.Namespace) -> int:
     if as_json:
         return _print_json(plan, answers)
     return _print_human(cfg, plan, answers)
+
+
+def _saved_status(args: argparse.Namespace) -> dict[str, Any] | None:
+    """`status` of a job run with --state-dir: its saved view (None for other commands)."""
+    state_dir = getattr(args, "state_dir", None)
+    if args.ctl_command != "status" or state_dir is None or not Path(state_dir).is_dir():
+        return None
+    return saved_view(Path(state_dir))
+
+
+def print_saved(view: dict[str, Any], as_json: bool, code: int) -> int:
+    """Print a saved status view (human or `{"ok", "result"}`); return `code`."""
+    if as_json:
+        print(json.dumps({"ok": True, "result": view, "error": ""}, sort_keys=True))
+    else:
+        cfg = CtlConfig("", "-", "-", str(view["namespace"]), str(view["job"]), None)
+        print(render_status(cfg, view))
+    return code
 
 
 # ---------------- inside a worker pod ----------------
@@ -563,10 +600,12 @@ async def watch_status(
     *,
     out: Any = None,
     max_refreshes: int | None = None,
+    saved: Path | None = None,
 ) -> int:
     """`status --watch`: ask for the status every `interval` s over one connection and redraw
     it, until the job ends (its phase is terminal, or its controller is gone after it was
-    seen) or Ctrl-C. Exit 0 when it ended or was interrupted, 1 if it was never reached."""
+    seen: then its state dir `saved`, if given, shows how it ended) or Ctrl-C. Exit 0 when it
+    ended or was interrupted, 1 if it was never reached."""
     from aegis.protocol.control import make_request
     from aegis.protocol.subjects import JobSubjects
     from aegis.runtime.errors import BusError
@@ -598,7 +637,13 @@ async def watch_status(
             answer = await _ask(bus, subjects.ctl_controller, "controller", msg, plan.timeout)
             if not answer.ok:
                 if seen:
-                    print(f"job {cfg.namespace}/{cfg.job} ended ({answer.error})", file=out)
+                    view = saved_view(saved) if saved is not None else None
+                    if view is not None and as_json:
+                        print(json.dumps(view, sort_keys=True), file=out, flush=True)
+                    elif view is not None:
+                        print(render_status(cfg, view), file=out, flush=True)
+                    else:
+                        print(f"job {cfg.namespace}/{cfg.job} has ended", file=out)
                     return 0
                 print(f"aegis: error: status: {answer.error}", file=sys.stderr)
                 return 1
@@ -703,10 +748,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def _yn(value: object) -> str:
-    return "yes" if value is True else "no" if value is False else "-"
-
-
 WIDTH = 100  # the human status fits this many columns
 MIN_FAULT_COLUMN = 30
 
@@ -748,15 +789,16 @@ def _ago(t: object, now: float) -> str:
 
 
 def render_status(cfg: CtlConfig, view: Any, now: float | None = None) -> str:
-    """The status view: a head line, a table of pods (node, inner phase, retries, flags, last
-    fault and when) and the error nodes with their reasons; every line fits WIDTH columns."""
+    """The status view: a head line, a table of pods (node, inner phase, failures counted,
+    flags, last fault and when) and the error nodes with their reasons; every line fits WIDTH
+    columns. A saved view (`saved_view`: the job is not running) says how it ended first."""
     now = time.time() if now is None else now
     v = _dict(view)
-    head = (
-        f"job {cfg.namespace}/{cfg.job}: {v.get('phase', '?')}, "
-        f"retries {v.get('recoverCount', '?')}/{v.get('maxRetry', '?')}"
-    )
-    if v.get("shouldQuit"):
+    used, top = v.get("recoverCount", "?"), v.get("maxRetry", "?")
+    if isinstance(used, int) and isinstance(top, int):
+        used = min(used, top)  # a failed job's wrap-up sets it to MaxRetry + 1
+    head = f"job {cfg.namespace}/{cfg.job}: {v.get('phase', '?')}, retries {used}/{top}"
+    if v.get("shouldQuit") and v.get("phase") not in TERMINAL:
         head += ", stopping (shouldQuit)"
     rows, messages = [], []
     for pod, info in sorted(_dict(v.get("pods")).items()):
@@ -768,16 +810,22 @@ def render_status(cfg: CtlConfig, view: Any, now: float | None = None) -> str:
                 pod,
                 i.get("node") or "-",
                 i.get("innerPhase", "-"),
-                i.get("retries", "-"),
+                i.get("failures", "-"),
                 _flags(i),
                 _ago(fault.get("time"), now),
             ]
         )
-    header = ["POD", "NODE", "PHASE", "RETRIES", "FLAGS", "FAULT AT"]
+    # FAILED: the failures counted against the pod; the spec's per-pod retries (--json) are
+    # aligned to the job's count at each restart, so every pod would show the job's number
+    header = ["POD", "NODE", "PHASE", "FAILED", "FLAGS", "FAULT AT"]
     cells = [header, *[[str(c) for c in r] for r in rows]]
-    used = sum(max(len(r[k]) for r in cells) + 2 for k in range(len(header)))
+    width = sum(max(len(r[k]) for r in cells) + 2 for k in range(len(header)))
     out = [head[:WIDTH]]
-    if WIDTH - used >= MIN_FAULT_COLUMN:  # the last fault fits as a column
+    if v.get("saved"):
+        out = [
+            w for line in saved_head(v) for w in textwrap.wrap(line, WIDTH, subsequent_indent="  ")
+        ]
+    if WIDTH - width >= MIN_FAULT_COLUMN:  # the last fault fits as a column
         table_rows = [[*r, m] for r, m in zip(rows, messages, strict=True)]
         out.append(_fitted_table([*header, "LAST FAULT"], table_rows, len(header)))
     else:  # long pod or node names: each pod's last fault on a line of its own below it

@@ -60,15 +60,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+# how long each step took on the CI model, on the 2-core development machine under a load
+# average of about 12 (docs/changing-the-spec.md, "How long it takes"): said when the step
+# starts, so that a long one is not taken for a hang; an idle machine is several times faster
+EXPECTED = {
+    "translate": "a few seconds",
+    "check": "about 2 min (15 s on an idle machine)",
+    "gen": "a few seconds",
+    "conform": "about 7 min",
+    "behaviours": "about 15 s",
+    "spec mutants": "seconds; with --mutants run a TLC run per mutant, about 11 min, each "
+    "said as it ends",
+    "code mutants": "seconds; with --mutants run a conformance run per fast mutant, each "
+    "said as it ends",
+}
+
+
 @dataclass
 class _Loop:
-    """Prints each step as it ends and collects what is left to decide."""
+    """Says each step as it starts (with its expected time) and as it ends; collects what is
+    left to decide."""
 
     decide: list[str] = field(default_factory=list)
     start: float = field(default_factory=time.monotonic)
 
+    def begin(self, name: str) -> None:
+        expected = EXPECTED.get(name, "")
+        self.say(f"{name}: started" + (f" (expected: {expected})" if expected else ""))
+
     def step(self, name: str, outcome: str) -> None:
-        print(f"[{time.monotonic() - self.start:6.1f}s] {name}: {outcome}", flush=True)
+        self.say(f"{name}: {outcome}")
+
+    def say(self, line: str) -> None:
+        print(f"[{time.monotonic() - self.start:6.1f}s] {line}", flush=True)
 
     def finish(self) -> int:
         if not self.decide:
@@ -88,21 +112,25 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out
     loop = _Loop()
     shown = display_path(spec)
+    loop.begin("translate")
     if has_pluscal(spec.read_text(encoding="utf-8")):
         loop.step("translate", "updated" if translate(spec) else "already current")
     else:
         loop.step("translate", "no PlusCal algorithm: nothing to translate")
     extra = ("-deadlock",) if args.deadlock else ()
+    loop.begin("check")
     result = run_tlc(spec, cfg, workers=args.workers, extra_args=extra)
     loop.step("check", format_result(result, f"{shown} with {display_path(cfg)}").splitlines()[0])
     if not result.ok:
         print(format_result(result, shown))
         loop.decide.append("TLC found a violation (above): fix the spec, or the property")
         return loop.finish()
+    loop.begin("gen")
     gen = pipeline.generate(spec, cfg)
     written = pipeline.write(gen, out)
     loop.step("gen", f"{len(written)} files rewritten in {display_path(out / gen.package)}")
     package = pipeline.load(out, gen.package)
+    loop.begin("conform")
     base = baseline(spec, cfg, package=package, deadlock=not args.deadlock)
     report = conform(base)
     loop.step("conform", f"{report.states} states, {len(report.mismatches)} mismatches")
@@ -112,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
         return loop.finish()
     _behaviours(args.behaviours, spec, base, loop)
     if args.mutants != "skip":
-        ctx = Recheck(spec, cfg, base, run=args.mutants == "run")
+        ctx = Recheck(spec, cfg, base, run=args.mutants == "run", progress=loop.say)
         for name, check in MUTANT_CHECKS.items():
+            loop.begin(f"{name} mutants")
             total, found = check(ctx)
             loop.step(f"{name} mutants", f"{total} listed, {len(found)} to look at")
             loop.decide += [str(f) for f in found]
@@ -127,6 +156,7 @@ def _behaviours(path: Path | None, spec: Path, base: Baseline, loop: _Loop) -> N
     if path is None and not target.is_file():
         loop.step("behaviours", f"no {display_path(target)}: skipped")
         return
+    loop.begin("behaviours")
     before = target.read_text(encoding="utf-8") if target.is_file() else ""
     model = base.bind()
     variables = base.graph.variables

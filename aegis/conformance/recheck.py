@@ -30,6 +30,7 @@ class Recheck:
     cfg: Path
     base: Baseline
     run: bool
+    progress: Callable[[str], None] = lambda _line: None  # one line per mutant as it ends
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def check_spec_mutants(ctx: Recheck) -> tuple[int, list[Finding]]:
     listed = spec_mutants.load_mutants(path)
     text = ctx.spec.read_text(encoding="utf-8")
     found: list[Finding] = []
-    for m in listed:
+    for i, m in enumerate(listed, start=1):
         try:
             spec_mutants.apply_patch(text, m)
         except AegisError as exc:
@@ -69,6 +70,7 @@ def check_spec_mutants(ctx: Recheck) -> tuple[int, list[Finding]]:
             continue
         if ctx.run:
             ok, said = spec_mutants.verdict(m, spec_mutants.run_mutant(ctx.spec, ctx.cfg, m))
+            ctx.progress(f"spec mutant {i}/{len(listed)} {m.name}: {said}")
             if not ok:
                 found.append(
                     Finding(
@@ -89,7 +91,7 @@ def check_code_mutants(ctx: Recheck) -> tuple[int, list[Finding]]:
         return 0, []
     src = Path(str(package.__file__)).parent
     found: list[Finding] = []
-    for m in code_mutants.MUTANTS:
+    for i, m in enumerate(code_mutants.MUTANTS, start=1):
         source = (src / f"{m.file}.py").read_text(encoding="utf-8")
         try:
             code_mutants.patch(source, m)
@@ -97,7 +99,11 @@ def check_code_mutants(ctx: Recheck) -> tuple[int, list[Finding]]:
             where = "aegis/conformance/mutants.py"
             found.append(Finding("code", m.name, f"{exc}; update its text in {where}"))
             continue
-        if ctx.run and m.name in code_mutants.FAST and not kill([ctx.base], m).killed:
+        killed = ctx.run and m.name in code_mutants.FAST and kill([ctx.base], m).killed
+        if ctx.run and m.name in code_mutants.FAST:
+            said = "killed" if killed else "survives"
+            ctx.progress(f"code mutant {i}/{len(code_mutants.MUTANTS)} {m.name}: {said}")
+        if ctx.run and m.name in code_mutants.FAST and not killed:
             found.append(
                 Finding(
                     "code",

@@ -14,11 +14,14 @@ restarts and resumes from the CR).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
+from aegis import retry
+from aegis.errors import AegisError
 from aegis.k8s.errors import (
     AegisCrMissingError,
     ApiError,
@@ -30,7 +33,11 @@ from aegis.runtime.controller.store import Status
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ATTEMPTS = 5
+DEFAULT_ATTEMPTS = retry.CR_CONFLICT.tries or 1
+
+
+class _Conflict(AegisError):
+    """A patch refused with 409 while only the CR's metadata or spec moved: patch again."""
 
 
 class CrApi(Protocol):
@@ -178,29 +185,36 @@ class CrStatusStore:
         of a status too large)."""
         if self._seen is None:
             self.read()
-        for attempt in range(1, self.attempts + 1):
-            body: dict[str, Any] = {"status": merge_patch(self._seen or {}, new)}
-            if self._version:
-                body["metadata"] = {"resourceVersion": self._version}
-            try:
-                obj = self.api.patch(AEGIS, self.namespace, self.name, body, sub="status")
-            except ApiError as exc:
-                if exc.too_large:
-                    raise StatusTooLargeError(
-                        f"aegis {self.namespace}/{self.name}: the API server refused its "
-                        f"status of {pods} pods as too large ({exc.api_message}); the job "
-                        "cannot be saved, so it fails (docs/kubernetes.md, 'Job size')"
-                    ) from None
-                self._on_patch_error(exc, attempt)
-                continue
-            self._remember(obj, new)
-            return
-        raise StatusConflictError(
-            f"aegis {self.namespace}/{self.name}: status still conflicting after "
-            f"{self.attempts} attempts; is another controller writing it?"
-        )
+        policy = dataclasses.replace(retry.CR_CONFLICT, tries=self.attempts)
+        try:
+            retry.call(lambda: self._patch(new, pods), policy, _Conflict, self._conflicted)
+        except _Conflict:
+            raise StatusConflictError(
+                f"aegis {self.namespace}/{self.name}: status still conflicting after "
+                f"{self.attempts} attempts; is another controller writing it?"
+            ) from None
 
-    def _on_patch_error(self, exc: ApiError, attempt: int) -> None:
+    def _patch(self, new: dict[str, Any], pods: int) -> None:
+        """One merge patch from the status last seen to `new` (_Conflict: try again)."""
+        body: dict[str, Any] = {"status": merge_patch(self._seen or {}, new)}
+        if self._version:
+            body["metadata"] = {"resourceVersion": self._version}
+        try:
+            obj = self.api.patch(AEGIS, self.namespace, self.name, body, sub="status")
+        except ApiError as exc:
+            if exc.too_large:
+                raise StatusTooLargeError(
+                    f"aegis {self.namespace}/{self.name}: the API server refused its "
+                    f"status of {pods} pods as too large ({exc.api_message}); the job "
+                    "cannot be saved, so it fails (docs/kubernetes.md, 'Job size')"
+                ) from None
+            self._on_patch_error(exc)
+        self._remember(obj, new)
+
+    def _conflicted(self, failures: int, exc: BaseException) -> None:
+        log.info("aegis %s/%s: 409 on save, retry %d", self.namespace, self.name, failures)
+
+    def _on_patch_error(self, exc: ApiError) -> NoReturn:
         if exc.not_found:
             raise self._missing() from None
         if not exc.conflict:
@@ -213,7 +227,7 @@ class CrStatusStore:
                 "writer; reload it before saving"
             ) from None
         self._version = _version(obj)
-        log.info("aegis %s/%s: 409 on save, retry %d", self.namespace, self.name, attempt)
+        raise _Conflict("409: only the CR's metadata or spec moved")
 
     def read(self) -> dict[str, Any]:
         """The CR as the API holds it now (what later saves patch from)."""

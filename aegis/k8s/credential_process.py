@@ -43,6 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from aegis import retry
 from aegis.k8s.api import KubeApi
 from aegis.k8s.errors import K8sError
 from aegis.k8s.informer import start_pod_informer
@@ -50,6 +51,7 @@ from aegis.k8s.keys import job_account, load_account
 from aegis.k8s.pod_cache import PodCache
 from aegis.k8s.pod_identity import pod_expected
 from aegis.k8s.token_review import token_proves
+from aegis.retry import Backoff
 from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import Account
 
@@ -57,7 +59,6 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 60.0  # imports (grpc, kubernetes) and the bind, on a busy node
 CALL_TIMEOUT_S = 10.0
-RETRY_MIN_S, RETRY_MAX_S = 1.0, 30.0  # between failed starts (ensure_running)
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ class CredentialProcess:
         self.address = ""
         self.starts = 0  # how many children were started (restarts: starts - 1)
         self._retry_at = 0.0  # ensure_running: after a failed start, not before this
-        self._retry_s = RETRY_MIN_S
+        self._backoff = Backoff(retry.CREDENTIAL_PROCESS)  # between failed starts
 
     def start(self) -> None:
         """Start the child and wait until it serves (K8sError if it cannot)."""
@@ -134,18 +135,17 @@ class CredentialProcess:
 
     def ensure_running(self) -> None:
         """Start the child again (with every registered job) if it died; after a start that
-        failed, not again before RETRY_MIN_S, doubling up to RETRY_MAX_S (each start costs
-        a second of CPU)."""
+        failed, not again before a pause of `aegis.retry.CREDENTIAL_PROCESS` (1 s, doubling up
+        to 30 s: each start costs a second of CPU)."""
         with self._lock:
             if self.running or time.monotonic() < self._retry_at:
                 return
             try:
                 self._restart("is not running")
             except K8sError:
-                self._retry_at = time.monotonic() + self._retry_s
-                self._retry_s = min(2 * self._retry_s, RETRY_MAX_S)
+                self._retry_at = time.monotonic() + self._backoff.next()
                 raise
-            self._retry_s = RETRY_MIN_S
+            self._backoff.reset()
 
     def stop(self, timeout: float = 5.0) -> int | None:
         """End the child: its stdin closes, it stops serving and exits (killed if it does not

@@ -2,8 +2,8 @@
 its Aegis CR (`AegisSpec`).
 
 A runner is the same `ControllerCore` + `ControllerService` as local mode, with
-`CrStatusStore` as its store (or, for a job whose status could outgrow its CR,
-`ChunkedStatusStore` and a `ConfigMapWal`: docs/persistence.md) and its own NATS connection
+its journal in the CR (or, for a job whose status could outgrow its CR, in ConfigMaps:
+aegis.k8s.journal, docs/persistence.md) and its own NATS connection
 made with the controller's credentials. Each runner is a thread with its own event loop,
 because the CR store blocks on the API server: a slow or failing API call holds up only that
 job. A runner is crash-only: any failure (API error, status conflict, NATS unreachable, a
@@ -21,30 +21,25 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from aegis.checks.faultlog import FaultLogWriter
 from aegis.k8s.api import KubeApi
-from aegis.k8s.chunked_store import ChunkedStatusStore
-from aegis.k8s.cm_wal import ConfigMapWal, Deleter
-from aegis.k8s.cr_store import CrStatusStore
+from aegis.k8s.cm_wal import Deleter
 from aegis.k8s.errors import ApiError, StatusTooLargeError
+from aegis.k8s.journal import CrashOnFailedSave, kube_journal
 from aegis.k8s.manifests import DEFAULT_MASTER_PORT
-from aegis.k8s.model import DEFAULT_MAX_RETRY, MAX_WORKERS
 from aegis.k8s.resources import AEGIS, pod_name, service_name
 from aegis.k8s.status_size import LEAST_BUDGET, MAX_STATUS_BYTES, status_budget
 from aegis.k8s.workqueue import RETRY_INITIAL_S, RETRY_MAX_S, Backoff
-from aegis.protocol.errors import InvalidNameError
 from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, TERMINATED, ControllerExit
-from aegis.protocol.subjects import validate_label
+from aegis.protocol.job_settings import CR_FIELDS, JobSettings
 from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.runtime.controller.observability import JobObserver, ObserverMetrics
 from aegis.runtime.controller.service import ControllerService
 from aegis.runtime.controller.status_budget import StatusBudget
-from aegis.runtime.controller.store import Status, StatusStore
-from aegis.runtime.controller.wal import Log
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.bus import Bus
 
@@ -105,12 +100,14 @@ class AegisSpec:
         spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
         assert isinstance(meta, Mapping) and isinstance(spec, Mapping)
         status = obj.get("status")
+        namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        settings = JobSettings.from_cr(name, namespace, spec)
         return cls(
-            namespace=str(meta.get("namespace") or "default"),
-            name=str(meta.get("name") or ""),
+            namespace=namespace,
+            name=name,
             uid=str(meta.get("uid") or ""),
-            worker_num=_int(spec.get("workerNum"), 0),
-            max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
+            worker_num=settings.workers,
+            max_retry=settings.max_retry,
             token_sha256=str(spec.get("bootstrapTokenSHA256") or ""),
             deleting=bool(meta.get("deletionTimestamp")),
             resumed=isinstance(status, Mapping) and "version" in status,
@@ -120,15 +117,10 @@ class AegisSpec:
 
     def problem(self) -> str | None:
         """Why this CR cannot be run (None if it can)."""
-        try:
-            validate_label("namespace", self.namespace)
-            validate_label("job", self.name)
-        except InvalidNameError as exc:
-            return str(exc)
-        if not 1 <= self.worker_num <= MAX_WORKERS:
-            return f"spec.workerNum must be 1 to {MAX_WORKERS}, got {self.worker_num}"
-        if self.max_retry < 0:
-            return f"spec.maxRetry must be >= 0, got {self.max_retry}"
+        settings = JobSettings(self.name, self.namespace, self.worker_num, self.max_retry)
+        problem = settings.problem(CR_FIELDS)  # the one check of each setting
+        if problem is not None:
+            return problem
         if len(self.token_sha256) != 64:
             return "spec.bootstrapTokenSHA256 is missing or not a hex SHA-256"
         return None
@@ -159,64 +151,6 @@ class AegisSpec:
         )
 
 
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-class _CrashOnFailedSave:
-    """StatusStore wrapper: a failed save ends the runner's attempt (crash-only).
-
-    The core has already advanced in memory when its save fails; carrying on would publish
-    orders from an unpersisted state, so the service is stopped and the next attempt resumes
-    from what the CR (and, for a job in ConfigMaps, its snapshot and WAL) holds; unless the
-    status no longer fits in the CR (`too_large`, kept for the runner, which then fails the
-    job: no attempt could save it). `save` runs in the group commit's worker thread:
-    `on_failure` must be safe to call from there."""
-
-    def __init__(self, store: StatusStore) -> None:
-        self.store = store
-        self.on_failure: Callable[[BaseException], None] | None = None
-        self.too_large: StatusTooLargeError | None = None
-
-    def load(self) -> Status | None:
-        """The CR's status (None before the first save)."""
-        return self.store.load()
-
-    def save(self, status: Status) -> None:
-        """Persist into the CR; on failure tell the runner, then re-raise."""
-        try:
-            self.store.save(status)
-        except Exception as exc:
-            if isinstance(exc, StatusTooLargeError):
-                self.too_large = exc  # also when the core's first save, in its constructor, failed
-            self.failed(exc)
-            raise
-
-    def failed(self, exc: BaseException) -> None:
-        """Tell the runner that a write failed."""
-        if self.on_failure is not None:
-            self.on_failure(exc)
-
-
-class _CrashOnFailedAppend(ConfigMapWal):
-    """The WAL of a job in ConfigMaps, whose failed append ends the attempt, as a failed save
-    does (the next attempt reads the log again: a record cut short is dropped)."""
-
-    def __init__(
-        self, store: _CrashOnFailedSave, api: KubeApi, key: JobKey, deleter: Deleter
-    ) -> None:
-        super().__init__(api, *key, deleter)
-        self.store = store
-
-    def append(self, number: int, body: Mapping[str, Any]) -> None:
-        """Append; on failure tell the runner, then re-raise."""
-        try:
-            super().append(number, body)
-        except Exception as exc:
-            self.store.failed(exc)
-            raise
-
-
 class JobRunner:
     """One job's runtime controller, on its own thread and event loop, restarted on failure."""
 
@@ -235,7 +169,7 @@ class JobRunner:
         self.metrics = metrics
         self.exit_code: int | None = None  # set when the job terminated or the runner gave up
         self.attempts = 0
-        self._store: _CrashOnFailedSave | None = None  # the last attempt's store
+        self._store: CrashOnFailedSave | None = None  # the last attempt's store
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -272,7 +206,7 @@ class JobRunner:
 
     def _main(self) -> None:
         key = "{}/{}".format(*self.spec.key)
-        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)
+        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)  # aegis.retry
         engine_stops = 0
         while not self._stopping.is_set():
             self.attempts += 1
@@ -325,21 +259,15 @@ class JobRunner:
 
     async def _attempt_with(self, deleter: Deleter) -> int:
         spec = self.spec
-        cr = CrStatusStore(self.api, spec.namespace, spec.name)
-        wal: Log | None = None
         limit = self.config.status_limit_bytes
-        if spec.in_configmaps(limit):
-            store = _CrashOnFailedSave(ChunkedStatusStore(self.api, cr, deleter))
-            wal = _CrashOnFailedAppend(store, self.api, spec.key, deleter)
-        else:
-            store = _CrashOnFailedSave(cr)
+        store, journal = kube_journal(self.api, spec.key, deleter, spec.in_configmaps(limit))
         self._store = store  # its too_large is read after the attempt
         # the structured fault log goes to the controller's stdout (the pod's log), one JSON line
         # per fault
         faults = FaultLogWriter(sys.stdout)
         job = spec.job_config(self.config.master_port, limit)
         observer = JobObserver(spec.worker_num, shared=self.metrics)
-        core = ControllerCore(job, store, on_fault=observer.fault_sink(faults.write), wal=wal)
+        core = ControllerCore(job, journal=journal, on_fault=observer.fault_sink(faults.write))
         bus = await Bus.connect(
             self.config.nats_url,
             self.credentials,

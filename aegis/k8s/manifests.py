@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aegis.errors import AegisError
-from aegis.k8s.model import MAX_WORKERS, JobView
+from aegis.k8s.model import JobView
 from aegis.k8s.resources import (
     AEGIS,
     AGENT_TOKEN_AUDIENCE,
@@ -37,6 +37,7 @@ from aegis.k8s.resources import (
 from aegis.k8s.run_policy import POD_GROUP
 from aegis.protocol.environment import Var, parse_nproc
 from aegis.protocol.errors import InvalidNameError
+from aegis.protocol.job_settings import CR_FIELDS
 from aegis.protocol.subjects import validate_label
 
 AGENT_COMMAND = ("aegis", "agent")
@@ -79,8 +80,9 @@ def template_problem(job: JobView) -> str | None:
         return str(exc)
     if len(job.name) > MAX_JOB_NAME:
         return f"AegisJob name {job.name!r} is longer than {MAX_JOB_NAME} characters"
-    if not 1 <= job.worker_num <= MAX_WORKERS or job.max_retry < 0:
-        return f"spec.workerNum must be 1 to {MAX_WORKERS} and spec.maxRetry >= 0"
+    problem = job.settings.problem(CR_FIELDS)  # workerNum, maxRetry: the one check of each
+    if problem is not None:
+        return problem
     try:
         parse_nproc(job.nproc_per_node, "spec.nprocPerNode")
     except AegisError as exc:

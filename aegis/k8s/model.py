@@ -8,14 +8,13 @@ from typing import Any
 
 from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, LABEL_RANK
 from aegis.k8s.run_policy import KUEUE_FINAL, RunPolicy
+from aegis.protocol.job_settings import MAX_WORKERS, JobSettings
+
+__all__ = ["MAX_WORKERS"]  # a larger workerNum is refused before anything is built for it
 
 # AegisJob phases (the Aegis CR has the controller's phases; these are the job's).
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
-DEFAULT_MAX_RETRY = 3
-# more worker pods than the largest clusters have nodes (65,000): a larger workerNum is a typo,
-# refused before anything is built for it (the CRDs say so too; a cluster without them would
-# hand the controllers a billion workers, and a plan of a billion pods takes all the memory)
-MAX_WORKERS = 100_000
+MAX_POD_MESSAGE = 400  # characters of a worker pod's termination message kept
 
 
 def _map(obj: Any, key: str) -> Mapping[str, Any]:
@@ -78,12 +77,14 @@ class JobView:
     def from_obj(cls, obj: Mapping[str, Any]) -> JobView:
         """Parse an AegisJob object as the API returns it."""
         meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
+        namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        settings = JobSettings.from_cr(name, namespace, spec)
         return cls(
-            namespace=str(meta.get("namespace") or "default"),
-            name=str(meta.get("name") or ""),
+            namespace=namespace,
+            name=name,
             uid=str(meta.get("uid") or ""),
-            worker_num=_int(spec.get("workerNum"), 0),
-            max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
+            worker_num=settings.workers,
+            max_retry=settings.max_retry,
             template=_map(spec, "template"),
             nproc_per_node=str(spec.get("nprocPerNode", 1)),
             finalizers=_strs(meta.get("finalizers")),
@@ -100,6 +101,11 @@ class JobView:
             completion_time=str(status.get("completionTime") or ""),
             reason=str(status.get("reason") or ""),
         )
+
+    @property
+    def settings(self) -> JobSettings:
+        """The job's settings its spec gives (checked by `JobSettings.problem(CR_FIELDS)`)."""
+        return JobSettings(self.name, self.namespace, self.worker_num, self.max_retry)
 
     def container_restarts_of(self, rank: int) -> int:
         """Level 2 recreations of worker `rank` so far."""
@@ -129,21 +135,26 @@ class PodView:
     reason: str = ""
     deleting: bool = False
     group_final: bool = False  # Kueue is told its gang ended (KUEUE_FINAL)
+    message: str = ""  # the agent's termination message (its last words), if it left one
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> PodView:
         """Parse a Pod; the exit code is the first container's (the agent's)."""
         meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
         rank = str(_map(meta, "labels").get(LABEL_RANK, ""))
+        ended = _terminated(status, _first_container(spec))
+        code = ended.get("exitCode")
+        message = ended.get("message")
         return cls(
             name=str(meta.get("name") or ""),
             rank=int(rank) if rank.isdigit() else None,
             phase=str(status.get("phase") or "Pending"),
-            exit_code=_exit_code(status, _first_container(spec)),
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
             node=str(spec.get("nodeName") or ""),
             reason=str(status.get("reason") or ""),
             deleting=bool(meta.get("deletionTimestamp")),
             group_final=_map(meta, "annotations").get(KUEUE_FINAL) == "false",
+            message=" ".join(message.split())[:MAX_POD_MESSAGE] if isinstance(message, str) else "",
         )
 
 
@@ -154,12 +165,12 @@ def _first_container(spec: Mapping[str, Any]) -> str:
     return ""
 
 
-def _exit_code(status: Mapping[str, Any], container: str) -> int | None:
+def _terminated(status: Mapping[str, Any], container: str) -> Mapping[str, Any]:
+    """The `state.terminated` of `container` ({} while it has not ended)."""
     for cs in status.get("containerStatuses") or []:
         if isinstance(cs, Mapping) and cs.get("name") == container:
-            code = _map(_map(cs, "state"), "terminated").get("exitCode")
-            return code if isinstance(code, int) and not isinstance(code, bool) else None
-    return None
+            return _map(_map(cs, "state"), "terminated")
+    return {}
 
 
 @dataclass(frozen=True)

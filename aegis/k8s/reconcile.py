@@ -28,6 +28,7 @@ DEADLINE = "DeadlineExceeded"  # runPolicy.activeDeadlineSeconds
 INVALID_SPEC = "InvalidSpec"
 POD_REJECTED = "PodRejected"  # the API server refused a worker pod
 NO_GANG_SCHEDULER = "GangSchedulerMissing"  # Volcano's PodGroups are not served
+BAD_COMMAND = "CommandCannotStart"  # a worker's agent exited 78: the user's error
 # verdicts only the Job Controller knows: nothing else stops the job's pods, so they are
 # deleted whatever the cleanPodPolicy (aegis/k8s/run_policy.py `pods_to_end`)
 OWN_VERDICTS = frozenset({RESTART_BUDGET, DEADLINE, INVALID_SPEC, POD_REJECTED, NO_GANG_SCHEDULER})
@@ -167,7 +168,7 @@ def reconcile(job: JobView, seen: Observed) -> list[Action]:
         failed = _status(job, FAILED, problem, reason=INVALID_SPEC, now=seen.now)
         return [*head, failed, *_end(job, seen, INVALID_SPEC, problem)]
     plan = _plan_pods(job, seen.pods)
-    verdict = _failure(job, seen, plan)
+    verdict = plan.user_error or _failure(job, seen, plan)
     if verdict is not None:
         reason, message = verdict
         failed = _status(job, FAILED, message, plan.counters(job), reason=reason, now=seen.now)
@@ -309,6 +310,8 @@ class _PodPlan:
     restarts: int = 0
     running: int = 0
     level2: dict[int, int] = field(default_factory=dict)  # rank -> Level 2 exits seen now
+    # (reason, message): a worker's command cannot start, the job fails at once
+    user_error: tuple[str, str] | None = None
 
     def counters(self, job: JobView) -> Counters:
         """(faulty nodes seen, pod recreations, Level 2 recreations per rank) after this plan."""
@@ -330,6 +333,14 @@ def _plan_pods(job: JobView, pods: Sequence[PodView]) -> _PodPlan:
         pod = live[name]
         if pod.phase in ("Running", "Succeeded"):  # pod phases
             plan.running += 1
+        elif pod.phase == "Failed" and pod.exit_code == AgentExit.BAD_COMMAND:
+            # the user's error: no retry or other node would change it; no node excluded
+            said = f": {pod.message}" if pod.message else ""
+            plan.user_error = plan.user_error or (
+                BAD_COMMAND,
+                f"worker {wanted[name]}'s command cannot start (agent exit "
+                f"{AgentExit.BAD_COMMAND}, the user's error; no node blamed){said}",
+            )
         elif pod.phase == "Failed":
             plan.deletes.append(DeletePod(name, _why(pod)))
             plan.restarts += 1

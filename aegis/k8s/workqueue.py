@@ -10,47 +10,34 @@ not queued twice. `add_after` queues a key later (the earliest of its due times 
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
-import random
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from aegis import retry
+
 K = TypeVar("K", bound=Hashable)
 
-# the one retry schedule of the Kubernetes control loop: a failed list or watch, and a key
-# whose reconcile failed, wait RETRY_INITIAL_S doubling to RETRY_MAX_S (with jitter)
-RETRY_INITIAL_S = 0.5
-RETRY_MAX_S = 30.0
+# the one retry schedule of the Kubernetes control loop (aegis.retry.KUBE_CONTROLLER): a failed
+# list or watch, and a key whose reconcile failed, wait RETRY_INITIAL_S doubling to
+# RETRY_MAX_S (with jitter)
+RETRY_INITIAL_S = retry.KUBE_CONTROLLER.first_s
+RETRY_MAX_S = retry.KUBE_CONTROLLER.max_s
 
 
-class Backoff:
-    """Capped exponential backoff with jitter: initial·2^n, at most `maximum` seconds, each
-    delay drawn from its upper half (so that many clients do not retry in step)."""
+class Backoff(retry.Backoff):
+    """aegis.retry's capped exponential backoff with jitter on the control loop's schedule:
+    initial·2^n, at most `maximum` seconds, each delay drawn from its upper half (so that
+    many clients do not retry in step)."""
 
-    def __init__(
-        self,
-        initial: float = RETRY_INITIAL_S,
-        maximum: float = RETRY_MAX_S,
-        rng: Callable[[float, float], float] = random.uniform,
-    ) -> None:
-        self.initial = initial
-        self.maximum = maximum
-        self.attempt = 0
-        self._rng = rng
-
-    def next(self) -> float:
-        """The next delay (and count one more failure)."""
-        delay = min(self.maximum, self.initial * 2 ** min(self.attempt, 30))
-        self.attempt += 1
-        return delay * self._rng(0.5, 1.0)
-
-    def reset(self) -> None:
-        """A success: start from `initial` again."""
-        self.attempt = 0
+    def __init__(self, initial: float = RETRY_INITIAL_S, maximum: float = RETRY_MAX_S) -> None:
+        policy = retry.KUBE_CONTROLLER
+        super().__init__(dataclasses.replace(policy, first_s=initial, max_s=maximum))
 
 
 class WorkQueue(Generic[K]):

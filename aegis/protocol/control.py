@@ -70,6 +70,13 @@ def reason_text(value: object) -> str:
     return value
 
 
+def flag(value: object) -> bool:
+    """A yes/no argument."""
+    if not isinstance(value, bool):
+        raise ControlError(f"expected true or false, got {value!r}")
+    return value
+
+
 def check_names(value: object) -> tuple[str, ...]:
     """A non-empty list of distinct names from CTL_CHECKS."""
     if not isinstance(value, list | tuple) or not value:
@@ -110,7 +117,12 @@ class _Arg:
 COMMANDS: Mapping[str, Mapping[str, _Arg]] = {
     "status": {},
     "stop": {},
-    "taint": {"node": _Arg(node_name), "reason": _Arg(reason_text, DEFAULT_TAINT_REASON)},
+    # force: taint a node none of the job's pods has run on (else refused: a typo)
+    "taint": {
+        "node": _Arg(node_name),
+        "reason": _Arg(reason_text, DEFAULT_TAINT_REASON),
+        "force": _Arg(flag, False),
+    },
     "untaint": {"node": _Arg(node_name)},
     "hang": {"reason": _Arg(reason_text, DEFAULT_HANG_REASON)},
     "check": {"checks": _Arg(check_names, DEFAULT_CTL_CHECKS)},

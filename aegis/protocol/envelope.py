@@ -1,4 +1,4 @@
-"""The bus message of design §4 and its strict JSON codec (pure code, no I/O).
+"""The bus message (docs/design.md, "Communication") and its strict JSON codec (no I/O).
 
 Wire form: one JSON object with exactly the keys AegisName, AegisNamespace, PodName, Type,
 Phase, Data, TimeStamp, Seq. `decode` accepts nothing else and raises only MalformedMessage.
@@ -26,7 +26,7 @@ _KEY_SET = frozenset(KEYS)
 
 
 class MessageType(StrEnum):
-    """What a message is (design §4, plus Heartbeat)."""
+    """What a message is."""
 
     ACK = "ACK"
     ORDER = "Order"
@@ -48,7 +48,7 @@ class MessagePhase(StrEnum):
 
 
 def _enum(kind: type[StrEnum], value: object, key: str) -> Any:
-    # one dict lookup (a member is found by its own value too); kind(value) costs ~1 µs
+    # one dict lookup (a member is found by its own value too), cheaper than kind(value)
     member = kind._value2member_map_.get(value) if isinstance(value, str) else None
     if member is not None:
         return member
@@ -96,7 +96,7 @@ class Message:
         return self.pod_name == BROADCAST_POD
 
     def to_wire(self) -> dict[str, Any]:
-        """The wire-form JSON object (design §4 key names)."""
+        """The wire-form JSON object (the wire's key names)."""
         values = (
             self.aegis_name,
             self.aegis_namespace,
@@ -169,7 +169,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-# made once: json.loads with hooks builds a decoder per call (~4 µs of a heartbeat's ~20)
+# made once: json.loads with hooks builds a decoder per call
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite_float
 )

@@ -12,9 +12,13 @@ class AgentExit(IntEnum):
 
     LEFT = 0  # the final order came: nothing to do
     NODE_FAULT = 1  # Level 3: the node is broken; reschedule elsewhere, blacklist the node
+    INTERNAL = 70  # the agent itself failed (a bug, sysexits' EX_SOFTWARE): replace it in place
     EVICTED = 75  # the controller declared this incarnation lost: replace it in place
     RESTART_CONTAINER = 76  # Level 2: restart the container in place (hardware is fine)
     NO_CONTROLLER = 77  # no controller within the connect timeout, and --fallback fail
+    # the user's command cannot start (sysexits' EX_CONFIG): the job fails at once, no retry,
+    # no node blamed (aegis.runtime.agent.command)
+    BAD_COMMAND = 78
 
 
 class ControllerExit(IntEnum):

@@ -1,8 +1,8 @@
 """Compact JSON as UTF-8 bytes: orjson's speed, the standard library's answers.
 
 Every message, WAL record, step-log line and status file the controller writes is encoded
-here. orjson encodes them 6-12x faster than `json.dumps` (a report 6.0 -> 0.5 µs; a
-12,500-pod status ~4x), but it differs from `json.dumps(..., allow_nan=False)` at the edges:
+here. orjson encodes them several times faster than `json.dumps` (docs/scale.md,
+"Decisions"), but it differs from `json.dumps(..., allow_nan=False)` at the edges:
 it writes NaN and the infinities as null where the standard library refuses them, and it
 refuses what the standard library writes (integer keys, integers past 64 bits, nesting past
 254 levels). `dumps` therefore hands the standard library every object orjson refuses and
@@ -12,7 +12,7 @@ then exactly the standard library's, ValueError for NaN included. Dataclasses an
 which orjson would write and the standard library refuses, are passed through, so they are
 refused too.
 
-orjson's own bytes object is copied into one of its exact size (~0.2 µs; see `dumps`).
+orjson's own bytes object is copied into one of its exact size (see `dumps`).
 
 Both encoders write the same JSON values; their texts differ only in a float's exponent
 ("1e16" or "1e+16"), never in what a reader gets.
@@ -40,8 +40,8 @@ def dumps(obj: Any, *, sort_keys: bool = False) -> bytes:
         out = b"null"  # refused: the standard library decides below
     if b"null" not in out:
         # a copy of exactly its size: the bytes orjson returns keep the buffer it wrote them
-        # in (32 KB for an 881-byte message), and the controller keeps its last 32,768
-        # replies: its peak RSS at 12,500 pods went from 183 to 267 MB before this copy
+        # in (32 KB for a message of a few hundred bytes), and the controller keeps its last
+        # 32,768 replies (docs/scale.md, "Decisions")
         return memoryview(out).tobytes()
     text = json.dumps(
         obj, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False, allow_nan=False

@@ -21,6 +21,7 @@ from typing import Any
 
 from aegis.generated.aegis_phase.agent_view import DERIVED, GLOBALS, PER_POD
 from aegis.protocol.errors import MalformedMessage
+from aegis.protocol.faults import ProcessFailure
 from aegis.protocol.state_codec import CodecError, decode, encode
 from aegis.values import Value
 
@@ -262,10 +263,17 @@ class Report:
     checks: tuple[Mapping[str, Any], ...] = ()  # a check round's CheckResult dicts
     round_seconds: float | None = None
     gpu_type: str | None = None
+    failure: ProcessFailure | None = None  # Error: the rank whose process failed, if one did
+    # Error: the command cannot start (the user's error): the job ends, no retry counted
+    user_error: bool = False
 
     def to_data(self) -> dict[str, Any]:
         """The report's `Data` object."""
         data: dict[str, Any] = {**self.sender.to_data(), "reason": self.reason}
+        if self.failure is not None:
+            data["failure"] = self.failure.to_data()
+        if self.user_error:
+            data["userError"] = True
         if self.step is not None:
             data["step"] = self.step
         if self.checks:
@@ -286,6 +294,7 @@ class Report:
         if seconds is not None and not (math.isfinite(seconds) and seconds >= 0):
             raise MalformedMessage(f"Data['roundSeconds'] must be >= 0; got {seconds!r}")
         gpu = _optional(data, "gpuType", str, None)
+        failure = data.get("failure")
         return cls(
             sender=Sender.from_data(data),
             reason=_text(_optional(data, "reason", str, ""), MAX_REASON),
@@ -293,6 +302,8 @@ class Report:
             checks=tuple(checks),
             round_seconds=None if seconds is None else float(seconds),
             gpu_type=None if gpu is None else _text(gpu, 128),
+            failure=None if failure is None else ProcessFailure.from_data(failure),
+            user_error=_optional(data, "userError", bool, False),
         )
 
 

@@ -37,7 +37,7 @@ def encode(v: Value) -> Any:
 
 def _encode_fn(f: Fn) -> list[list[Any]]:
     """[[key, value], ...] in `sorted_values` order. A function over model values (every
-    per-worker variable, O(pods) in a snapshot) takes a path ~3x faster than the general one:
+    per-worker variable, O(pods) in a snapshot) takes a faster path than the general one:
     model values sort by name there, and a plain value is its own encoding."""
     items = list(f.pairs())
     if all(type(k) is ModelValue for k, _ in items):

@@ -13,7 +13,7 @@ from aegis.protocol.errors import InvalidNameError
 
 SUBJECT_ROOT = "aegis"
 INBOX_ROOT = "_INBOX"
-BROADCAST_POD = "master"  # PodName meaning "every worker" (design §4)
+BROADCAST_POD = "master"  # PodName meaning "every worker"
 
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")

@@ -43,6 +43,10 @@ class ControllerControlApi(Protocol):
         """Remove `node` from ErrorNodes (False: it was not there)."""
         ...
 
+    def known_nodes(self) -> set[str]:
+        """The nodes the job's pods are known to have run on, and its error nodes."""
+        ...
+
     def on_quit(self) -> Any:
         """The operator asks the job to stop (an Outcome)."""
         ...
@@ -98,6 +102,13 @@ class ControllerControl:
             }
         node = req.args["node"]
         if req.command == "taint":
+            known = core.known_nodes()
+            if node not in known and not req.args["force"]:
+                ran = ", ".join(sorted(known)[:8]) or "none reported yet"
+                raise ControlError(
+                    f"node {node} is not a node of this job (its pods ran on: {ran}); "
+                    "--force taints it anyway (on Kubernetes: to keep the job's pods off it)"
+                )
             return {"node": node, "changed": bool(core.taint(node, req.args["reason"]))}
         return {"node": node, "changed": bool(core.untaint(node))}
 

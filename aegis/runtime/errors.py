@@ -43,3 +43,8 @@ class CredentialsUnavailable(TransportError):
 
 class RunnerError(AegisError):
     """The user command could not be started or controlled."""
+
+
+class CommandError(RunnerError):
+    """The user command cannot start (missing, not executable, no interpreter): the user's
+    error, not the node's (aegis.runtime.agent.command)."""

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from aegis.generated.aegis_phase import Constants, State, defs
 from aegis.protocol.envelope import MessagePhase
 
-# the message phase of each spec order phase (design §4: bootcheck, command, troubleshoot);
+# the message phase of each spec order phase (bootcheck, command, troubleshoot: docs/design.md,
+# "Communication");
 # tests/runtime/test_phases.py checks that its keys are exactly the spec's OrderPhases
 MESSAGE_PHASES: Mapping[str, MessagePhase] = {
     "BootChecking": MessagePhase.BOOTCHECK,

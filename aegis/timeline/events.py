@@ -1,103 +1,104 @@
-"""What a fault-log record means for recovery: its kind and, where it starts one, the level.
+"""The markers of a timeline: one per fault, read from the fault log's fields.
 
-Shared by the metrics (`aegis_faults_total`, `aegis_recoveries_total`) and the timeline, so
-that a dashboard and a picture of the same run count the same things. The controller writes
-these messages (aegis.runtime.controller.core: `_fault` callers); this module only reads them.
-
-| message | kind | level |
-|---|---|---|
-| `error: ...` from the command (`command exited N`) | error | 1 (troubleshoot, restart in place) |
-| `error: BootChecking: ...`, `error: Troubleshooting: ...` | check_failed | - (the exit tells) |
-| `agent exited 76` | container_restart | 2 |
-| `agent exited 1` | reschedule | 3 (node blacklisted), unless the pod was just evicted |
-| `agent exited 1` after `slow node evicted ...` | evicted_exit | - (counted as the eviction) |
-| `agent exited N` (other N) | pod_lost | - (a pod restart, not a diagnosed recovery) |
-| `agent replaced: ...` (rejoined before its exit came) | pod_lost (evicted_exit if evicted) | - |
-| `slow node evicted at a checkpoint: ...` | evicted | evict |
-| `hang: ...` | hang | - (marked, nothing killed) |
-| `hangWithQuit: ...` | hang_quit | - |
-| `missed heartbeats ...` | lost | - |
+The controller decides each fault's kind and recovery level where it handles the event
+(aegis.protocol.faults); a marker takes them as the record has them, and its message is
+only shown. A record written before faults were typed has no kind: it is read as `other`
+(shown, with no level). Without a fault log, the markers come from the step log's actions
+(`step_marker`).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-# the controller's prefix of an eviction's reason (aegis.runtime.controller.core.SLOW_EVICTED)
-SLOW_EVICTED_PREFIX = "slow node evicted"
-# the controller's record of a pod whose new incarnation joined before its loss was reported
-# (ControllerCore.on_ack): the exit code is not known; the launcher's event then adds none
-REPLACED_PREFIX = "agent replaced"
-LEVELS = ("1", "2", "3", "evict")
-KINDS = (
-    "error",
-    "check_failed",
-    "container_restart",
-    "reschedule",
-    "evicted_exit",
-    "pod_lost",
-    "evicted",
-    "hang",
-    "hang_quit",
-    "lost",
-    "other",
-)
-# an agent's error reason for a failed check round starts with the round's phase
-_CHECK_PHASES = ("BootChecking:", "Troubleshooting:")
-_EXIT = re.compile(r"^agent exited (-?\d+)")
-NODE_FAULT_EXIT = 1  # aegis.protocol.exitcodes.AgentExit.NODE_FAULT
-RESTART_CONTAINER_EXIT = 76  # AgentExit.RESTART_CONTAINER
+from aegis.protocol.faults import FaultKind, FaultRecord, RecoveryLevel
+
+# what each kind is called on its marker; a reschedule or an eviction names its node
+_LABELS = {
+    FaultKind.ERROR: "error (Level 1)",
+    FaultKind.CHECK_FAILED: "check failed",
+    FaultKind.CONTAINER_RESTART: "Level 2: container restart",
+    FaultKind.HANG: "hang marked",
+    FaultKind.HANG_QUIT: "eviction decided",
+    FaultKind.POD_LOST: "pod restart",
+    FaultKind.LOST: "heartbeats missed",
+    FaultKind.SAVE_FAILED: "status save failed",
+    FaultKind.STOP: "job stopped",
+}
+_NODE_LABELS = {
+    FaultKind.RESCHEDULE: "Level 3: left {node}",
+    FaultKind.EVICTED: "evicted from {node}",
+    FaultKind.EVICTED_EXIT: "left {node} (evicted)",
+}
 
 
 @dataclass(frozen=True)
-class FaultKind:
-    """One fault's meaning: its kind and the recovery level it starts (None: none)."""
+class Marker:
+    """One event on a pod's row."""
 
-    kind: str
-    level: str | None = None
+    pod: str
+    time: float
+    kind: str  # a FaultKind's value
+    level: str | None  # a RecoveryLevel's value
+    node: str
+    text: str
+
+    @property
+    def label(self) -> str:
+        """A short label: what and, for a reschedule or an eviction, the node."""
+        kind = FaultKind(self.kind) if self.kind in FaultKind._value2member_map_ else None
+        if kind in _NODE_LABELS:
+            return _NODE_LABELS[kind].format(node=self.node or "?")
+        return _LABELS.get(kind, self.kind) if kind is not None else self.kind
 
 
-class FaultClassifier:
-    """Classifies a run's fault records in order (it remembers which pods were evicted)."""
+def fault_markers(
+    records: Iterable[Mapping[str, Any]], pods: Sequence[str], job: str = ""
+) -> tuple[list[Marker], list[Marker]]:
+    """The markers of the pods' rows (a fault-log record, a JSON object, of one of `pods`:
+    any pod if empty), and of the job's row (its records: a stop), in time order."""
+    out, job_out = [], []
+    for r in sorted((FaultRecord.from_obj(o) for o in records), key=lambda r: r.time):
+        level = None if r.level is None else r.level.value
+        marker = Marker(r.pod, r.time, r.kind.value, level, r.node, r.message)
+        if r.pod == job and r.pod not in pods:
+            job_out.append(marker)
+        elif not pods or r.pod in pods:
+            out.append(marker)
+    return out, job_out
 
-    def __init__(self) -> None:
-        self._evicted: set[str] = set()
 
-    def _unless_evicted(self, pod: str, kind: FaultKind) -> FaultKind:
-        """`kind`, or for the exit of a pod just evicted `evicted_exit` (the eviction counted
-        it already)."""
-        if pod in self._evicted:
-            self._evicted.discard(pod)
-            return FaultKind("evicted_exit")
-        return kind
+# a step of these actions is a marker when there is no fault log (its w: the pod)
+_STEP_KINDS: Mapping[str, tuple[FaultKind, RecoveryLevel | None]] = {
+    "reschedule": (FaultKind.RESCHEDULE, RecoveryLevel.NODE),
+    "agentHang": (FaultKind.HANG, None),
+    "hangWithQuit": (FaultKind.HANG_QUIT, None),
+    "evictSlow": (FaultKind.EVICTED, RecoveryLevel.EVICT),
+    "envPodRestart": (FaultKind.POD_LOST, None),
+}
 
-    def classify(self, pod: str, message: str, phase: str) -> FaultKind:
-        """The kind (and level) of one record: `pod`, its `message`, the job's `phase` (the
-        phase after the fault's step; kept for callers, not needed by the rules)."""
-        m = _EXIT.match(message)
-        if m is not None:
-            code = int(m.group(1))
-            if code == NODE_FAULT_EXIT:
-                return self._unless_evicted(pod, FaultKind("reschedule", "3"))
-            self._evicted.discard(pod)
-            if code == RESTART_CONTAINER_EXIT:
-                return FaultKind("container_restart", "2")
-            return FaultKind("pod_lost")
-        if message.startswith(REPLACED_PREFIX):
-            return self._unless_evicted(pod, FaultKind("pod_lost"))
-        if message.startswith(SLOW_EVICTED_PREFIX):
-            self._evicted.add(pod)
-            return FaultKind("evicted", "evict")
-        if message.startswith("error:"):
-            reason = message[len("error:") :].lstrip()
-            if reason.startswith(_CHECK_PHASES):
-                return FaultKind("check_failed")
-            return FaultKind("error", "1")
-        if message.startswith("hangWithQuit"):
-            return FaultKind("hang_quit")
-        if message.startswith("hang:"):
-            return FaultKind("hang")
-        if message.startswith("missed heartbeats"):
-            return FaultKind("lost")
-        return FaultKind("other")
+
+def step_marker(
+    action: str, choices: Mapping[str, Any], t: float, pods: Sequence[str]
+) -> list[Marker]:
+    """The marker of one logged step (none for most): the spec's actions and the `receive`
+    of an Error report."""
+    if action == "receive":
+        m = choices.get("m")
+        try:
+            mtype, sender = str(m["type"]), str(m["from"])  # type: ignore[index]
+        except (TypeError, KeyError):
+            return []
+        if mtype == "Error":
+            error, one = FaultKind.ERROR.value, RecoveryLevel.PROCESS.value
+            return [Marker(sender, t, error, one, "", "Error reported (step log)")]
+        return []
+    if action in _STEP_KINDS and "w" in choices:
+        kind, level = _STEP_KINDS[action]
+        pod = str(choices["w"])
+        if pod in pods:
+            value = None if level is None else level.value
+            return [Marker(pod, t, kind.value, value, "", f"{action} (step log)")]
+    return []

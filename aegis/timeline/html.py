@@ -1,8 +1,9 @@
 """The timeline as one self-contained HTML file: the data inline, an inline script draws SVG.
 
 No network: no external script, style sheet, font or image. Each pod is a `<g class="row">`
-with its phase bands (`rect.band`) and markers (`g.marker`, `data-kind`); the job's phase and
-recover count are the top row (`g.jobrow`); the summary line is the page's title and `<h1>`.
+with its phase bands (`rect.band`) and markers (`g.marker`, `data-kind`); the job's phase,
+the retries it used and its own markers (a stop) are the top row (`g.jobrow`); the summary
+line is the page's title and `<h1>`, why a failed job failed is below it (`#cause`).
 """
 
 from __future__ import annotations
@@ -21,19 +22,39 @@ PHASE_COLOURS = {
     "Succeed": "#31a354",
     "Failed": "#de2d26",
 }
-# kind -> (colour, shape) for markers; shapes: circle, diamond, triangle, square, cross, down
+# kind -> (colour, shape): each kind its own shape (a shape means one thing, in black and
+# white too); shapes: circle, hexagon, diamond, triangle, square, right, down, star, cross,
+# plus, octagon, pentagon, left
 MARKER_STYLE = {
     "error": ("#e41a1c", "circle"),
-    "check_failed": ("#ff7f00", "circle"),
+    "check_failed": ("#ff7f00", "hexagon"),
     "container_restart": ("#984ea3", "diamond"),
     "reschedule": ("#000000", "triangle"),
     "evicted": ("#a65628", "square"),
-    "evicted_exit": ("#a65628", "triangle"),
+    "evicted_exit": ("#a65628", "right"),
     "hang": ("#d4b000", "down"),
-    "hang_quit": ("#d4b000", "diamond"),
+    "hang_quit": ("#d4b000", "star"),
     "pod_lost": ("#666666", "cross"),
-    "lost": ("#666666", "cross"),
-    "other": ("#666666", "circle"),
+    "lost": ("#666666", "plus"),
+    "stop": ("#8b0000", "octagon"),
+    "save_failed": ("#8b0000", "pentagon"),
+    "other": ("#666666", "left"),
+}
+# kind -> what the legend calls it (the words of docs/operations.md, not the code's names)
+LEGEND_LABELS = {
+    "error": "command failed (Level 1)",
+    "check_failed": "health check failed",
+    "container_restart": "container restart (Level 2)",
+    "reschedule": "left its node (Level 3)",
+    "evicted": "slow node evicted",
+    "evicted_exit": "left after its eviction",
+    "hang": "marked slow",
+    "hang_quit": "eviction decided",
+    "pod_lost": "pod restarted",
+    "lost": "heartbeats missed",
+    "stop": "job stopped",
+    "save_failed": "status save failed",
+    "other": "other fault",
 }
 
 _SCRIPT = r"""
@@ -41,7 +62,7 @@ _SCRIPT = r"""
   const D = JSON.parse(document.getElementById("timeline-data").textContent);
   const S = JSON.parse(document.getElementById("timeline-style").textContent);
   const NS = "http://www.w3.org/2000/svg";
-  const LEFT = 190, RIGHT = 30, TOP = 40, ROW = 34, W = 1200;
+  const LEFT = 270, RIGHT = 30, TOP = 40, ROW = 34, W = 1280;
   const rows = D.pods.length + 1;
   const H = TOP + rows * ROW + 60;
   const span = Math.max(D.end - D.start, 1e-3);
@@ -63,19 +84,33 @@ _SCRIPT = r"""
                             width: x1 - x0, height: ROW - 8,
                             fill: S.phases[b[0]] || "#bbbbbb"}, g);
       const secs = (b[2] - b[1]).toFixed(2);
-      el("title", {}, r, `${b[0]} for ${secs} s` + (withCount ? `, recoverCount ${b[3]}` : ""));
-      const label = `${b[0]}` + (b[3] ? ` (recover ${b[3]})` : "");
+      el("title", {}, r, `${b[0]} for ${secs} s` + (withCount ? `, retries used ${b[3]}` : ""));
+      const label = `${b[0]}` + (b[3] ? ` (retry ${b[3]})` : "");
       const short = b[3] ? `${b[0]} (${b[3]})` : b[0];
       const fit = [label, short].find(t => t.length * 7 + 8 < x1 - x0);  // ~7 px a character
       if (withCount && fit) el("text", {x: x0 + 4, y: y + ROW / 2 + 4, fill: "#000"}, g, fit);
     }
   }
+  function ring(cx, cy, n, r, turn, inner) {  // a regular polygon, or a star with `inner`
+    const pts = [];
+    for (let i = 0; i < (inner ? 2 * n : n); i++) {
+      const a = turn + i * Math.PI * 2 / (inner ? 2 * n : n), rr = inner && i % 2 ? inner : r;
+      pts.push(`${(cx + rr * Math.sin(a)).toFixed(1)},${(cy - rr * Math.cos(a)).toFixed(1)}`);
+    }
+    return pts.join(" ");
+  }
   function shape(g, kind, cx, cy) {
     const st = S.markers[kind] || S.markers.other, c = st[0], r = 7;
     const pts = {
-      diamond: `${cx},${cy - r} ${cx + r},${cy} ${cx},${cy + r} ${cx - r},${cy}`,
-      triangle: `${cx},${cy - r} ${cx + r},${cy + r} ${cx - r},${cy + r}`,
-      down: `${cx - r},${cy - r} ${cx + r},${cy - r} ${cx},${cy + r}`,
+      diamond: ring(cx, cy, 4, r, 0),
+      triangle: ring(cx, cy, 3, r, 0),
+      down: ring(cx, cy, 3, r, Math.PI),
+      right: ring(cx, cy, 3, r, Math.PI / 2),
+      left: ring(cx, cy, 3, r, -Math.PI / 2),
+      hexagon: ring(cx, cy, 6, r, 0),
+      octagon: ring(cx, cy, 8, r, Math.PI / 8),
+      pentagon: ring(cx, cy, 5, r, 0),
+      star: ring(cx, cy, 5, r + 1, 0, r / 2.2),
     };
     if (st[1] === "circle") return el("circle", {cx, cy, r: r - 1, fill: c, stroke: "#fff"}, g);
     if (st[1] === "square")
@@ -84,14 +119,24 @@ _SCRIPT = r"""
     if (st[1] === "cross")
       return el("path", {d: `M${cx - r},${cy - r}L${cx + r},${cy + r}M${cx - r},${cy + r}` +
                             `L${cx + r},${cy - r}`, stroke: c, "stroke-width": 3}, g);
+    if (st[1] === "plus")
+      return el("path", {d: `M${cx - r},${cy}L${cx + r},${cy}M${cx},${cy - r}L${cx},${cy + r}`,
+                         stroke: c, "stroke-width": 3}, g);
     return el("polygon", {points: pts[st[1]], fill: c, stroke: "#fff"}, g);
+  }
+  function marker(g, m, y) {
+    const mg = el("g", {class: "marker", "data-kind": m.kind, "data-level": m.level || ""}, g);
+    shape(mg, m.kind, x(m.t), y + ROW / 2);
+    const when = new Date(m.t * 1000).toISOString().replace("T", " ").slice(0, 23);
+    el("title", {}, mg, `${when} ${m.label}${m.node ? " on " + m.node : ""}: ${m.text}`);
+    return mg;
   }
   // the job's row
   const jy = TOP;
   const job = el("g", {class: "jobrow"}, svg);
-  el("text", {x: 8, y: jy + ROW / 2 + 4, "font-weight": "bold"}, job,
-     `job: ${D.phase}, recover ${D.recoverCount}` + (D.maxRetry === null ? "" : `/${D.maxRetry}`));
+  el("text", {x: 8, y: jy + ROW / 2 + 4, "font-weight": "bold"}, job, D.jobLabel);
   bands(job, D.jobBands, jy, true);
+  for (const m of D.jobMarkers) marker(job, m, jy);
   D.pods.forEach((pod, i) => {
     const y = TOP + (i + 1) * ROW;
     const g = el("g", {class: "row", "data-pod": pod}, svg);
@@ -100,10 +145,7 @@ _SCRIPT = r"""
     el("text", {x: 8, y: y + ROW / 2 + 4}, g, pod);
     bands(g, D.podBands[pod] || [], y, false);
     for (const m of D.markers.filter(m => m.pod === pod)) {
-      const mg = el("g", {class: "marker", "data-kind": m.kind, "data-level": m.level || ""}, g);
-      shape(mg, m.kind, x(m.t), y + ROW / 2);
-      const when = new Date(m.t * 1000).toISOString().replace("T", " ").slice(0, 23);
-      el("title", {}, mg, `${when} ${m.label}${m.node ? " on " + m.node : ""}: ${m.text}`);
+      const mg = marker(g, m, y);
       if (m.kind === "reschedule" || m.kind === "container_restart" || m.kind === "evicted")
         el("text", {x: x(m.t) + 9, y: y + 11, "font-size": 10, fill: "#333"}, mg, m.label);
     }
@@ -130,11 +172,15 @@ _SCRIPT = r"""
     s.innerHTML = `<i style="background:${S.phases[p]}"></i>${p}`;
     legend.appendChild(s);
   }
-  for (const k of Object.keys(S.labels)) {
+  const present = new Set([...D.markers, ...D.jobMarkers].map(m => m.kind));
+  for (const k of Object.keys(S.labels).filter(k => present.has(k))) {
     const s = document.createElement("span");
     s.className = "key";
+    s.setAttribute("data-kind", k);
     const glyph = {circle: "&#9679;", diamond: "&#9670;", triangle: "&#9650;",
-                   square: "&#9632;", cross: "&#10005;", down: "&#9660;"}[S.markers[k][1]];
+                   square: "&#9632;", cross: "&#10005;", down: "&#9660;", right: "&#9654;",
+                   left: "&#9664;", hexagon: "&#11042;", octagon: "&#11204;", star: "&#9733;",
+                   plus: "&#10010;", pentagon: "&#11039;"}[S.markers[k][1]];
     s.innerHTML = `<b style="color:${S.markers[k][0]}">${glyph}</b> ${S.labels[k]}`;
     legend.appendChild(s);
   }
@@ -144,22 +190,13 @@ _SCRIPT = r"""
 
 # nothing may be loaded from anywhere: only the page's own inline script and style
 _CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'"
-_LEGEND_LABELS = {
-    "error": "command error (Level 1)",
-    "check_failed": "check failed",
-    "container_restart": "Level 2: container restart",
-    "reschedule": "Level 3: reschedule",
-    "evicted": "slow node evicted",
-    "hang": "hang marked",
-    "pod_lost": "pod restart",
-}
 
 
 def render_html(tl: Timeline) -> str:
     """One HTML page: no network, everything inline."""
     data = json.dumps(tl.to_json(), allow_nan=False).replace("</", "<\\/")
     style = json.dumps(
-        {"phases": PHASE_COLOURS, "markers": MARKER_STYLE, "labels": _LEGEND_LABELS}
+        {"phases": PHASE_COLOURS, "markers": MARKER_STYLE, "labels": LEGEND_LABELS}
     ).replace("</", "<\\/")
     title = html.escape(tl.title)
     nodes = "".join(
@@ -171,8 +208,9 @@ def render_html(tl: Timeline) -> str:
         f"<tr><td>+{m.time - tl.start:.2f} s ({_clock(m.time)})</td>"
         f"<td>{html.escape(m.pod)}</td><td>{html.escape(m.label)}</td>"
         f"<td>{html.escape(m.node)}</td><td>{html.escape(m.text)}</td></tr>"
-        for m in tl.markers
+        for m in sorted([*tl.markers, *tl.job_markers], key=lambda m: m.time)
     )
+    cause = f'<p id="cause">why it failed: {html.escape(tl.cause)}</p>' if tl.cause else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{_CSP}">
@@ -188,6 +226,7 @@ td, th {{ border: 1px solid #ccc; padding: 2px 6px; text-align: left; }}
 </style></head>
 <body>
 <h1 id="summary">{title}</h1>
+{cause}
 <div id="chart"><noscript>This page draws its timeline with an inline script.</noscript></div>
 <div id="legend"></div>
 <h2 style="font-size:14px">Error nodes</h2>

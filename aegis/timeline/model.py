@@ -10,21 +10,24 @@ Sources (`load`):
 
 Step logs are read through aegis.runtime.steplog (`open_steplog`: a header with the initial
 state, then only the variables each step changed; the full state of each step is rebuilt by
-applying the changes in order). Markers prefer the fault log (one per record, classified by
-aegis.timeline.events) over the steps.
+applying the changes in order). Markers prefer the fault log (one per record, its kind and
+level as the controller wrote them: aegis.timeline.events) over the steps.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aegis.errors import AegisError
-from aegis.timeline.events import FaultClassifier
+from aegis.protocol.faults import FaultKind, RecoveryLevel
+from aegis.protocol.outcome import JobOutcome, fault_log_cause
+from aegis.timeline.events import Marker, fault_markers, step_marker
 
 
 class TimelineError(AegisError):
@@ -39,35 +42,6 @@ class Band:
     start: float
     end: float
     recover_count: int = 0
-
-
-@dataclass(frozen=True)
-class Marker:
-    """One event on a pod's row."""
-
-    pod: str
-    time: float
-    kind: str  # aegis.timeline.events.KINDS
-    level: str | None
-    node: str
-    text: str
-
-    @property
-    def label(self) -> str:
-        """A short label: what and, for a reschedule, the node."""
-        short = {
-            "error": "error (Level 1)",
-            "check_failed": "check failed",
-            "container_restart": "Level 2: container restart",
-            "reschedule": f"Level 3: left {self.node or '?'}",
-            "evicted": f"evicted from {self.node or '?'}",
-            "evicted_exit": f"left {self.node or '?'} (evicted)",
-            "hang": "hang marked",
-            "hang_quit": "hangWithQuit",
-            "pod_lost": "pod restart",
-            "lost": "heartbeats missed",
-        }
-        return short.get(self.kind, self.kind)
 
 
 @dataclass
@@ -85,8 +59,31 @@ class Timeline:
     markers: list[Marker] = field(default_factory=list)
     error_nodes: list[dict[str, Any]] = field(default_factory=list)
     phase: str = ""
-    recover_count: int = 0
+    recover_count: int = 0  # the retries used: failures counted, at most MaxRetry
     max_retry: int | None = None
+    job_markers: list[Marker] = field(default_factory=list)  # the job's own: its stop
+    cause: str = ""  # why the job failed ("" unless it did)
+    exhausted: bool = False  # it counted more failures than MaxRetry allows
+
+    @property
+    def ending(self) -> str:
+        """How a failed job ended, in two words (its job row says it): "" otherwise."""
+        if self.phase != "Failed":
+            return ""
+        if self.job_markers:
+            return "stopped"
+        if self.exhausted:
+            return "retries exhausted"
+        return ""
+
+    @property
+    def job_label(self) -> str:
+        """The job row's label: its phase, how it ended, the retries used of MaxRetry."""
+        label = f"job: {self.phase}"
+        if self.ending:
+            label += f" ({self.ending})"
+        label += f", retries {self.recover_count}"
+        return label + (f"/{self.max_retry}" if self.max_retry is not None else "")
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (the HTML embeds it)."""
@@ -100,24 +97,28 @@ class Timeline:
             "phase": self.phase,
             "recoverCount": self.recover_count,
             "maxRetry": self.max_retry,
+            "jobLabel": self.job_label,
+            "cause": self.cause,
             "podBands": {
                 p: [[b.phase, b.start, b.end] for b in bands] for p, bands in self.pod_bands.items()
             },
             "jobBands": [[b.phase, b.start, b.end, b.recover_count] for b in self.job_bands],
-            "markers": [
-                {
-                    "pod": m.pod,
-                    "t": m.time,
-                    "kind": m.kind,
-                    "level": m.level,
-                    "node": m.node,
-                    "label": m.label,
-                    "text": m.text,
-                }
-                for m in self.markers
-            ],
+            "markers": [_marker_json(m) for m in self.markers],
+            "jobMarkers": [_marker_json(m) for m in self.job_markers],
             "errorNodes": list(self.error_nodes),
         }
+
+
+def _marker_json(m: Marker) -> dict[str, Any]:
+    return {
+        "pod": m.pod,
+        "t": m.time,
+        "kind": m.kind,
+        "level": m.level,
+        "node": m.node,
+        "label": m.label,
+        "text": m.text,
+    }
 
 
 # ---------------- loading ----------------
@@ -150,69 +151,112 @@ def _read_json_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None = None) -> Timeline:
-    """Bands from the step log; markers from the fault log if there is one, else the steps."""
-    from aegis.runtime.steplog import Resume, StepLogError, apply_changes, open_steplog
+class _Steps(NamedTuple):
+    """A step log read through: each pod's and the job's phase over time, the markers its
+    steps give, its first and last time, its last state and its MaxRetry."""
+
+    pods: list[str]
+    pod_seq: dict[str, list[tuple[float, str, int]]]
+    job_seq: list[tuple[float, str, int]]
+    markers: list[Marker]
+    t0: float
+    t: float
+    last: Any
+    max_retry: int
+
+
+def _read_steps(steplog: Path) -> _Steps:
+    """Each pod's inner phase where it changed, and the job's phase and retries used at every
+    step: a step that changes a few pods costs O(those pods) (a 12,500-pod run's log has
+    ~90,000 steps: keeping every state, or reading every pod at every step, did not end)."""
+    from aegis.runtime.steplog import Resume, apply_changes, open_steplog
     from aegis.values import ModelValue, apply
 
+    header, events = open_steplog(steplog)
+    times = {int(r["_line"]): float(r.get("t", 0.0)) for r in _raw_records(steplog)}
+    workers = sorted(header.constants.Workers, key=str)
+    pods = [str(w) for w in workers]
+    keys = [w if isinstance(w, ModelValue) else ModelValue(str(w)) for w in workers]
+    state = header.init
+    t = t0 = times.get(header.line, 0.0)
+    inner = {k: str(apply(state.innerPhase, k)) for k in keys}
+    pod_seq = {str(k): [(t0, phase, 0)] for k, phase in inner.items()}
+    max_retry = int(header.constants.MaxRetry)
+    job_seq = [(t0, str(state.phase), _used(state, max_retry))]
+    markers: list[Marker] = []
+    moved: Sequence[Any]
+    for ev in events:
+        t = times.get(ev.line, t)
+        if isinstance(ev, Resume):
+            state, moved = ev.state, keys
+        else:
+            state = apply_changes(state, ev.changes)
+            markers.extend(step_marker(ev.action, dict(ev.choices), t, pods))
+            change = ev.changes.get("innerPhase")
+            moved = [] if change is None else _keys_of(change, keys)
+        for k in moved:
+            phase = str(apply(state.innerPhase, k))
+            if phase != inner[k]:
+                inner[k] = phase
+                pod_seq[str(k)].append((t, phase, 0))
+        job_seq.append((t, str(state.phase), _used(state, max_retry)))
+    return _Steps(pods, pod_seq, job_seq, markers, t0, t, state, max_retry)
+
+
+def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None = None) -> Timeline:
+    """Bands from the step log; markers from the fault log if there is one, else the steps."""
+    from aegis.runtime.steplog import StepLogError
+
     try:
-        header, events = open_steplog(steplog)
-        times = {int(r["_line"]): float(r.get("t", 0.0)) for r in _raw_records(steplog)}
-        workers = sorted(header.constants.Workers, key=str)
-        pods = [str(w) for w in workers]
-        keys = [w if isinstance(w, ModelValue) else ModelValue(str(w)) for w in workers]
-        state = header.init
-        t = t0 = times.get(header.line, 0.0)
-        # each pod's inner phase where it changed, and the job's phase at every step: a step
-        # that changes a few pods costs O(those pods) (a 12,500-pod run's log has ~90,000
-        # steps: keeping every state, or reading every pod at every step, did not end)
-        inner = {k: str(apply(state.innerPhase, k)) for k in keys}
-        pod_seq: dict[str, list[tuple[float, str, int]]] = {
-            str(k): [(t0, phase, 0)] for k, phase in inner.items()
-        }
-        job_seq = [(t0, str(state.phase), int(state.recoverCount))]
-        step_markers: list[Marker] = []
-        moved: Sequence[Any]
-        for ev in events:
-            t = times.get(ev.line, t)
-            if isinstance(ev, Resume):
-                state, moved = ev.state, keys
-            else:
-                state = apply_changes(state, ev.changes)
-                step_markers.extend(_step_marker(ev, t, pods))
-                change = ev.changes.get("innerPhase")
-                moved = [] if change is None else _keys_of(change, keys)
-            for k in moved:
-                phase = str(apply(state.innerPhase, k))
-                if phase != inner[k]:
-                    inner[k] = phase
-                    pod_seq[str(k)].append((t, phase, 0))
-            job_seq.append((t, str(state.phase), int(state.recoverCount)))
+        run = _read_steps(steplog)
     except (StepLogError, OSError) as exc:
         raise TimelineError(str(exc)) from None
     fault_records = _read_json_lines(faults) if faults is not None and faults.is_file() else []
     status_obj = _load_status(status)
-    end = max([t, *(float(r.get("time", 0)) for r in fault_records)])
-    pod_bands = {pod: _bands(pod_seq[pod], end) for pod in pods}
-    markers = _fault_markers(fault_records, pods) if fault_records else step_markers
-    last: Any = state
+    end = max([run.t, *(float(r.get("time", 0)) for r in fault_records)])
+    if str(run.last.phase) in _TERMINAL:
+        # a terminal phase is a state, not an interval: its band gets a width to be seen
+        end += max(TERMINAL_BAND * (end - run.t0), MIN_TERMINAL_BAND_S)
+    job = str(status_obj.get("job") or _job_of(run.pods))
+    markers, job_markers = fault_markers(fault_records, run.pods, job)
     tl = Timeline(
         title="",
-        job=str(status_obj.get("job") or _job_of(pods)),
+        job=job,
         namespace=str(status_obj.get("namespace") or ""),
-        pods=pods,
-        start=t0,
-        end=max(end, t0 + 1e-3),
-        pod_bands=pod_bands,
-        job_bands=_bands(job_seq, end),
-        markers=sorted(markers, key=lambda m: m.time),
+        pods=run.pods,
+        start=run.t0,
+        end=max(end, run.t0 + 1e-3),
+        pod_bands={pod: _bands(run.pod_seq[pod], end) for pod in run.pods},
+        job_bands=_bands(run.job_seq, end),
+        markers=sorted(markers if fault_records else run.markers, key=lambda m: m.time),
         error_nodes=list(status_obj.get("errorNodes") or []),
-        phase=str(status_obj.get("phase") or last.phase),
-        recover_count=int(status_obj.get("recoverCount", last.recoverCount)),
-        max_retry=int(header.constants.MaxRetry),
+        phase=str(status_obj.get("phase") or run.last.phase),
+        recover_count=_used(run.last, run.max_retry),
+        max_retry=run.max_retry,
+        job_markers=job_markers,
     )
+    if tl.phase == "Failed":
+        tl.cause = fault_log_cause(fault_records, _counted(run.last), run.max_retry)
+        tl.exhausted = _counted(run.last) > run.max_retry
     tl.title = summary_line(tl, status_obj)
     return tl
+
+
+_TERMINAL = ("Succeed", "Failed")
+TERMINAL_BAND = 0.03  # of the run's span: the width of the final (terminal) band
+MIN_TERMINAL_BAND_S = 0.5
+
+
+def _counted(state: Any) -> int:
+    """The failures a state has counted (its recoverCount in a log older than the ghost)."""
+    counted = getattr(state, "countedFailures", None)
+    return int(counted) if counted is not None else int(state.recoverCount)
+
+
+def _used(state: Any, max_retry: int) -> int:
+    """The retries a state has used: its counted failures, at most MaxRetry (recoverCount is
+    MaxRetry + 1 once a failed job is wrapped up: not a retry used)."""
+    return min(_counted(state), max_retry)
 
 
 def _keys_of(change: Any, keys: Sequence[Any]) -> Sequence[Any]:
@@ -261,67 +305,22 @@ def _bands(seq: Sequence[tuple[float, str, int]], end: float) -> list[Band]:
     return out
 
 
-def _fault_markers(records: Iterable[Mapping[str, Any]], pods: Sequence[str]) -> list[Marker]:
-    classifier = FaultClassifier()
-    out = []
-    for r in sorted(records, key=lambda r: float(r.get("time", 0))):
-        pod, message = str(r.get("pod", "")), str(r.get("message", ""))
-        kind = classifier.classify(pod, message, str(r.get("phase", "")))
-        if pods and pod not in pods:
-            continue
-        when, node = float(r.get("time", 0)), str(r.get("node", ""))
-        out.append(Marker(pod, when, kind.kind, kind.level, node, message))
-    return out
-
-
-_STEP_KINDS = {
-    "reschedule": ("reschedule", "3"),
-    "agentHang": ("hang", None),
-    "hangWithQuit": ("hang_quit", None),
-    "evictSlow": ("evicted", "evict"),
-    "envPodRestart": ("pod_lost", None),
-}
-
-
-def _step_marker(ev: Any, t: float, pods: Sequence[str]) -> list[Marker]:
-    """A marker from a step (used when there is no fault log)."""
-    choices = dict(ev.choices)
-    if ev.action == "receive":
-        m = choices.get("m")
-        try:
-            mtype, sender = str(m["type"]), str(m["from"])  # type: ignore[index]
-        except (TypeError, KeyError):
-            return []
-        if mtype == "Error":
-            return [Marker(sender, t, "error", "1", "", "Error reported (step log)")]
-        return []
-    if ev.action in _STEP_KINDS and "w" in choices:
-        kind, level = _STEP_KINDS[ev.action]
-        pod = str(choices["w"])
-        if pod in pods:
-            return [Marker(pod, t, kind, level, "", f"{ev.action} (step log)")]
-    return []
-
-
 def summary_line(tl: Timeline, status: Mapping[str, Any]) -> str:
     """The run's user-facing line (as `aegis run` prints it), rebuilt from the status."""
     runtime = status.get("runtime") if isinstance(status.get("runtime"), Mapping) else {}
     assert isinstance(runtime, Mapping)
     counters = runtime.get("counters") if isinstance(runtime.get("counters"), Mapping) else {}
     assert isinstance(counters, Mapping)
-    parts = [f"job {tl.job} {tl.phase}"]
-    detail = []
-    if tl.max_retry is not None:
-        detail.append(f"max retries {tl.max_retry}")
     orders = runtime.get("commandOrders")
-    if isinstance(orders, int):
-        detail.append(f"restarted {max(orders - 1, 0)} times")
-    else:
-        detail.append(f"recoverCount {tl.recover_count}")
-    if "counters" in runtime:
-        detail.append(f"hardware faults rescheduled {int(counters.get('node_faults', 0))}")
-        detail.append(f"slow nodes evicted {int(counters.get('evicted_slow', 0))}")
-    return parts[0] + ": " + ", ".join(detail)
+    known = "counters" in runtime
+    return JobOutcome(
+        tl.job,
+        tl.phase,
+        tl.max_retry,
+        max(orders - 1, 0) if isinstance(orders, int) else None,
+        int(counters.get("node_faults", 0)) if known else None,
+        int(counters.get("evicted_slow", 0)) if known else None,
+    ).line()
 
 
 def from_cr_status(
@@ -333,34 +332,15 @@ def from_cr_status(
     now: float | None = None,
 ) -> Timeline:
     """A Kubernetes job from its Aegis CR (and, optionally, fault records of its pods)."""
-    import time as _time
-
+    pod_infos = _mapping(status.get("podInfos"))
     worker_num = int(spec.get("workerNum") or 0)
-    pod_infos = status.get("podInfos") if isinstance(status.get("podInfos"), Mapping) else {}
-    assert isinstance(pod_infos, Mapping)
     pods = sorted(pod_infos) or [f"{name}-worker-{i}" for i in range(worker_num)]
-    prefix = f"{name}-worker-"
-    records = [r for r in faults if str(r.get("pod", "")).startswith(prefix)]
-    markers = _fault_markers(records, pods)
-    if not records:
-        for pod in pods:
-            info = pod_infos.get(pod) or {}
-            reason = str(info.get("lastFailedReason") or "")
-            ts = float(info.get("updatedTimestamp") or 0)
-            if reason and ts:
-                kind = FaultClassifier().classify(pod, "error: " + reason, "")
-                markers.append(Marker(pod, ts, kind.kind, kind.level, "", reason))
-        for e in status.get("errorNodes") or []:
-            if isinstance(e, Mapping) and e.get("time"):
-                reason = str(e.get("reason", ""))
-                pod = next((p for p in pods if p in reason), pods[0] if pods else "")
-                markers.append(
-                    Marker(pod, float(e["time"]), "reschedule", "3", str(e.get("node", "")), reason)
-                )
+    markers, job_markers = _job_markers(name, faults, status, pods)
     times = [m.time for m in markers]
-    end = now if now is not None else _time.time()
+    end = now if now is not None else time.time()
     start = min(times) if times else end - 60
     phase = str(status.get("phase") or "Pending")
+    recovered = int(status.get("recoverCount") or 0)
     tl = Timeline(
         title="",
         job=name,
@@ -369,12 +349,54 @@ def from_cr_status(
         start=start,
         end=max(end, start + 1e-3),
         pod_bands={p: [] for p in pods},
-        job_bands=[Band(phase, start, end, int(status.get("recoverCount") or 0))],
+        job_bands=[Band(phase, start, end, recovered)],
         markers=sorted(markers, key=lambda m: m.time),
         error_nodes=[dict(e) for e in status.get("errorNodes") or [] if isinstance(e, Mapping)],
         phase=phase,
-        recover_count=int(status.get("recoverCount") or 0),
+        recover_count=recovered,
         max_retry=int(spec["maxRetry"]) if isinstance(spec.get("maxRetry"), int) else None,
+        job_markers=job_markers,
     )
+    if tl.max_retry is not None:
+        tl.recover_count = min(tl.recover_count, tl.max_retry)
     tl.title = summary_line(tl, status)
     return tl
+
+
+def _job_markers(
+    name: str, faults: Sequence[Mapping[str, Any]], status: Mapping[str, Any], pods: Sequence[str]
+) -> tuple[list[Marker], list[Marker]]:
+    """The pods' and the job's markers: from the fault records of the job (its pods' and its
+    own), else from what the CR's status keeps."""
+    prefix = f"{name}-worker-"
+    records = [r for r in faults if str(r.get("pod", "")).startswith(prefix)]
+    records += [r for r in faults if str(r.get("pod", "")) == name]
+    if not records:
+        return _cr_markers(status, pods), []
+    return fault_markers(records, pods, name)
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _cr_markers(status: Mapping[str, Any], pods: Sequence[str]) -> list[Marker]:
+    """The markers a CR's status alone gives: each pod's last failure (the CR keeps its text
+    only, so its kind is `other`) and each error node (a Level 3 reschedule)."""
+    markers = []
+    pod_infos = _mapping(status.get("podInfos"))
+    for pod in pods:
+        info = _mapping(pod_infos.get(pod))
+        reason = str(info.get("lastFailedReason") or "")
+        ts = float(info.get("updatedTimestamp") or 0)
+        if reason and ts:
+            markers.append(Marker(pod, ts, FaultKind.OTHER.value, None, "", reason))
+    for e in status.get("errorNodes") or []:
+        if isinstance(e, Mapping) and e.get("time"):
+            reason, node = str(e.get("reason", "")), str(e.get("node", ""))
+            # the pod it names (ErrorNode keeps no pod of its own), else the first
+            pod = next((p for p in pods if p in reason), pods[0] if pods else "")
+            level = RecoveryLevel.NODE.value
+            kind = FaultKind.RESCHEDULE.value
+            markers.append(Marker(pod, float(e["time"]), kind, level, node, reason))
+    return markers

@@ -2,24 +2,36 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
-from aegis.timeline.html import MARKER_STYLE, PHASE_COLOURS
-from aegis.timeline.model import Timeline
+from aegis.timeline.html import LEGEND_LABELS, MARKER_STYLE, PHASE_COLOURS
+from aegis.timeline.model import Band, Timeline
 
 _MPL_MARKERS = {
     "circle": "o",
+    "hexagon": "h",
     "diamond": "D",
     "triangle": "^",
     "square": "s",
-    "cross": "x",
+    "right": ">",
     "down": "v",
+    "star": "*",
+    "cross": "x",
+    "plus": "P",
+    "octagon": "8",
+    "pentagon": "p",
+    "left": "<",
 }
+# a "retry N" label on the job's row needs this share of the width to itself: a label whose
+# start is closer to the last one is left out (short bands' labels were drawn over each other)
+LABEL_GAP = 0.09
+LEGEND_COLUMNS = 7
 
 
-# an image of more rows is no picture: 12,500 pods made a 1,200 x 627,000 pixel PNG in 2.5
-# minutes and 4 GB; the HTML timeline shows every pod
+# an image of more rows is no picture (a row per pod of a 12,500-pod job is 627,000 pixels
+# high); the HTML timeline shows every pod
 MAX_IMAGE_PODS = 100
 
 
@@ -49,6 +61,8 @@ def render_image(tl: Timeline, path: Path) -> None:
     try:
         t0 = tl.start
 
+        span = max(tl.end - t0, 1e-3)
+
         def draw(y: int, bands: list, label_count: bool) -> None:
             for b in bands:
                 ax.barh(
@@ -59,16 +73,17 @@ def render_image(tl: Timeline, path: Path) -> None:
                     color=PHASE_COLOURS.get(b.phase, "#bbbbbb"),
                     edgecolor="none",
                 )
-                if label_count and b.recover_count and b.end > b.start:
-                    ax.text(b.start - t0, y + 0.42, f"recover {b.recover_count}", fontsize=7)
+            if label_count:
+                for x, text in retry_labels(bands, t0, span):
+                    ax.text(x, y + 0.42, text, fontsize=7)
 
         draw(0, tl.job_bands, True)
         for i, pod in enumerate(pods, start=1):
             draw(i, tl.pod_bands.get(pod, []), False)
         index = {p: i for i, p in enumerate(pods, start=1)}
-        for m in tl.markers:
+        for m in [*tl.markers, *tl.job_markers]:
             colour, shape = MARKER_STYLE.get(m.kind, MARKER_STYLE["other"])
-            y = index.get(m.pod)
+            y = 0 if m in tl.job_markers else index.get(m.pod)
             if y is None:
                 continue
             ax.plot(m.time - t0, y, _MPL_MARKERS[shape], color=colour, markersize=8, zorder=3)
@@ -77,14 +92,14 @@ def render_image(tl: Timeline, path: Path) -> None:
                     m.label, (m.time - t0, y), xytext=(6, 8), textcoords="offset points", fontsize=7
                 )
         ax.set_yticks(range(len(rows)))
-        job_label = f"job: {tl.phase}, recover {tl.recover_count}"
-        if tl.max_retry is not None:
-            job_label += f"/{tl.max_retry}"
-        ax.set_yticklabels([job_label, *pods])
+        ax.set_yticklabels([tl.job_label, *pods])
         ax.invert_yaxis()
         ax.set_xlim(0, max(tl.end - t0, 1e-3))
         ax.set_xlabel("seconds since the job started")
         title = tl.title
+        if tl.cause:
+            cause = textwrap.wrap(f"why it failed: {tl.cause}", 120)
+            title += "\n" + "\n".join(cause[:2]) + (" …" if len(cause) > 2 else "")
         if len(pods) < len(tl.pods):
             title += (
                 f"\n{len(pods)} of {len(tl.pods)} pods shown, those with faults first "
@@ -92,21 +107,36 @@ def render_image(tl: Timeline, path: Path) -> None:
             )
         ax.set_title(title, fontsize=10)
         handles: list[Any] = [Patch(color=c, label=p) for p, c in PHASE_COLOURS.items()]
-        kinds = sorted({m.kind for m in tl.markers})
-        for k in kinds:
-            colour, shape = MARKER_STYLE.get(k, MARKER_STYLE["other"])
-            handles.append(
-                Line2D([], [], marker=_MPL_MARKERS[shape], color=colour, linestyle="", label=k)
-            )
-        ax.legend(
-            handles=handles,
-            loc="upper center",
-            bbox_to_anchor=(0.5, -0.35),
-            ncol=7,
-            fontsize=7,
-            frameon=False,
+        present = {m.kind for m in [*tl.markers, *tl.job_markers]}
+        for k in [k for k in LEGEND_LABELS if k in present]:  # the legend's order, user names
+            colour, shape = MARKER_STYLE[k]
+            marker = _MPL_MARKERS[shape]
+            label = LEGEND_LABELS[k]
+            handles.append(Line2D([], [], marker=marker, color=colour, linestyle="", label=label))
+        # the legend below the axes, in room of its own (it ran into the axis label)
+        legend_in = 0.22 * -(-len(handles) // LEGEND_COLUMNS) + 0.1
+        height = 1.2 + 0.5 * len(rows) + 0.18 * title.count("\n") + legend_in
+        fig.set_size_inches(12, height)
+        fig.legend(
+            handles=handles, loc="lower center", ncol=LEGEND_COLUMNS, fontsize=7, frameon=False
         )
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, legend_in / height, 1, 1))
         fig.savefig(path, format=path.suffix.lstrip(".").lower(), dpi=100)
     finally:
         plt.close(fig)
+
+
+def retry_labels(bands: list[Band], t0: float, span: float) -> list[tuple[float, str]]:
+    """Where the job's row says "retry N": at the band where N first appears, and only where
+    it does not run into the previous label (LABEL_GAP of the width apart)."""
+    out: list[tuple[float, str]] = []
+    shown = 0
+    for b in bands:
+        x = b.start - t0
+        if b.recover_count == shown or b.end <= b.start:
+            continue
+        if out and x - out[-1][0] < LABEL_GAP * span:
+            continue  # too close: the next count's label (or the band's tooltip) says it
+        shown = b.recover_count
+        out.append((x, f"retry {shown}"))
+    return out

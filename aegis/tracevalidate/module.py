@@ -251,8 +251,8 @@ TraceNext ==
 
 
 # SANY checks every module for a PlusCal translation (pcal.Validator), which rebuilds each
-# line a character at a time: O(length^2) per line. A 12,500-pod trace's CONSTANTS line
-# (400 KB) alone took it 40 s; lines are kept short instead.
+# line a character at a time: O(length^2) per line, and a 12,500-pod trace's CONSTANTS line
+# would be 400 KB long; lines are kept short instead.
 LINE_WIDTH = 200
 
 

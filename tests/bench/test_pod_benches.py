@@ -1,49 +1,47 @@
-"""bench/pod_creation.py and bench/pod_reads.py at tiny sizes: what their figures mean (each
-pod created once; a list per reconcile against one list for the cache; a small job beside a
-large one), not how fast anything is."""
+"""bench/pod_creation.py and bench/pod_reads.py run as programs at tiny sizes: what their
+figures mean (each pod created once; a list per reconcile against one list for the cache; a
+small job beside a large one), not how fast anything is."""
 
 from __future__ import annotations
 
-import threading
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bench import pod_creation, pod_reads
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_pod_creation_creates_each_pod_once_whatever_the_calls_at_once() -> None:
-    for calls in (1, 4):
-        run = pod_creation.measure(30, 0.0, calls)
+def _bench(name: str, *args: str) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / f"{name}.py"), *args],
+        capture_output=True, text=True, timeout=240, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@pytest.mark.timeout(300)
+def test_pod_creation_creates_each_pod_once_and_a_small_job_gets_its_pods_beside() -> None:
+    (line,) = _bench("pod_creation", "--pods", "30", "--latency-ms", "0", "--calls", "1", "4",
+                     "--beside", "3", "--workers", "1", "4")  # fmt: skip
+    assert line["pods"] == 30 and [r["pod_calls"] for r in line["runs"]] == [1, 4]
+    for run in line["runs"]:
         assert run["create"] == 30 + 3  # the pods, the Secret, the Service, the Aegis CR
+    # `beside` ends only once both jobs have every pod (the bench exits otherwise)
+    assert [b["reconcile_workers"] for b in line["beside"]] == [1, 4]
+    assert all(b["small_s"] >= 0 and b["large_s"] >= 0 for b in line["beside"])
 
 
-def test_a_small_job_beside_a_large_one_gets_its_pods_either_way() -> None:
-    # `beside` ends only once both jobs have every pod (SystemExit past its deadline)
-    for workers in (1, 4):
-        run = pod_creation.beside(40, 3, 0.0, workers)
-        assert set(run) == {"reconcile_workers", "small_s", "large_s"}
-        assert run["reconcile_workers"] == workers
-
-
+@pytest.mark.timeout(300)
 def test_pod_reads_lists_per_reconcile_only_without_the_cache() -> None:
-    listing, cached = (pod_reads.measure(20, 2000.0, 0.0, cache) for cache in (False, True))
+    (line,) = _bench("pod_reads", "--pods", "20", "--kubelet-pods-per-s", "2000",
+                     "--latency-ms", "0")  # fmt: skip
+    listing, cached = line["runs"]
+    assert (listing["cache"], cached["cache"]) == (False, True)
     assert listing["pod_lists"] > 1 and listing["pods_listed"] > 0
     assert (cached["pod_lists"], cached["pods_listed"]) == (1, 0)  # the informer's, before the job
     assert listing["creates"] == cached["creates"] == 20 + 3
-
-
-@pytest.mark.timeout(30)  # not the 60 s bound: a `run` that ended is seen at once
-def test_the_benches_stop_waiting_for_a_controller_that_never_lists() -> None:
-    class Ended(pod_creation.JobController):
-        def run(self, stop: threading.Event) -> None:
-            return  # ends before its pod cache lists anything
-
-    controller = Ended(pod_creation.SlowApi(0.0))  # type: ignore[arg-type]
-    with pytest.raises(SystemExit, match="pods not listed"):
-        pod_creation.start_run(controller, wait_s=60.0)
-    stop, thread = pod_creation.start_run(
-        pod_creation.JobController(pod_creation.SlowApi(0.0))  # type: ignore[arg-type]
-    )
-    stop.set()
-    thread.join(10)
-    assert not thread.is_alive()  # listed, then stopped: `run` closes its watches and ends

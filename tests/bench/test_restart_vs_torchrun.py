@@ -1,105 +1,88 @@
-"""bench/restart_vs_torchrun.py: what counts as a recovery, and the figures it reads."""
+"""bench/restart_vs_torchrun.py run as a program on a crash-once script of its own (no torch in
+the ranks): a recovery is counted with its figures, a run without one is said not to recover,
+and bad numbers are refused before any run."""
 
 from __future__ import annotations
 
-import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from ..support.bench import load_bench
+ROOT = Path(__file__).resolve().parents[2]
 
-bench = load_bench("restart_vs_torchrun")
+# The bench's script contract (as examples/train_ddp.py): note "start", "crash" and "pg" lines
+# in TIMES_FILE; rank CRASH_ONCE_RANK exits 1 on its first attempt (a marker in CRASH_DIR).
+# The other rank's first attempt waits to be stopped by the recovery; every second attempt
+# "joins its process group" and ends.
+SCRIPT = """
+import os, sys, time
+from pathlib import Path
 
-# rank 1 crashes at 10.0; rank 0's first attempt says "start" just after the crash
-RECOVERED = """start 1 9.9
-start 0 10.01
-crash 1 10.0
-start 1 10.2
-start 0 10.3
-pg 1 11.4
-pg 0 11.5
+rank = int(os.environ["RANK"])
+
+def note(kind):
+    with open(os.environ["TIMES_FILE"], "a") as f:
+        f.write(f"{kind} {rank} {time.time()}\\n")
+
+note("start")
+first = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0"
+marker = Path(os.environ["CRASH_DIR"]) / "crashed"
+if first and CRASHES and rank == int(os.environ["CRASH_ONCE_RANK"]) and not marker.exists():
+    marker.touch()
+    note("crash")
+    sys.exit(1)
+if first and CRASHES:
+    time.sleep(60)
+note("pg")
 """
 
 
-# torchrun's static rendezvous: rank 0's first attempt joined the relaunched rank 1
-NOT_RELAUNCHED = RECOVERED.replace("start 0 10.3\n", "").replace("start 0 10.01", "start 0 9.9")
-
-
-def test_a_recovery_is_read_from_the_times_file() -> None:
-    t = bench.parse_times(RECOVERED, 2)
-    assert (t.relaunch, t.pg_ready, t.spawn_to_pg) == pytest.approx((0.3, 1.5, 1.2))
-
-
-def test_process_groups_before_a_mid_training_crash_are_the_first_attempts() -> None:
-    mid = "start 0 8.0\nstart 1 8.0\npg 0 9.0\npg 1 9.1\n" + RECOVERED.replace("start 1 9.9\n", "")
-    t = bench.parse_times(mid.replace("start 0 10.01\n", ""), 2)
-    assert (t.relaunch, t.pg_ready, t.spawn_to_pg) == pytest.approx((0.3, 1.5, 1.2))
-
-
-@pytest.mark.parametrize(
-    ("text", "why"),
-    [
-        (RECOVERED.replace("crash 1 10.0\n", ""), "0 crashes"),
-        (RECOVERED + "crash 0 12.0\n", "2 crashes"),
-        (RECOVERED.replace("pg 0 11.5\n", ""), "rank 0: process groups at"),
-        (RECOVERED + "pg 0 13.0\n", "rank 0: process groups at"),
-        (NOT_RELAUNCHED, "rank 0 was not relaunched"),
-        (RECOVERED + "start 1 12.0\n", "rank 1 started again"),
-    ],
-)
-def test_anything_but_one_relaunch_of_every_rank_is_not_a_recovery(text: str, why: str) -> None:
-    with pytest.raises(bench.NotRecovered, match=why):
-        bench.parse_times(text, 2)
-
-
-def test_layouts_and_the_table() -> None:
-    assert (bench.Layout.parse("2x4").world, bench.Layout.parse("2x4").crash_rank) == (8, 5)
-    assert str(bench.Layout.parse("4")) == "4" and bench.Layout.parse("1x2").crash_rank == 1
-    with pytest.raises(ValueError):
-        bench.Layout.parse("1")
-    a, t = bench.Results(), bench.Results()
-    a.times += [bench.Times(0.1, 1.0, 0.9), bench.Times(0.3, 1.2, 0.9)]
-    a.failures.append("NotRecovered: x")
-    t.times.append(bench.Times(0.4, 1.6, 1.2))
-    rows = bench.table(bench.Layout.parse("2"), {"aegis": a, "torchrun": t})
-    assert "2/3" in rows[0] and "1.100 (1.00-1.20)" in rows[0]
-    assert "1/1" in rows[1]
-    assert rows[2].split()[1:] == ["0.50", "0.69", "0.75"]  # aegis/torchrun per measure
-    w = bench.Results()
-    w.times.append(bench.Times(0.2, 0.8, 0.6))
-    rows = bench.table(bench.Layout.parse("2"), {"aegis": a, "aegis-standby": w, "torchrun": t})
-    assert [r.split()[0] for r in rows[3:]] == ["aegis/torchrun", "aegis-standby/torchrun"]
-    assert rows[4].split()[1:] == ["0.50", "0.50", "0.50"]
-
-
-def test_peers_apply_to_the_layout_in_a_fixed_order() -> None:
-    two, one_node = bench.Layout.parse("2"), bench.Layout.parse("1x4")
-    assert bench.peers_of(two) == ["torchrun", "torchrun-nodes"]
-    assert bench.peers_of(two, ["torchrun-nodes", "torchrun"]) == ["torchrun", "torchrun-nodes"]
-    assert bench.peers_of(two, ["torchrun"]) == ["torchrun"]
-    assert bench.peers_of(one_node, ["torchrun-nodes"]) == []
-
-
-def test_descendants_in_sessions_of_their_own_are_found() -> None:
-    """A hung torchrun's workers left their group: the bench kills them by lineage."""
-    import subprocess
-    import sys
-
-    code = (
-        "import subprocess, sys, time; "
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], "
-        "start_new_session=True); print(p.pid, flush=True); time.sleep(60)"
+def _bench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "restart_vs_torchrun.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
     )
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert parent.stdout is not None
-        child = int(parent.stdout.readline())
-        assert bench.descendants(parent.pid) == [child]
-    finally:
-        for pid in bench.descendants(parent.pid):
-            os.kill(pid, 9)
-        parent.kill()
-        parent.wait()
+
+
+def _script(tmp_path: Path, crashes: bool) -> str:
+    path = tmp_path / "crash_once.py"
+    path.write_text(SCRIPT.replace("CRASHES", str(crashes)))
+    return str(path)
+
+
+def _row(stdout: str, kind: str) -> list[str]:
+    """The table's row of `kind` (a layout's rows start with it; the ratio rows do not)."""
+    return next(row for line in stdout.splitlines() if kind in (row := line.split())[:2])
+
+
+@pytest.mark.timeout(300)
+def test_a_recovery_under_aegis_is_counted_with_its_figures(tmp_path: Path) -> None:
+    done = _bench("2", "--rounds", "1", "--peers", "torchrun", "--aegis", "cold",
+                  "--script", _script(tmp_path, crashes=True), "--run-timeout", "120")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    for kind in ("aegis", "torchrun"):  # the peer, measured in the same run
+        row = _row(done.stdout, kind)
+        assert row[0] == "2" and row[2] == "1/1", done.stdout
+        # relaunch s, then pg-ready s: each the median of the one run, the relaunch first
+        relaunch, pg_ready = float(row[3]), float(row[5])
+        assert 0 < relaunch <= pg_ready, done.stdout
+    assert _row(done.stdout, "aegis/torchrun")  # the ratios
+    assert "did not recover" not in done.stdout
+
+
+@pytest.mark.slow  # a minute of aegis run and torchrun: the recovery above runs in CI
+@pytest.mark.timeout(300)
+def test_a_run_without_a_crash_is_not_a_recovery(tmp_path: Path) -> None:
+    done = _bench("2", "--rounds", "1", "--aegis", "cold", "--peers", "torchrun",
+                  "--script", _script(tmp_path, crashes=False), "--run-timeout", "120")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _row(done.stdout, "aegis")[2] == "0/1", done.stdout
+    assert "aegis did not recover: NotRecovered: 0 crashes recorded, expected 1" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -112,9 +95,7 @@ def test_descendants_in_sessions_of_their_own_are_found() -> None:
         (["--rounds", "0"], "--rounds must be at least 1"),
     ],
 )
-def test_bad_numbers_are_refused_before_any_run(
-    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        bench.main(["2", *args])
-    assert exit_.value.code == 2 and says in capsys.readouterr().err
+def test_bad_numbers_are_refused_before_any_run(args: list[str], says: str) -> None:
+    done = _bench("2", *args, timeout=60)
+    assert done.returncode == 2 and says in done.stderr, done.stderr
+    assert done.stdout == ""

@@ -1,22 +1,30 @@
-"""bench/scale_core.py: it runs both jobs on the engine and the controller, and prints figures."""
+"""bench/scale_core.py run as a program: it runs both jobs on the engine and the controller and
+prints a line per size and a ratio per job; bad arguments are refused."""
 
 from __future__ import annotations
 
-import gc
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from ..support.bench import load_bench
-
-bench = load_bench("scale_core")
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_small_sizes_print_one_object_per_size_and_a_ratio(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert bench.main(["--pods", "4,8"]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "scale_core.py"), *args],
+        capture_output=True, text=True, timeout=240, cwd=ROOT,
+    )  # fmt: skip
+
+
+@pytest.mark.timeout(300)
+def test_small_sizes_print_one_object_per_size_and_a_ratio() -> None:
+    done = _bench("--pods", "4,8")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
     sizes = [r for r in rows if "pods" in r]
     ratios = [r for r in rows if "ratio" in r]
     assert {(r["part"], r["job"], r["pods"]) for r in sizes} == {
@@ -44,22 +52,22 @@ def test_small_sizes_print_one_object_per_size_and_a_ratio(
     assert all(0 < r["event_p50_ms"] <= r["event_mean_ms"] * 10 for r in sizes)
 
 
-def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench.main(["--parts", "engine,gpu"]) == 2
-    assert bench.main(["--pods", "2"]) == 2
-    assert "sizes are >= 3 pods" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--parts", "engine,gpu"], "parts are engine, controller"),
+        (["--pods", "2"], "sizes are >= 3 pods"),
+    ],
+)
+def test_bad_arguments_are_refused(args: list[str], says: str) -> None:
+    done = _bench(*args)
+    assert done.returncode == 2 and says in done.stderr, done.stderr
 
 
-def test_the_collector_peer_runs_with_the_defaults_and_every_part_counts_collections(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    before = gc.get_threshold()
-    assert bench.main(["--pods", "4", "--parts", "controller,controller-default-gc"]) == 0
-    assert gc.get_threshold() == before  # each part restores what it found
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+@pytest.mark.timeout(300)
+def test_the_collector_peer_runs_with_the_defaults_and_every_part_counts_collections() -> None:
+    done = _bench("--pods", "4", "--parts", "controller,controller-default-gc")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert {r["part"] for r in rows} == {"controller", "controller-default-gc"}
     assert all(r["gc_s"] >= 0 and r["gc_max_pause_ms"] >= 0 for r in rows)
-    t = bench.Timings()
-    with bench.gc_clock(t):
-        gc.collect()
-    assert t.gc_s > 0 and t.gc_max_pause_ms > 0

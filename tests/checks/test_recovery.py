@@ -1,4 +1,5 @@
-"""classify(): every round the runtime can produce gets design §6's recovery level."""
+"""classify(): every round the runtime can produce gets its recovery level (docs/design.md,
+"Checks and graded recovery")."""
 
 from __future__ import annotations
 

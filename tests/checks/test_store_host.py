@@ -71,3 +71,26 @@ async def test_a_taken_port_or_a_busy_worker_is_a_reason_not_a_store() -> None:
             await busy
     idle = DiagnosisClient()  # never started
     assert await idle.host_store("127.0.0.1", free_port(), 2) == "the diagnosis worker is not idle"
+
+
+async def test_a_store_asked_while_the_worker_warms_up_waits_for_nobody() -> None:
+    """A resumed job's RunCommand order can come before the warm worker has imported torch:
+    the agent asks it to host the store while `start()` still waits for its "ready" line.
+    Both read the worker's stdout; before the lock covered the start, the second reader
+    raised `RuntimeError: readuntil() called while another coroutine is already waiting`
+    (the agent then exited as if its node were broken)."""
+    diag = DiagnosisClient()
+    warm = asyncio.create_task(diag.start())
+    try:
+        while not diag.running:  # spawned, importing torch (seconds): not ready yet
+            await asyncio.sleep(0.005)
+        assert await diag.host_store("127.0.0.1", free_port(), 2) == (
+            "the diagnosis worker is not idle"
+        )
+        await warm  # the start was not disturbed
+        port = free_port()
+        assert await diag.host_store("127.0.0.1", port, 2) is None
+        assert listened(port)
+    finally:
+        warm.cancel()
+        await diag.close()

@@ -63,6 +63,10 @@ def test_the_loop_after_an_edit_names_what_is_left(
     assert "gen: 7 files rewritten" in out
     assert "conform: " in out and " 0 mismatches" in out
     assert "spec mutants: 2 listed, 1 to look at" in out
+    # every step says when it starts, with the time it is expected to take, before it ends
+    for step in ("translate", "check", "gen", "conform", "behaviours", "spec mutants"):
+        started = out.index(f"] {step}: started (expected: ")
+        assert started < out.index(f"] {step}: ", started + 1), step
     behaviours = project / "tests" / "conformance" / "behaviours" / "Jobs.ndjson"
     assert behaviours.read_text(encoding="utf-8").count("\n") > 10
     left = out.split("left for a human to decide:", 1)[1]
@@ -115,6 +119,8 @@ def test_a_mutant_the_edit_made_equivalent_is_named(
     spec = project / "spec" / "Jobs.tla"
     spec.write_text(spec.read_text(encoding="utf-8").replace(*EDIT), encoding="utf-8")
     assert main(_update(project, "--mutants", "run")) == 1
-    left = capsys.readouterr().out.split("left for a human to decide:", 1)[1]
+    out = capsys.readouterr().out
+    assert "spec mutant 1/2 " in out and "spec mutant 2/2 " in out  # each said as it ends
+    left = out.split("left for a human to decide:", 1)[1]
     assert "spec mutant retries-never-one: TLC reports no error, the list expects " in left
     assert "invariant RetriesBound" in left

@@ -14,7 +14,7 @@ from pathlib import Path
 from aegis.generated.aegis_phase import CFG_CONSTANTS, next_states
 from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.runtime.controller.store import FileStatusStore
-from aegis.runtime.engine import Engine, initial_state
+from aegis.runtime.engine import initial_state
 
 
 def behaviour(seed: int, length: int) -> list[tuple[str, tuple[tuple[str, object], ...], object]]:
@@ -38,13 +38,12 @@ def test_replay_random_behaviours(tmp_path: Path) -> None:
     job = JobConfig("replay", "default", pods, CFG_CONSTANTS.MaxRetry)
     for seed in range(20):
         store = FileStatusStore(tmp_path / f"status-{seed}.json")
-        core = ControllerCore(job, store)
-        core.engine = Engine(CFG_CONSTANTS, initial_state(CFG_CONSTANTS))
+        core = ControllerCore(job, store, constants=CFG_CONSTANTS)
         for i, (label, choices, after) in enumerate(behaviour(seed, 40)):
             step = core.engine.observe(label, **dict(choices))
             assert step.applied and core.state == after, (seed, i, label)
-            core._save()  # this event must be made durable: marks it dirty
-            core.commit()
+            core.journal.touch()  # this event must be made durable: marks it dirty
+            core.journal.commit()
             if i % 10 == 9:
                 restored = ControllerCore(job, FileStatusStore(store.path))
                 assert restored.state == after

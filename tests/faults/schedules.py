@@ -7,7 +7,8 @@ NATS proxy (tests/support/natsproxy.py) that the agents talk through. The ranks 
 (global phase RunCommand, every pod in RunCommand, both ranks running), is applied, and the
 runner waits for its visible effect before the next one. Then the ranks are released.
 
-Expected results come from the spec's counting rules (design §5), never from the controller:
+Expected results come from the spec's counting rules (docs/design.md, "Phase machine and retry
+accounting"), never from the controller:
   - a failure while the global phase is RunCommand counts one retry: a command crash
     (CRASH_ONCE_RANK, or a rank SIGKILLed), an agent SIGKILLed, an agent frozen (SIGSTOP)
     until its heartbeats time out. After k counted failures the failing pod's retries are k

@@ -4,7 +4,7 @@ Each schedule runs a real launcher, controller, nats-server and two agents whose
 traffic goes through a seeded fault proxy; it is judged (tests/faults/schedules.py) on: the
 step log replays against the spec, the recover count and final phase are the ones the spec's
 counting rules predict for the faults injected, no process of the job is left, and the exit
-code matches the final phase. `python bench/fault_schedules.py -n 1000` runs many more.
+code matches the final phase. `python -m tests.faults.campaign -n 1000` runs many more.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from aegis.k8s.resources import AEGIS, CONFIG_MAP, Resource
 from aegis.runtime.controller.core import ControllerCore
 from aegis.runtime.controller.store import PodInfo, Status
 from aegis.runtime.errors import CorruptStatusError
-from bench.memory_api import MemoryApi
+from aegis.testing.memory_api import MemoryApi
 
 from ..runtime.test_wal_crash import JOB, SEEDS, Crash, apply_event, cached_script, view
 from .cluster import NAMESPACE, Cluster

@@ -219,7 +219,7 @@ def test_timeline_of_an_aegisjob_from_its_cr_and_the_controllers_fault_log(
     assert data["phase"] == "RunCommand" and data["recoverCount"] == 1
     kinds = [(m["pod"], m["kind"], m["node"]) for m in data["markers"]]
     assert kinds == [
-        (f"{JOB}-worker-1", "check_failed", ""),
+        (f"{JOB}-worker-1", "other", ""),  # the CR keeps a failure's text only: not its kind
         (f"{JOB}-worker-1", "reschedule", "gpu-7"),
     ]
 
@@ -236,6 +236,11 @@ def test_timeline_of_an_aegisjob_from_its_cr_and_the_controllers_fault_log(
                 "pod_ip": "",
                 "phase": "RunCommand",
                 "time": t0 + 1,
+                "kind": "error",
+                "level": "1",
+                "exit_code": 1,
+                "signal": None,
+                "rank": 1,
             }
         ),
         json.dumps(
@@ -247,6 +252,9 @@ def test_timeline_of_an_aegisjob_from_its_cr_and_the_controllers_fault_log(
                 "pod_ip": "",
                 "phase": "Troubleshooting",
                 "time": t0 + 6,
+                "kind": "reschedule",
+                "level": "3",
+                "exit_code": 1,
             }
         ),
         json.dumps(
@@ -269,6 +277,12 @@ def test_timeline_of_an_aegisjob_from_its_cr_and_the_controllers_fault_log(
         ("error", "1"),
         ("reschedule", "3"),
     ]
+    # a line written before faults were typed is shown, as `other` (its text is not read)
+    old = {k: v for k, v in json.loads(lines[1]).items() if k not in ("kind", "level")}
+    log.write_text("\n".join([*lines[:1], json.dumps(old), *lines[2:]]) + "\n")
+    r, out = timeline_cli(tmp_path, cluster.url, JOB, "--faults", str(log))
+    assert r.returncode == 0, r.stderr
+    assert [m["kind"] for m in _embedded(out)["markers"]] == ["other", "reschedule"]
 
     # a job that does not exist is a clear usage error
     r, _ = timeline_cli(tmp_path, cluster.url, "nope")

@@ -1,5 +1,5 @@
-"""The Job Controller's pod calls in slow-start batches, on the in-memory API (bench/
-memory_api.py): what goes out together, and where a refusal stops a run of creations.
+"""The Job Controller's pod calls in slow-start batches, on the in-memory API (aegis.testing.
+memory_api): what goes out together, and where a refusal stops a run of creations.
 
 A create is numbered from 1 in the order the API receives it; the batches are 1, 2, 4, ...
 calls (up to `pod_calls`), each finished before the next is sent.
@@ -18,8 +18,9 @@ from aegis.k8s.job_controller import JobController, JobControllerConfig
 from aegis.k8s.manifests import PodSettings
 from aegis.k8s.resources import AEGIS_JOB, POD, Resource
 from aegis.runtime.controller.store import PodInfo, Status
-from bench.memory_api import MemoryApi
-from bench.pod_creation import aegis_job
+from aegis.testing.memory_api import MemoryApi
+
+from .cluster import aegis_job
 
 NAMESPACE = "team"
 CONFIG = JobControllerConfig(pod=PodSettings(controller_address="ctl:50051"))
@@ -48,7 +49,7 @@ class _Api(MemoryApi):
 
 
 def _controller(api: _Api, workers: int) -> JobController:
-    api.create(AEGIS_JOB, NAMESPACE, aegis_job(workers))
+    api.create(AEGIS_JOB, NAMESPACE, aegis_job(workers=workers))
     return JobController(api, CONFIG, new_token=lambda: "tok")  # type: ignore[arg-type]
 
 

@@ -1,5 +1,5 @@
 """The Job Controller reading pods from its cache: its own creates and deletes count at once,
-whatever the watch has shown, on the in-memory API (bench/memory_api.py)."""
+whatever the watch has shown, on the in-memory API (aegis.testing.memory_api)."""
 
 from __future__ import annotations
 

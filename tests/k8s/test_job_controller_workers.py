@@ -1,5 +1,5 @@
 """The Job Controller's `run` reconciles several jobs at once, never one job twice at once, on
-the in-memory API (bench/memory_api.py): its watches, its pod cache and its pod calls."""
+the in-memory API (aegis.testing.memory_api): its watches, its pod cache and its pod calls."""
 
 from __future__ import annotations
 
@@ -14,19 +14,17 @@ from aegis.k8s.manifests import PodSettings
 from aegis.k8s.model import JobView
 from aegis.k8s.reconcile import Action
 from aegis.k8s.resources import AEGIS_JOB, LABEL_JOB, POD, Resource
-from bench.memory_api import MemoryApi
-from bench.pod_creation import aegis_job
+from aegis.testing.memory_api import MemoryApi
 
 from ..support import wait_for
+from .cluster import aegis_job
 
 NAMESPACE = "team"
 POD_SETTINGS = PodSettings(controller_address="ctl:50051")
 
 
 def _job(name: str, workers: int) -> dict[str, Any]:
-    body = aegis_job(workers)
-    body["metadata"]["name"] = name
-    return body
+    return aegis_job(name, workers)
 
 
 class _HeldApi(MemoryApi):

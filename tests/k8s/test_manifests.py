@@ -421,3 +421,20 @@ def test_a_run_policy_that_cannot_be_followed_fails_the_job_saying_why(
     assert why in (template_problem(view) or "")
     (failed,) = [a for a in reconcile(view, Observed()) if isinstance(a, UpdateJobStatus)]
     assert failed.phase == "Failed" and failed.reason == "InvalidSpec" and why in failed.message
+
+
+def test_a_pods_exit_code_and_termination_message_are_read() -> None:
+    pod = worker_pod(job(), 1, (), SETTINGS)
+    container = pod["spec"]["containers"][0]["name"]
+    long = "the command cannot start: " + "x" * 1000
+    pod["status"] = {
+        "phase": "Failed",
+        "containerStatuses": [
+            {"name": "other", "state": {"terminated": {"exitCode": 1, "message": "no"}}},
+            {"name": container, "state": {"terminated": {"exitCode": 78, "message": long}}},
+        ],
+    }
+    seen = PodView.from_obj(pod)
+    assert seen.exit_code == 78 and seen.message == long[:400]
+    pod["status"]["containerStatuses"][1]["state"] = {"running": {}}
+    assert PodView.from_obj(pod).exit_code is None and PodView.from_obj(pod).message == ""

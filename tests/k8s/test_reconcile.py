@@ -53,6 +53,10 @@ def status(
     return UpdateJobStatus(phase, message, "train", nodes, restarts, reason=reason)
 
 
+BAD_COMMAND = (
+    "worker 1's command cannot start (agent exit 78, the user's error; no node blamed): "
+    "the command cannot start: 'trian.py': no such file"
+)
 CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
     (
         "new job: finalizer first, then secret, service, CR, pods",
@@ -114,6 +118,24 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         [
             status("Pending", "2/3 workers running", (), 1),
             DeletePod("train-worker-2", "agent exited with 137: recreate"),
+        ],
+    ),
+    (
+        "the command cannot start (exit 78): the job fails at once, no node excluded or retried",
+        job(phase="Running", message="3/3 workers running"),
+        seen(
+            (
+                pod(0),
+                dataclasses.replace(
+                    pod(1, "Failed", 78, "n1"),
+                    message="the command cannot start: 'trian.py': no such file",
+                ),
+                pod(2),
+            )
+        ),
+        [  # the failed pod is kept for its logs (cleanPodPolicy Running, the default)
+            status("Failed", BAD_COMMAND, reason="CommandCannotStart"),
+            *(DeletePod(f"train-worker-{r}", BAD_COMMAND) for r in (0, 2)),
         ],
     ),
     (
@@ -212,7 +234,7 @@ CASES: list[tuple[str, JobView, Observed, list[Action]]] = [
         [
             status(
                 "Failed",
-                f"spec.workerNum must be 1 to {MAX_WORKERS} and spec.maxRetry >= 0",
+                f"spec.workerNum must be 1 to {MAX_WORKERS}, got {MAX_WORKERS + 1}",
                 reason="InvalidSpec",
             )
         ],

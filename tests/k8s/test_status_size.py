@@ -37,7 +37,7 @@ from aegis.runtime.agent.core import AgentCore, Work
 from aegis.runtime.controller.core import ControllerCore, JobConfig, PersistenceError
 from aegis.runtime.controller.status_budget import StatusBudget
 from aegis.runtime.controller.store import HISTORY_LIMIT
-from bench.persistence import MemoryCrApi
+from aegis.testing.memory_api import MemoryCrApi
 
 from ..support import wait_for
 from .cluster import NAMESPACE, Cluster, aegis_job
@@ -60,7 +60,7 @@ def joined_status_bytes(job: str, workers: int) -> int:
                 "nodeIP": "10.123.145.1"}  # fmt: skip
         ack = Message(job, NAMESPACE, pod, MessageType.ACK, MessagePhase.BOOTCHECK, data, 1.0, 0)
         core.on_ack(ack)
-    core.commit()  # Pending -> BootChecking: the snapshot's save
+    core.journal.commit()  # Pending -> BootChecking: the snapshot's save
     return len(json.dumps(api.obj["status"], separators=(",", ":")))
 
 
@@ -78,12 +78,12 @@ def test_the_largest_job_kept_in_its_cr_is_the_last_with_a_budget() -> None:
             most = max_workers(job, retries)
             assert status_budget(job, most, retries) is not None
             assert status_budget(job, most + 1, retries) is None
-    assert 1500 < max_workers("train", 3) < 2500  # ~1,900: a default cluster's ceiling
+    assert 1500 < max_workers("train", 3) < 2500  # ~1,500: a default cluster's ceiling
     assert status_budget("train", 12500, 3) is None
 
 
 def test_a_smaller_job_gets_more_room_up_to_whole_reasons_and_history() -> None:
-    budgets = [status_budget("train", w, 3) for w in (10, 500, 1000, 1500, 1900)]
+    budgets = [status_budget("train", w, 3) for w in (10, 500, 1000, 1300, 1500)]
     assert budgets[0] == budgets[1] == StatusBudget(MAX_REASON_BYTES, HISTORY_LIMIT)
     sizes = [(b.reason_bytes or 0, b.history) for b in budgets if b is not None]
     assert len(sizes) == 5 and sizes == sorted(sizes, reverse=True)
@@ -196,9 +196,9 @@ def fault_storm(config: JobConfig, error_nodes: int) -> tuple[_MeasuringApi, Con
         assert reply is not None
         agent.on_order(reply, working=False)
     while core.terminal is None:
-        if core.needs_publish:
-            orders = [*core.pod_orders(), core.order_for()]
-            core.mark_published()
+        if core.orders.needs_publish:
+            orders = [*core.orders.pod_orders(), core.orders.order_for()]
+            core.orders.mark_published()
             for msg in orders:
                 for pod, agent in agents.items():
                     if msg.pod_name in ("master", pod):

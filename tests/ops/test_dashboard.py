@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from aegis.checks.faultlog import FaultRecord
 from aegis.checks.result import CheckResult
+from aegis.protocol.faults import Fault, FaultKind, FaultRecord
 from aegis.runtime.controller.observability import JobObserver
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "aegis.json"
@@ -25,8 +25,9 @@ def exported() -> dict[str, set[str]]:
     result = CheckResult("io", True, "ok", 0.0, 0.5)
     for kind in ("bootcheck", "troubleshoot"):
         obs.metrics.observe_round(kind, [result], 1.0, gpu_type="cpu", worker_num=2, round=1)
-    for message in ("error: command exited 1", "agent exited 76", "agent exited 1"):
-        obs.on_fault(FaultRecord("p-worker-0", "", "node-1", "", "RunCommand", message))
+    for kind in (FaultKind.ERROR, FaultKind.CONTAINER_RESTART, FaultKind.RESCHEDULE):
+        fault = Fault(kind, "p-worker-0", "a fault", node="node-1")
+        obs.on_fault(FaultRecord.of(fault, "RunCommand"))
     obs.job_ended("Failed")
     obs.dropped.labels(reason="checks").inc()
     out: dict[str, set[str]] = {}
@@ -90,16 +91,18 @@ def test_faults_and_recoveries_are_counted_by_node_kind_and_level() -> None:
     obs = JobObserver(2)
     sink_seen: list[FaultRecord] = []
     sink = obs.fault_sink(sink_seen.append)
-    for pod, message in [
-        ("w-1", "error: command exited 1"),
-        ("w-1", "error: Troubleshooting: gpu failed: isolate the node"),
-        ("w-1", "agent exited 1"),
-        ("w-0", "agent exited 76"),
-        ("w-0", "slow node evicted at a checkpoint: slow"),
-        ("w-0", "agent exited 1"),  # the evicted pod leaving: not a second recovery
-        ("w-0", "hang: no progress (marked, not killed)"),
+    for pod, kind in [
+        ("w-1", FaultKind.ERROR),
+        ("w-1", FaultKind.CHECK_FAILED),
+        ("w-1", FaultKind.RESCHEDULE),
+        ("w-0", FaultKind.CONTAINER_RESTART),
+        ("w-0", FaultKind.EVICTED),
+        ("w-0", FaultKind.EVICTED_EXIT),  # the evicted pod leaving: not a second recovery
+        ("w-0", FaultKind.HANG),
     ]:
-        sink(FaultRecord(pod, "", "node-2" if pod == "w-1" else "node-1", "", "x", message))
+        # the message is for people: the observer counts the record's kind and level
+        fault = Fault(kind, pod, "agent exited 1", node="node-2" if pod == "w-1" else "node-1")
+        sink(FaultRecord.of(fault, "x"))
     assert len(sink_seen) == 7
     text = obs.exposition().decode()
     for line in (

@@ -77,8 +77,8 @@ class Job:
 
     def publish(self) -> list[Message]:
         """The orders the service publishes now, in order (as ControllerService._publish)."""
-        msgs = [*self.controller.pod_orders(), self.controller.order_for()]
-        self.controller.mark_published()
+        msgs = [*self.controller.orders.pod_orders(), self.controller.orders.order_for()]
+        self.controller.orders.mark_published()
         return msgs
 
     def finish(self, pod: str, decision: object, outcome: str = "Finish") -> str:
@@ -115,7 +115,7 @@ def test_a_healthy_job_runs_from_join_to_the_final_order(tmp_path: Path) -> None
 def test_an_order_is_worked_on_once_and_older_orders_are_ignored(tmp_path: Path) -> None:
     job = Job(tmp_path)
     job.join()
-    order = job.controller.order_for()
+    order = job.controller.orders.order_for()
     agent = job.agents[PODS[0]]
     first = agent.on_order(order, working=False)
     assert isinstance(first, Work)
@@ -153,8 +153,8 @@ def test_evictions_and_receipts(tmp_path: Path) -> None:
     job = Job(tmp_path)
     job.join()
     agent = job.agents[PODS[0]]
-    mine = job.controller.eviction(PODS[0], agent.sender.incarnation)
-    other = job.controller.eviction(PODS[0], "an-older-incarnation")
+    mine = job.controller.orders.eviction(PODS[0], agent.sender.incarnation)
+    other = job.controller.orders.eviction(PODS[0], "an-older-incarnation")
     assert isinstance(agent.on_order(other, working=True), Ignore)
     assert agent.on_order(mine, working=True).code == AgentExit.EVICTED  # type: ignore[union-attr]
     evicted = _receipt(agent, ReceiptResult.EVICTED)
@@ -167,7 +167,7 @@ def test_malformed_and_foreign_orders_are_ignored(tmp_path: Path) -> None:
     job = Job(tmp_path)
     job.join()
     agent = job.agents[PODS[0]]
-    order = job.controller.order_for()
+    order = job.controller.orders.order_for()
     view = order.data["view"]
     bad_view = {**view, "globals": {**view["globals"], "masterSeq": "one"}}
     cases: tuple[dict[str, Any], ...] = (
@@ -182,7 +182,7 @@ def test_malformed_and_foreign_orders_are_ignored(tmp_path: Path) -> None:
     for data in cases:
         assert isinstance(agent.on_order(_with_data(order, data), working=False), Ignore)
     assert agent.malformed == len(cases)  # each dropped with a log line, and counted
-    to_other = job.controller.order_for(PODS[1])
+    to_other = job.controller.orders.order_for(PODS[1])
     assert isinstance(agent.on_order(to_other, working=False), Ignore)
     assert isinstance(agent.on_order(order, working=False), Work)  # the real one still works
 
@@ -213,7 +213,7 @@ def test_the_slow_node_path_reports_only_what_the_spec_enables(tmp_path: Path) -
     assert _receipt_of(job, hang) is ReceiptResult.APPLIED
     # hangWithQuit was decided: the slow pod gets its own order (slow and evict marked), and
     # the re-published broadcast lets a checkpoint through
-    assert job.controller.needs_publish
+    assert job.controller.orders.needs_publish
     orders = job.publish()
     assert [m.pod_name for m in orders] == [PODS[0], "master"]
     for msg in orders:
@@ -223,7 +223,7 @@ def test_the_slow_node_path_reports_only_what_the_spec_enables(tmp_path: Path) -
     assert slow.hang("again") is None  # marked: no second Hang within the order
     ckpt = peer.checkpoint(11)
     assert ckpt is not None and _receipt_of(job, ckpt) is ReceiptResult.APPLIED
-    assert job.controller.needs_publish
+    assert job.controller.orders.needs_publish
     assert [slow.on_order(m, working=True) for m in job.publish()] == [Evict()]
     evicted = slow.evict()
     assert evicted is not None and evicted.type is MessageType.EVICTED
@@ -238,12 +238,12 @@ def test_a_per_pod_order_goes_out_again_until_it_was_published(tmp_path: Path) -
     hang = job.agents[PODS[0]].hang("no progress")
     assert hang is not None and _receipt_of(job, hang) is ReceiptResult.APPLIED
     core = job.controller
-    assert [m.pod_name for m in core.pod_orders()] == [PODS[0]]
+    assert [m.pod_name for m in core.orders.pod_orders()] == [PODS[0]]
     # the publish failed (no mark_published): the next publish carries it again
-    again = core.pod_orders()
+    again = core.orders.pod_orders()
     assert [m.pod_name for m in again] == [PODS[0]] and again[0].data["pod"]["slow"] is True
-    core.mark_published()
-    assert core.pod_orders() == []
+    core.orders.mark_published()
+    assert core.orders.pod_orders() == []
 
 
 def test_per_pod_parts_rebuilt_with_the_same_values_send_no_pod_order(tmp_path: Path) -> None:
@@ -259,14 +259,14 @@ def test_per_pod_parts_rebuilt_with_the_same_values_send_no_pod_order(tmp_path: 
     copies = {n: Fn(getattr(engine.state, n).pairs()) for n in agent_view.PER_POD}
     engine.state = dataclasses.replace(engine.state, **copies)
     assert not any(copies[n] is f for n, f in zip(agent_view.PER_POD, after, strict=True))
-    assert job.controller.pod_orders() == []
+    assert job.controller.orders.pod_orders() == []
     trouble = job.broadcast()
     for pod, d in trouble.items():
         job.finish(pod, d)
     job.broadcast()
     hang = job.agents[PODS[0]].hang("no progress")
     assert hang is not None and _receipt_of(job, hang) is ReceiptResult.APPLIED
-    assert [m.pod_name for m in job.controller.pod_orders()] == [PODS[0]]  # a real change
+    assert [m.pod_name for m in job.controller.orders.pod_orders()] == [PODS[0]]  # a real change
 
 
 def _receipt_of(job: Job, msg: Message) -> ReceiptResult:
@@ -363,7 +363,7 @@ def test_an_agent_that_missed_an_order_is_sent_it_on_its_next_heartbeat(tmp_path
     assert isinstance(heard_work, Work)
     # within the grace nothing is sent: the order may still be on its way
     assert _beat(job, lost) is None
-    job.controller.order_versions.grace_s = 0.0  # the grace has passed
+    job.controller.orders.versions.grace_s = 0.0  # the grace has passed
     assert _beat(job, heard) is None  # it holds the order
     again = _beat(job, lost)
     assert again is not None and again.pod_name == lost and again.data["pod"] is not None
@@ -387,7 +387,7 @@ def test_a_missed_pod_order_is_sent_again_though_the_broadcast_came(tmp_path: Pa
     assert [m.pod_name for m in msgs] == [slow, "master"]
     for agent in job.agents.values():
         agent.on_order(msgs[-1], working=True)
-    job.controller.order_versions.grace_s = 0.0
+    job.controller.orders.versions.grace_s = 0.0
     assert _beat(job, PODS[1]) is None
     again = _beat(job, slow)
     assert again is not None and again.data["pod"]["slow"] is True
@@ -399,7 +399,7 @@ def test_a_heartbeat_with_a_bad_version_is_counted_not_answered(tmp_path: Path) 
     job = Job(tmp_path)
     job.join()
     job.publish()
-    job.controller.order_versions.grace_s = 0.0
+    job.controller.orders.versions.grace_s = 0.0
     beat = job.agents[PODS[0]].heartbeat()
     for bad in ("7", -2, True, 1.5):
         out = job.controller.on_heartbeat(_with_data(beat, {**beat.data, "holds": bad}))

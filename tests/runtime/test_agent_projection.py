@@ -165,13 +165,13 @@ def test_an_order_at_12500_pods_is_small(tmp_path: Path) -> None:
     core = ControllerCore(
         JobConfig("job", "default", pods, 3), FileStatusStore(tmp_path / "status.json")
     )
-    broadcast = core.order_for().encode()
-    reply = core.order_for(pods[-1]).encode()
+    broadcast = core.orders.order_for().encode()
+    reply = core.orders.order_for(pods[-1]).encode()
     assert len(broadcast) < ORDER_LIMIT and len(reply) < ORDER_LIMIT, (len(broadcast), len(reply))
     # and it does not grow with the job: the same Data as at 2 pods
     small = ControllerCore(
         JobConfig("job", "default", pods[:2], 3), FileStatusStore(tmp_path / "small.json")
     )
     # (the envelope's timestamp varies, and the heartbeat period asked for: a number <= 60 s)
-    data = json.dumps({**core.order_for().data, "beatS": 0})
-    assert len(json.dumps({**small.order_for().data, "beatS": 0})) == len(data)
+    data = json.dumps({**core.orders.order_for().data, "beatS": 0})
+    assert len(json.dumps({**small.orders.order_for().data, "beatS": 0})) == len(data)

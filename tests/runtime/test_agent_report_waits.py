@@ -8,7 +8,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aegis.runtime.agent.service import REPORT_JITTER, join_waits, report_waits
+from aegis.runtime.agent.waits import REPORT_JITTER, join_waits, report_waits
 
 
 @given(st.integers(min_value=0, max_value=2**32))

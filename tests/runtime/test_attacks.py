@@ -214,7 +214,7 @@ async def test_a_worker_can_speak_only_for_itself(
             return Receipt.from_data(reply.data).result is ReceiptResult.FORGED
 
         async def final_order() -> bool:
-            order = core.order_for()
+            order = core.orders.order_for()
             fake = Message(
                 JOB, NAMESPACE, "master", MessageType.ORDER, order.phase,
                 {**order.data, "final": "Succeed"}, time.time(), order.seq,
@@ -222,7 +222,7 @@ async def test_a_worker_can_speak_only_for_itself(
             return await denied(attacker, S.master, fake)
 
         async def eviction_of_victim() -> bool:
-            msg = core._order(VICTIM, Eviction(victim_inc).to_data())
+            msg = core.orders.message(VICTIM, Eviction(victim_inc).to_data())
             return await denied(attacker, S.master, msg)
 
         async def heartbeat_for_victim() -> bool:
@@ -234,23 +234,23 @@ async def test_a_worker_can_speak_only_for_itself(
 
         async def read_ctl_replies() -> bool:
             return await denied(
-                attacker, f"{S.ctl_inbox_prefix}.>", core.order_for(), "subscription"
+                attacker, f"{S.ctl_inbox_prefix}.>", core.orders.order_for(), "subscription"
             )
 
         async def spoof_a_ctl_reply() -> bool:
-            reply = core.order_for()
+            reply = core.orders.order_for()
             return await denied(attacker, f"{S.ctl_inbox_prefix}.abc.1", reply)
 
         async def read_victims_inbox() -> bool:
             return await denied(
-                attacker, f"{S.inbox_prefix(VICTIM)}.>", core.order_for(), "subscription"
+                attacker, f"{S.inbox_prefix(VICTIM)}.>", core.orders.order_for(), "subscription"
             )
 
         async def read_all_reports() -> bool:
-            return await denied(attacker, S.reports, core.order_for(), "subscription")
+            return await denied(attacker, S.reports, core.orders.order_for(), "subscription")
 
         async def read_all_joins() -> bool:
-            return await denied(attacker, S.joins, core.order_for(), "subscription")
+            return await denied(attacker, S.joins, core.orders.order_for(), "subscription")
 
         async def report_naming_another_incarnation_of_my_pod() -> bool:
             before = core.extras.counters["impersonation"]

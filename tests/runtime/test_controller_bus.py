@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.faults import FaultKind
 from aegis.protocol.payloads import (
     Eviction,
     Heartbeat,
@@ -112,7 +113,7 @@ async def test_forged_and_old_incarnation(
         assert core.extras.counters["retired_incarnation"] == 1
         assert core.extras.counters["inferred_restart"] == 1
         # the fault log has it, although the launcher never said the pod was lost
-        assert core.last_faults[PODS[1]].message.startswith("agent replaced")
+        assert core.faults.last[PODS[1]].kind is FaultKind.POD_LOST  # replaced
         # the new incarnation's Finish is taken
         await w1.request(
             s.report(PODS[1], "i2"), msg("train-a", PODS[1], MessageType.FINISH, "i2", 1), 5
@@ -142,7 +143,7 @@ async def join_both(core: ControllerCore, subjects: JobSubjects, w0: Bus, w1: Bu
     await w1.request(
         subjects.join(PODS[1], "i1"), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5
     )
-    await wait_for_async(lambda: not core.needs_publish, 5, "the BootChecking order out")
+    await wait_for_async(lambda: not core.orders.needs_publish, 5, "the BootChecking order out")
 
 
 async def order_inbox(w: Bus, subjects: JobSubjects, pod: str) -> asyncio.Queue[Message]:
@@ -160,14 +161,14 @@ async def test_a_pod_behind_is_sent_its_order_in_its_own_inbox(
     nats_server: NatsServer, job_a: JobAccount, controller: RunningController
 ) -> None:
     core = controller.core
-    core.order_versions.grace_s = 0.0  # any order published is due at once
+    core.orders.versions.grace_s = 0.0  # any order published is due at once
     s = job_a.subjects
     async with workers(nats_server, job_a) as (w0, w1):
         resent = await order_inbox(w0, s, PODS[0])
         await order_inbox(w1, s, PODS[0])  # another pod cannot listen in on it
         assert "permissions violation" in (await w1.wait_permission_denied(5)).lower()
         await join_both(core, s, w0, w1)
-        version = core.order_versions.required(time.monotonic())
+        version = core.orders.versions.required(time.monotonic())
         assert version > 0 and core.state.phase == "BootChecking"
         await beat_handled(core, w0, s, PODS[0], version)  # it holds the order: nothing sent
         assert core.extras.counters["order_resent"] == 0 and resent.empty()
@@ -188,7 +189,7 @@ async def test_a_heartbeat_waiting_for_a_commit_holds_up_no_other_heartbeat(
     at a time, so that wait must not be theirs (it was: at 12,500 pods a slow commit held up
     every heartbeat behind a resend, and agents were declared lost)."""
     core, service = controller.core, controller.service
-    core.order_versions.grace_s = 0.0
+    core.orders.versions.grace_s = 0.0
     s = job_a.subjects
     async with workers(nats_server, job_a) as (w0, w1):
         resent = await order_inbox(w0, s, PODS[0])
@@ -218,14 +219,14 @@ async def in_run(core: ControllerCore, subjects: JobSubjects, w0: Bus, w1: Bus) 
     for w, p in ((w0, PODS[0]), (w1, PODS[1])):
         done = msg("train-a", p, MessageType.FINISH, "i1", core.state.masterSeq)
         await w.request(subjects.report(p, "i1"), done, 5)
-    await wait_for_async(lambda: not core.needs_publish, 5, "the RunCommand order out")
+    await wait_for_async(lambda: not core.orders.needs_publish, 5, "the RunCommand order out")
     assert core.state.phase == "RunCommand"
 
 
 def handled_in_order(core: ControllerCore) -> list[str]:
     """What the core handles from now on, in order: "ack", "report", "order" (published)."""
     handled: list[str] = []
-    on_ack, on_report, published = core.on_ack, core.on_report, core.mark_published
+    on_ack, on_report, published = core.on_ack, core.on_report, core.orders.mark_published
 
     def ack(m: Message) -> Outcome:
         handled.append("ack")
@@ -240,7 +241,7 @@ def handled_in_order(core: ControllerCore) -> list[str]:
         published()
 
     core.on_ack, core.on_report = ack, report  # type: ignore[method-assign, assignment]
-    core.mark_published = mark  # type: ignore[method-assign]
+    core.orders.mark_published = mark  # type: ignore[method-assign]
     return handled
 
 
@@ -365,7 +366,7 @@ async def test_a_failed_commit_of_a_join_that_leads_to_an_order_answers_and_publ
         nats_server.url, job_a, tmp_path / "status.json", PODS, wal=tmp_path / "wal.jsonl"
     ) as controller:
         core = controller.core
-        wal = core.wal
+        wal = core.journal.wal
         assert wal is not None
         async with workers(nats_server, job_a) as (w0, w1):
             broadcast: list[Message] = []

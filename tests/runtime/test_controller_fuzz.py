@@ -112,8 +112,8 @@ def test_the_controller_never_raises_on_what_peers_send_and_commits_it(
                 continue  # the controller takes neither from a worker's subjects
             else:
                 core.on_report(msg)
-        core.commit()
-        core.compact()
+        core.journal.commit()
+        core.journal.compact()
         steplog.close()
         wal.close()
         resumed = ControllerCore(config, FileStatusStore(tmp / "status.json"),

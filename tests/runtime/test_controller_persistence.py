@@ -23,12 +23,9 @@ import pytest
 from aegis.checks.faultlog import FaultRecord
 from aegis.generated.aegis_phase import Label, State
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
-from aegis.runtime.controller.core import (
-    SAVE_BACKOFF_S,
-    ControllerCore,
-    JobConfig,
-    PersistenceError,
-)
+from aegis.protocol.faults import FaultKind
+from aegis.retry import STATUS_SAVE
+from aegis.runtime.controller.core import ControllerCore, JobConfig, PersistenceError
 from aegis.runtime.controller.group_commit import GroupCommit
 from aegis.runtime.controller.service import ControllerService
 from aegis.runtime.controller.store import FileStatusStore, Status
@@ -47,6 +44,7 @@ from ..support import wait_for_async
 PODS = ("job-worker-0", "job-worker-1")
 PODS3 = (*PODS, "job-worker-2")
 JOB = JobConfig("job", "default", PODS, 2)
+SAVE_TRIES = STATUS_SAVE.tries or 0  # a commit's write is tried this many times
 
 
 class FlakyDisk(FileStatusStore):
@@ -82,16 +80,16 @@ def running(tmp: Path) -> tuple[ControllerCore, FlakyDisk, StepLog]:
 
 def test_a_failed_save_rolls_the_event_back_and_it_is_applied_once_later(tmp_path: Path) -> None:
     core, store, steplog = running(tmp_path)
-    core.mark_published()
+    core.orders.mark_published()
     before, on_disk, seq_no = core.state, store.load(), core.engine.seq_no
     error = report(PODS[1], MessageType.ERROR, int(core.state.masterSeq))
     store.broken = True
     with pytest.raises(PersistenceError, match="rolled back"):
         core.on_report(error)
     assert core.state == before and core.engine.seq_no == seq_no
-    assert store.load() == on_disk and not core.needs_publish
+    assert store.load() == on_disk and not core.orders.needs_publish
     health = core.status_view()["persistence"]  # shown by `aegis ctl status`
-    assert (health["ok"], health["failures"]) == (False, len(SAVE_BACKOFF_S) + 1)
+    assert (health["ok"], health["failures"]) == (False, SAVE_TRIES)
     assert "Input/output error" in health["lastError"]
     store.broken = False
     assert core.on_report(error).reply is not None  # the agent's retry
@@ -124,22 +122,22 @@ def test_a_save_that_fails_briefly_is_retried_and_the_event_goes_through(
 ) -> None:
     faults: list[FaultRecord] = []
     core, store, _ = running(tmp_path)
-    core.on_fault = faults.append
-    store.failing = len(SAVE_BACKOFF_S)  # one try short of giving up
+    core.faults.sink = faults.append
+    store.failing = SAVE_TRIES - 1  # one try short of giving up
     core.on_report(report(PODS[1], MessageType.ERROR, int(core.state.masterSeq)))
     assert core.state.phase == "Troubleshooting"
     assert store.load().phase == "Troubleshooting"  # type: ignore[union-attr]
-    assert core.status_view()["persistence"]["failures"] == len(SAVE_BACKOFF_S)
-    assert [f for f in faults if "status save failed" in f.message] == []  # it went through
-    store.failing = len(SAVE_BACKOFF_S) + 1  # now it gives up: one fault record says so
+    assert core.status_view()["persistence"]["failures"] == SAVE_TRIES - 1
+    assert [f for f in faults if f.kind is FaultKind.SAVE_FAILED] == []  # it went through
+    store.failing = SAVE_TRIES  # now it gives up: one fault record says so
     with pytest.raises(PersistenceError):
         core.on_report(report(PODS[0], MessageType.ERROR, int(core.state.masterSeq)))
-    assert [f.pod for f in faults if "status save failed" in f.message] == ["controller"]
+    assert [f.pod for f in faults if f.kind is FaultKind.SAVE_FAILED] == ["controller"]
 
 
 def test_every_kind_of_event_is_rolled_back(tmp_path: Path) -> None:
     core, store, _ = running(tmp_path)
-    before = core.checkpoint_memory()
+    before = core.journal.begin()
     store.broken = True
     events = [
         lambda: core.on_pod_lost(PODS[0], "i1", 1, "node-1"),
@@ -154,7 +152,7 @@ def test_every_kind_of_event_is_rolled_back(tmp_path: Path) -> None:
             event()
         assert core.state == before.state and core.status is before.status
         assert core.extras.to_json() == extras and core.extras.reasons == reasons
-        assert not core.dirty and core.extras.undo.mark() == 0
+        assert not core.journal.dirty and core.extras.undo.mark() == 0
 
 
 def test_a_failing_step_hook_leaves_the_engine_unchanged() -> None:
@@ -363,7 +361,7 @@ def test_a_failed_wal_append_rolls_back_and_leaves_no_partial_record(tmp_path: P
         core.on_report(error)
     assert core.state == before
     health = core.status_view()["persistence"]
-    assert (health["ok"], health["failures"]) == (False, len(SAVE_BACKOFF_S) + 1)
+    assert (health["ok"], health["failures"]) == (False, SAVE_TRIES)
     assert "Read-only file system" in health["lastError"]
     assert len(WriteAheadLog(wal.path).read()) == records  # the partial lines were cut off
     assert resume(tmp_path).state == before  # disk = memory
@@ -502,13 +500,15 @@ async def test_events_of_one_loop_iteration_share_one_commit_then_publish(
     lock = asyncio.Lock()
     published: list[tuple[str, int]] = []
 
-    async def publish() -> None:
+    async def publish() -> None:  # as the service's: only an order that is due
+        if not core.orders.needs_publish:
+            return
         # persist-before-publish: what goes out is what a restart would resume
         assert resume_copy(tmp_path).state == core.state
         published.append((str(core.state.phase), int(core.state.masterSeq)))
-        core.mark_published()
+        core.orders.mark_published()
 
-    commits = GroupCommit(core, lock, publish)
+    commits = GroupCommit(core.journal, lock, publish)
 
     async def agent(pod: str) -> None:
         async with lock:
@@ -518,7 +518,7 @@ async def test_events_of_one_loop_iteration_share_one_commit_then_publish(
     records = len(WriteAheadLog(wal.path).read())
     await asyncio.gather(*(agent(p) for p in PODS))
     assert commits.commits == 1 and published == [("BootChecking", 1)]
-    assert core.state.phase == "BootChecking" and not core.dirty
+    assert core.state.phase == "BootChecking" and not core.journal.dirty
     assert resume_copy(tmp_path).state == core.state
     assert records in (0, 1)
 
@@ -531,10 +531,12 @@ async def test_a_failed_group_commit_answers_nobody_and_publishes_nothing(
     lock = asyncio.Lock()
     published: list[int] = []
 
-    async def publish() -> None:
+    async def publish() -> None:  # as the service's: only an order that is due
+        if not core.orders.needs_publish:
+            return
         published.append(1)
 
-    commits = GroupCommit(core, lock, publish)
+    commits = GroupCommit(core.journal, lock, publish)
     before = core.state
 
     async def agent(pod: str) -> str:
@@ -581,10 +583,12 @@ async def test_the_event_loop_goes_on_while_a_commit_is_written(tmp_path: Path) 
     core.autocommit = False
     lock = asyncio.Lock()
 
-    async def publish() -> None:
-        core.mark_published()
+    async def publish() -> None:  # as the service's: only an order that is due
+        if not core.orders.needs_publish:
+            return
+        core.orders.mark_published()
 
-    commits = GroupCommit(core, lock, publish)
+    commits = GroupCommit(core.journal, lock, publish)
     async with lock:
         core.on_ack(report(PODS[0], MessageType.ACK, 0))
     first = asyncio.ensure_future(commits.durable())
@@ -622,7 +626,7 @@ def test_a_status_moved_away_starts_afresh_and_drops_its_wal(tmp_path: Path) -> 
     _, wal, _ = two_records(tmp_path)
     (tmp_path / "status.json").rename(tmp_path / "status.json.bad")
     core = resume(tmp_path, PODS3)
-    assert core.fresh and core.state.phase == "Pending" and core.extras.incarnations == {}
+    assert core.journal.fresh and core.state.phase == "Pending" and core.extras.incarnations == {}
     assert WriteAheadLog(wal.path).read() == []
 
 
@@ -674,9 +678,9 @@ def test_the_history_keeps_every_phase_a_commit_reached_however_late_the_snapsho
         (tmp_path / name).mkdir()
         core, _, _ = with_wal(tmp_path / name)
         core.autocommit = False
-        _crash_once(core, functools.partial(core.commit, compact=name == "each"))
+        _crash_once(core, functools.partial(core.journal.commit, compact=name == "each"))
         if name == "deferred":
-            core.compact()
+            core.journal.compact()
         elif name == "replayed":
             assert _history(tmp_path / name) == [("Pending", [0, 0], 0)]  # no snapshot since
             resume(tmp_path / name)

@@ -38,7 +38,7 @@ def test_the_mark_is_the_last_step_on_disk_in_the_snapshot_or_the_log(tmp_path: 
     assert joined > start and joined == core.engine.seq_no
     core.on_ack(ack(PODS[1]))  # BootChecking
     assert progress_mark(tmp_path) == core.engine.seq_no > joined
-    core.compact()  # a snapshot takes it all in, the log emptied: the mark stays
+    core.journal.compact()  # a snapshot takes it all in, the log emptied: the mark stays
     assert progress_mark(tmp_path) == core.engine.seq_no
     wal.close()
     (tmp_path / "status.json").write_text("{not json")
@@ -62,7 +62,7 @@ async def test_a_controller_that_moved_the_job_on_starts_a_new_row(
     monkeypatch.setattr(local, "progress_mark", mark)
     monkeypatch.setattr(local, "_python_aegis", lambda: [sys.executable, "-c", "exit(1)"])
     launcher = local.Launcher(local.LocalJob(["true"], 1, state_dir=tmp_path))
-    launcher._ctl_args = []
+    launcher._ctl_args, launcher._ctl_env = [], {}
     real_exec = asyncio.create_subprocess_exec
 
     async def counted(*argv: Any, **kw: Any) -> asyncio.subprocess.Process:

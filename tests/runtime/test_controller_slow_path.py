@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from aegis.checks.faultlog import FaultRecord
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
+from aegis.protocol.faults import FaultKind, RecoveryLevel
 from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.values import ModelValue, apply
@@ -62,9 +63,9 @@ def test_mark_decide_checkpoint_evict_blacklist(tmp_path: Path) -> None:
     s = core.state
     assert apply(s.slow, W1) and apply(s.evict, W1)  # marked, and hangWithQuit decided
     assert s.phase == "RunCommand" and s.masterSeq == seq  # nothing restarted
-    assert core.needs_publish  # the decision goes out within the same order
-    core.mark_published()
-    assert not core.needs_publish
+    assert core.orders.needs_publish  # the decision goes out within the same order
+    core.orders.mark_published()
+    assert not core.orders.needs_publish
     # marked already: a second Hang is not enabled (agentHang needs ~slow)
     assert result(core, report(PODS[1], MessageType.HANG, seq)) == "not enabled"
     # the marked pod may not leave before a checkpoint
@@ -72,7 +73,7 @@ def test_mark_decide_checkpoint_evict_blacklist(tmp_path: Path) -> None:
     assert core.state.phase == "RunCommand"
 
     assert result(core, report(PODS[0], MessageType.CHECKPOINT, seq, step=7)) == "applied"
-    assert core.state.checkpointed and core.needs_publish
+    assert core.state.checkpointed and core.orders.needs_publish
     assert result(core, report(PODS[1], MessageType.EVICTED, seq, reason="slow")) == "applied"
     s = core.state
     assert s.phase == "Restarting" and s.recoverCount == 1
@@ -84,12 +85,13 @@ def test_mark_decide_checkpoint_evict_blacklist(tmp_path: Path) -> None:
     core.on_pod_lost(PODS[1], "i1", 1, "node-1")
     (entry,) = core.status.error_nodes
     assert entry.node == "node-1" and "slow node evicted" in entry.reason
-    assert [f.message.split(":")[0] for f in faults] == [
-        "hang",
-        "hangWithQuit",
-        "slow node evicted at a checkpoint",
-        "agent exited 1",
+    assert [(f.kind, f.level) for f in faults] == [
+        (FaultKind.HANG, None),
+        (FaultKind.HANG_QUIT, None),
+        (FaultKind.EVICTED, RecoveryLevel.EVICT),
+        (FaultKind.EVICTED_EXIT, None),  # its exit 1: the eviction's, not a node fault
     ]
+    assert core.extras.counters["node_faults"] == 0 and faults[-1].exit_code == 1
     assert faults[0].pod == PODS[1] and faults[0].pod_ip == "10.0.0.1"
     view = core.status_view()
     assert view["phase"] == "Restarting" and view["errorNodes"][0]["node"] == "node-1"
@@ -101,7 +103,7 @@ def test_no_eviction_when_the_job_cannot_afford_it(tmp_path: Path) -> None:
     seq = int(core.state.masterSeq)
     assert result(core, report(PODS[1], MessageType.HANG, seq)) == "applied"
     assert apply(core.state.slow, W1) and not apply(core.state.evict, W1)  # slow beats failed
-    assert [f.message.split(":")[0] for f in faults] == ["hang"]
+    assert [f.kind for f in faults] == [FaultKind.HANG]
 
 
 def test_stale_and_forged_slow_path_reports_change_nothing(tmp_path: Path) -> None:
@@ -119,7 +121,9 @@ def test_taint_and_untaint_are_persisted_once(tmp_path: Path) -> None:
     core = running_job(tmp_path, [])
     assert core.taint("node-7", "operator") and not core.taint("node-7", "again")
     reloaded = ControllerCore(core.job, FileStatusStore(tmp_path / "status.json"))
-    assert [e.node for e in reloaded.status.error_nodes] == ["node-7"] and not reloaded.fresh
+    assert [e.node for e in reloaded.status.error_nodes] == [
+        "node-7"
+    ] and not reloaded.journal.fresh
     assert core.untaint("node-7") and not core.untaint("node-7")
     assert (
         ControllerCore(core.job, FileStatusStore(tmp_path / "status.json")).status.error_nodes == ()
@@ -157,7 +161,7 @@ def test_the_status_view_of_a_large_job_fits_one_nats_message(tmp_path: Path) ->
     Past STATUS_POD_LIMIT pods it lists those with something to see, and counts the rest."""
     from aegis.cli.ctl import CtlConfig, render_status
     from aegis.protocol.envelope import MAX_MESSAGE_BYTES
-    from aegis.runtime.controller.core import STATUS_POD_LIMIT
+    from aegis.runtime.controller.view import STATUS_POD_LIMIT
 
     n = STATUS_POD_LIMIT + 200
     pods = tuple(f"big-worker-{i}" for i in range(n))

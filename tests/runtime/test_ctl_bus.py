@@ -43,7 +43,9 @@ async def test_ctl_against_a_controller(
         )
         assert status["phase"] == "Pending" and sorted(status["pods"]) == list(PODS)
 
-        taint = make_request(NAMESPACE, "train-a", "taint", node="node-9", reason="bad fan")
+        taint = make_request(
+            NAMESPACE, "train-a", "taint", node="node-9", reason="bad fan", force=True
+        )
         assert reply_result(await ctl.request(subject, taint, 5)) == {
             "node": "node-9",
             "changed": True,
@@ -165,7 +167,9 @@ async def test_a_taint_is_in_status_json_when_it_is_answered(
         try:
             await first_request(ctl, subject, make_request(NAMESPACE, "train-a", "status"))
             for node in ("node-7", "node-8"):
-                taint = make_request(NAMESPACE, "train-a", "taint", node=node, reason="fan")
+                taint = make_request(
+                    NAMESPACE, "train-a", "taint", node=node, reason="fan", force=True
+                )
                 assert reply_result(await ctl.request(subject, taint, 5))["changed"] is True
                 saved = json.loads((state / "status.json").read_text())
                 assert node in [e["node"] for e in saved["errorNodes"]]

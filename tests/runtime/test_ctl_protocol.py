@@ -55,7 +55,11 @@ def test_subjects_and_ctl_credentials() -> None:
 
 def test_requests_are_validated_and_defaulted() -> None:
     req = validate("taint", {"node": "node-3"}, CONTROLLER_COMMANDS)
-    assert req.args == {"node": "node-3", "reason": "tainted by the operator (aegis ctl)"}
+    assert req.args == {
+        "node": "node-3",
+        "reason": "tainted by the operator (aegis ctl)",
+        "force": False,
+    }
     assert validate("check", {}, AGENT_COMMANDS).args == {"checks": DEFAULT_CTL_CHECKS}
     assert validate("burn", {"seconds": 2}, AGENT_COMMANDS).args == {"seconds": 2.0}
     assert validate("burn", {}, AGENT_COMMANDS).args == {"seconds": DEFAULT_BURN_S}
@@ -130,10 +134,16 @@ async def test_controller_commands(tmp_path: Path) -> None:
     ctl, core, applied = control(tmp_path)
     status = reply_result(await ctl.handle(make_request("ns", "j", "status")))
     assert status["phase"] == "Pending" and set(status["pods"]) == set(PODS)
-    r = reply_result(await ctl.handle(make_request("ns", "j", "taint", node="node-7", reason="r")))
+    # a node none of the job's pods ran on: refused as a likely typo, unless forced
+    with pytest.raises(ControlError, match="node node-7 is not a node of this job"):
+        reply_result(await ctl.handle(make_request("ns", "j", "taint", node="node-7")))
+    assert core.status.error_nodes == ()
+    forced = make_request("ns", "j", "taint", node="node-7", reason="r", force=True)
+    r = reply_result(await ctl.handle(forced))
     assert r == {"node": "node-7", "changed": True}
     saved = json.loads((tmp_path / "status.json").read_text())
     assert [(e["node"], e["reason"]) for e in saved["errorNodes"]] == [("node-7", "r")]
+    # an error node is known: tainting it again needs no force, and changes nothing
     r = reply_result(await ctl.handle(make_request("ns", "j", "taint", node="node-7")))
     assert r["changed"] is False
     assert reply_result(await ctl.handle(make_request("ns", "j", "untaint", node="node-7")))[
@@ -144,9 +154,10 @@ async def test_controller_commands(tmp_path: Path) -> None:
     assert r["changed"] is False
     r = reply_result(await ctl.handle(make_request("ns", "j", "stop")))
     assert applied == ["on_quit"] and r["accepted"] and r["shouldQuit"]
+    assert ctl.refused == 1  # the unforced taint
     assert core.terminal == "Failed"
     r = reply_result(await ctl.handle(make_request("ns", "j", "stop")))
-    assert r["accepted"] is False and ctl.refused == 0
+    assert r["accepted"] is False and ctl.refused == 1
 
 
 @pytest.mark.parametrize(

@@ -162,7 +162,10 @@ def test_ctl_drives_a_running_job(aegis_run: Launch, tmp_path: Path) -> None:
     incarnations = {p: view["result"]["pods"][p]["incarnation"] for p in PODS}
 
     # taint / untaint, persisted in status.json
-    r = ctl(state, "taint", "node-9", "--reason", "bad fan")
+    r = ctl(state, "taint", "node-9", "--reason", "bad fan")  # no pod ran there: a typo?
+    assert r.returncode == 1 and "node node-9 is not a node of this job" in r.stderr, r
+    assert "its pods ran on: node-1, node-2" in r.stderr
+    r = ctl(state, "taint", "node-9", "--reason", "bad fan", "--force")
     assert (r.returncode, r.stdout.strip()) == (0, "node node-9 tainted"), r.stderr
     saved = read_json(state / "status.json")["errorNodes"]
     assert [(e["node"], e["reason"]) for e in saved] == [("node-9", "bad fan")]
@@ -221,9 +224,18 @@ def test_ctl_drives_a_running_job(aegis_run: Launch, tmp_path: Path) -> None:
     assert final["phase"] == "Failed" and final["shouldQuit"] is True
     assert 'aegis_jobs_total{event="failed"' in (state / "metrics.prom").read_text()
 
-    # the job is gone: a clear error, exit 1
+    # the job has ended, its credentials with it: status answers from the state dir, exit 0
+    assert not (state / "ctl.json").exists()
     r = ctl(state, "status")
-    assert r.returncode == 1 and "cannot reach job default/local" in r.stderr
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "job default/local: ended Failed, retries 1/3 (from its state dir)"
+    assert lines[1] == "why it failed: stopped: asked by the operator (aegis ctl stop)"
+    assert all(len(line) <= 100 for line in lines)
+    r = ctl(state, "status", "--watch")  # ends at once: the job has ended
+    assert r.returncode == 0 and "ended Failed" in r.stdout
+    code, view = ctl_json(state, "status")
+    assert code == 0 and view["result"]["saved"] is True and view["result"]["phase"] == "Failed"
 
 
 def fake_state(tmp: Path, url: str = "nats://127.0.0.1:1") -> Path:

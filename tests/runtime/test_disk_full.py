@@ -130,4 +130,4 @@ async def test_saves_failing_past_the_bound_end_the_job_without_a_restart(
         await bus.close()
         await service.close()
     assert code == ControllerExit.STORAGE
-    assert core.persistence.failures > 0 and "No space left" in core.persistence.last_error
+    assert core.journal.health.failures > 0 and "No space left" in core.journal.health.last_error

@@ -155,3 +155,16 @@ async def test_finish_takes_a_waiting_snapshot_at_once() -> None:
     await commits.finish()  # the job ended: status.json must show it before the exit
     assert log[-1] == "compact" and log.count("compact") == 1
     assert asyncio.get_running_loop().time() - started < 30  # not the minute it would wait
+
+
+async def test_finish_commits_an_event_the_exit_cut_short_before_its_snapshot() -> None:
+    """An event handled as the job ended (a launcher's second quit, say) whose task the exit
+    cancelled before it committed: finish makes it durable, then takes the snapshot. Before,
+    the core was left dirty, no snapshot was due, and status.json kept an older phase."""
+    log: list[str] = []
+    core = FakeCore(log)
+    _, commits = _service(core, log, quiet_s=60.0, max_delay_s=60.0)
+    core.handle()  # handled, never committed: its flush was never started
+    await commits.finish()
+    assert log == ["event", "commit", "publish", "compact"]
+    assert not core.dirty

@@ -79,14 +79,14 @@ def test_orders_ask_for_the_budgets_period_and_silence_is_judged_by_it(tmp_path:
     replies = [core.on_ack(_ack(pod)).reply for pod in job.pods]
     orders = [Order.from_data(r.data) for r in replies if r is not None]
     assert len(orders) == 3 and all(o.beat_s == 30.0 for o in orders)
-    assert Order.from_data(core.order_for().data).beat_s == 30.0  # the broadcast too
+    assert Order.from_data(core.orders.order_for().data).beat_s == 30.0  # the broadcast too
     now = time.monotonic()
     core.last_seen[job.pods[1]] = now - 60.0  # past the configured 10 s, within 4 beats
     assert core.silent_pods(now) == []
     core.last_seen[job.pods[1]] = now - 121.0
     assert core.silent_pods(now) == [job.pods[1]]
     core.on_heartbeat_lost(job.pods[1])
-    assert "missed heartbeats for 120 s" in core.last_faults[job.pods[1]].message
+    assert "missed heartbeats for 120 s" in core.faults.last[job.pods[1]].message
 
 
 def test_a_small_job_keeps_its_configured_timeout(tmp_path: Path) -> None:

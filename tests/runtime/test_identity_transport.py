@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from aegis.runtime.errors import BusError
+from aegis.runtime.errors import BusError, NatsServerError
 from aegis.runtime.handover import HandoverError, hand_over, take_handed
 from aegis.runtime.log_limit import LimitedLog
 from aegis.runtime.transport.auth import Operator, UserCredentials, new_user_keypair
@@ -25,6 +25,7 @@ from aegis.runtime.transport.grpc_credentials import (
     request_credentials,
 )
 from aegis.runtime.transport.nats_server import NatsServer, can_connect
+from aegis.runtime.transport.tls import JobTls
 
 from ..support import Launch, wait_for_async
 
@@ -116,6 +117,33 @@ async def test_a_revoked_credential_is_cut_off_and_refused_the_others_go_on() ->
         finally:
             for bus in buses:
                 await bus.close()
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+async def test_a_revocation_returns_once_the_server_applies_it(
+    tls: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`revoke` confirms with a probe revoked alongside; over TLS the probe must trust the
+    job's CA, else every probe fails and a revocation the server never applied passed for
+    done (a job across hosts started a pod's replacement while its old credential still
+    worked, or during the reload)."""
+    op = Operator()
+    job = op.create_job_account("team", "train-t")
+    job_tls = JobTls.generate(["127.0.0.1"]) if tls else None
+    ca = job_tls.ca_pem if job_tls is not None else None
+    async with NatsServer(op, [job], tls=job_tls) as nats:
+        gone = job.account.new_user("w0", job.worker_permissions(POD, "i1"))
+        await nats.revoke("team", "train-t", [gone.public_key])
+        assert not await can_connect(nats.url, gone, ca_pem=ca)  # applied when it returned
+        other = job.account.new_user("w1", job.worker_permissions(POD, "i2"))
+
+        async def never_reloaded() -> None:  # a server that does not apply it
+            return None
+
+        monkeypatch.setattr(nats, "_reload", never_reloaded)
+        with pytest.raises(NatsServerError, match="reload did not take effect"):
+            await nats.revoke("team", "train-t", [other.public_key], timeout=1.0)
+        assert await can_connect(nats.url, other, ca_pem=ca)
 
 
 def test_a_sender_over_its_budget_is_shed_others_are_not(monkeypatch: pytest.MonkeyPatch) -> None:

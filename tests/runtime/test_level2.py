@@ -25,13 +25,18 @@ def test_runtime_error_restarts_the_container_then_isolates_the_node(
     env = {"CRASH_ONCE_RANK": "1", "CRASH_DIR": str(tmp_path / "crash")}
     r = aegis_run(2, "--simulate", "node-2=runtime_error", env=env)
     assert r.finish(240) == 0, r.stderr[-3000:]
+    # the controller says each recovery as it applies it (what the launcher told it)
     for k in range(1, MAX_CONTAINER_RESTARTS + 1):
         assert (
-            f"local-worker-1 restarts its container on node-2 (Level 2, {k} of "
-            f"{MAX_CONTAINER_RESTARTS})" in r.stderr
+            "aegis: local-worker-1 (node rank 1, node-2) restarts its container: agent exited "
+            f"76 -> its container restarts on node-2 (Level 2, {k} of {MAX_CONTAINER_RESTARTS})"
+            in r.stderr
         )
     assert "restart the container (Level 2), exit 76" in r.stdout
-    assert "local-worker-1 left node-2 (node fault); rescheduled to node-3" in r.stderr
+    assert (
+        "aegis: local-worker-1 (node rank 1, node-2) left its node: agent exited 1 -> node-2 "
+        "blacklisted, the pod restarts on node-3 (Level 3)" in r.stderr
+    )
     s = r.status()
     assert s["phase"] == "Succeed"
     assert [e["node"] for e in s["errorNodes"]] == ["node-2"]

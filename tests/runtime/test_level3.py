@@ -24,7 +24,10 @@ def test_gpu_lost_in_troubleshooting_reschedules_to_a_fresh_node(
     env = {"CRASH_ONCE_RANK": "1", "CRASH_DIR": str(tmp_path / "crash")}
     r = aegis_run(2, "--simulate", "node-2=gpu_lost", env=env)
     assert r.finish(150) == 0, r.stderr[-3000:]
-    assert "local-worker-1 left node-2 (node fault); rescheduled to node-3" in r.stderr
+    assert (
+        "aegis: local-worker-1 (node rank 1, node-2) left its node: agent exited 1 -> node-2 "
+        "blacklisted, the pod restarts on node-3 (Level 3)" in r.stderr
+    )
     assert "hardware faults rescheduled 1" in r.stderr
     s = r.status()
     assert s["phase"] == "Succeed"

@@ -30,7 +30,7 @@ def test_the_finished_count_equals_a_full_count(events: list[tuple[str, MessageT
         )
         s = core.state
         full = sum(1 for p in PODS if apply(s.finished, ModelValue(p)))
-        assert core._order_base().finished == full
+        assert core.orders._order_base().finished == full
 
 
 def _msg(pod: str, kind: MessageType, seq: int) -> Message:

@@ -10,10 +10,11 @@ and envDuplicate only put a message on the wire: the controller sees them when t
 received.
 Decisions are the controller's own (`settle` inside every entry point): after an
 observation, its state is compared with the behaviour's state after the last consecutive
-decision step, and must be equal. The engine takes decisions in a fixed order (design §8:
-DECISION_ORDER, the first successor); the TLC behaviours' other orders all commute with it,
-and the random walks follow it (a walk that decided otherwise, e.g. restartOutsideRun before
-failedWrapUp after a quit in Pending, would end in a state the controller never reaches).
+decision step, and must be equal. The engine takes decisions in a fixed order, DECISION_ORDER,
+and the first successor (docs/design.md, "How the runtime executes the model"); the TLC
+behaviours' other orders all commute with it, and the random walks follow it (a walk that
+decided otherwise, e.g. restartOutsideRun before failedWrapUp after a quit in Pending, would end
+in a state the controller never reaches).
 
 What the controller cannot know is left out of the comparison, and nothing else: messages
 in flight (the controller's msgs is always empty between events), the agent-side variables
@@ -251,7 +252,7 @@ def replay_all(behaviours: Sequence[Sequence[Row]], tmp: Path) -> int:
 def random_walks(seeds: range, length: int) -> Iterator[list[dict[str, Any]]]:
     """Random behaviours in the NDJSON record shape (generated next_states, cfg constants).
 
-    Observations are random; decisions follow the controller's fixed order (design §8): while
+    Observations are random; decisions follow the controller's fixed order (DECISION_ORDER): while
     one is enabled, the walk takes a successor of the first enabled label in DECISION_ORDER
     (any of its successors), as a controller settles before it sees the next event."""
     c = CFG_CONSTANTS

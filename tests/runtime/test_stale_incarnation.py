@@ -45,7 +45,7 @@ def test_a_lost_incarnation_asking_again_is_evicted_not_rejoined(tmp_path: Path)
 def test_a_lost_incarnation_asking_before_its_replacement_joined_is_evicted(
     tmp_path: Path,
 ) -> None:
-    # bench/fault_schedules.py seeds 580 and 912 (agent frozen 5 s, heartbeat timeout 2 s):
+    # the fault campaign's seeds 580 and 912 (agent frozen 5 s, heartbeat timeout 2 s):
     # on waking, its ACK sent again reached the controller before the replacement existed; it was
     # taken as a join, so the pod came back as the lost incarnation, whose exit (it learned it
     # was evicted) then counted a second failure: recoverCount 2 for one fault

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from aegis.runtime.trace_check import TraceMismatch, check_steplog
+from aegis.testing.scripted_job import healthy
 from aegis.values import Fn
-from tests.tracevalidate.jobs import healthy
 
 
 def _edited(tmp_path: Path, edit: Any) -> Path:

@@ -118,9 +118,9 @@ def open_core(state: Path, *, wal: WriteAheadLog | None = None) -> ControllerCor
 
 
 def close(core: ControllerCore) -> None:
-    assert core.steplog is not None and core.wal is not None
+    assert core.steplog is not None and core.journal.wal is not None
     core.steplog.close()
-    core.wal.close()
+    core.journal.wal.close()
 
 
 def resumed_at(state: Path, views: list[dict[str, Any]], acked: int) -> tuple[int, ControllerCore]:

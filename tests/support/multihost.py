@@ -1,4 +1,4 @@
-"""`aegis run` on several namespaced hosts (tests/support/netns.py): one job, one process a host.
+"""`aegis run` on several namespaced hosts (aegis.testing.netns): one job, one process a host.
 
 `start_job(hosts, tmp, ...)` starts `aegis run --nnodes ... --node-rank i --rdzv-endpoint
 <host 0>:PORT` in each host (node 0 with the state dir), with one join secret; each node's

@@ -86,6 +86,9 @@ def test_level3_run_has_a_row_per_pod_and_a_marker_per_fault(level3_run: AegisRu
     assert len(tl.markers) == len(faults) >= 3
     kinds = [(m.pod, m.kind, m.level) for m in tl.markers]
     assert ("local-worker-1", "error", "1") in kinds  # the crash: Level 1 troubleshoot
+    # its record says which rank failed and how, as fields (the agent's ProcessFailure)
+    (crash,) = [f for f in faults if f.kind == "error"]
+    assert (crash.pod, crash.rank, crash.exit_code, crash.signal) == ("local-worker-1", 1, 1, None)
     assert ("local-worker-1", "check_failed", None) in kinds  # GPU lost in troubleshooting
     (l3,) = [m for m in tl.markers if m.kind == "reschedule"]
     assert (l3.pod, l3.node, l3.label) == ("local-worker-1", "node-2", "Level 3: left node-2")

@@ -21,14 +21,15 @@ from typing import Any
 import pytest
 
 from aegis.generated.aegis_phase import Successor
-from aegis.runtime.controller.core import ControllerCore
+from aegis.runtime.controller import journal
+from aegis.runtime.controller.orders import OrderBook
 from aegis.runtime.engine import Engine
 from aegis.runtime.steplog import read_steplog
+from aegis.testing.scripted_job import Job, crash_once, pods
 from aegis.tracevalidate import render_mismatch, validate_log
 from aegis.values import Fn, ModelValue, Value
 
 from ..support import Launch
-from .jobs import Job, crash_once, pods
 
 
 def test_a_decision_applied_out_of_decision_order_is_rejected_at_that_step(
@@ -68,15 +69,17 @@ def test_a_retry_persisted_twice_across_a_resume_is_rejected_at_the_resume(
     job.all_finish()
     victim = job.pods[1]
     job.crash(victim)
-    restore = ControllerCore._restore
+    restore = journal.restore
 
-    def twice(self: ControllerCore) -> Any:
-        s = restore(self)
-        assert s is not None
-        w = ModelValue(victim)
-        return dataclasses.replace(s, retries=Fn({**s.retries, w: s.retries[w] + 1}))
+    def twice(*args: Any) -> Any:
+        r = restore(*args)
+        assert r is not None
+        s, w = r.state, ModelValue(victim)
+        return dataclasses.replace(
+            r, state=dataclasses.replace(s, retries=Fn({**s.retries, w: s.retries[w] + 1}))
+        )
 
-    monkeypatch.setattr(ControllerCore, "_restore", twice)
+    monkeypatch.setattr(journal, "restore", twice)
     job.restart_controller()
     resume_line = max(r["_line"] for r in read_steplog(job.steplog))
     job.join(victim)
@@ -98,19 +101,18 @@ def test_an_order_published_for_a_state_never_reached_is_rejected_at_the_next_st
     itself (a fresh rendezvous per attempt) instead of through a spec step; the agents then
     work on an order of a state the spec never reached."""
     acted: dict[str, int] = {}
-    order_for = ControllerCore.order_for
+    order_for = OrderBook.order_for
 
-    def bumped(self: ControllerCore, pod: str = "master") -> Any:
-        s = self.state
+    def bumped(self: OrderBook, pod: str = "master") -> Any:
+        s = self.engine.state
         if pod == "master" and s.phase == "RunCommand" and not acted:
-            assert self.steplog is not None
-            acted["lines"] = len(list(read_steplog(self.steplog.path)))
+            acted["lines"] = len(list(read_steplog(job.steplog)))
             self.engine.state = dataclasses.replace(
                 s, masterSeq=s.masterSeq + 1, prevMasterSeq=s.masterSeq
             )
         return order_for(self, pod)
 
-    monkeypatch.setattr(ControllerCore, "order_for", bumped)
+    monkeypatch.setattr(OrderBook, "order_for", bumped)
     job = Job(tmp_path, pods(2))
     job.all_join()
     job.all_finish()

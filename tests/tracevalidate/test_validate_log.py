@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from aegis.generated.aegis_phase import ACTIONS
 from aegis.protocol.envelope import MessageType
-from aegis.runtime.controller.core import ControllerCore
+from aegis.runtime.controller import journal
+from aegis.runtime.controller.journal import StatusJournal
 from aegis.runtime.engine import RUNTIME_BUDGET, initial_state, runtime_constants
 from aegis.runtime.steplog import (
     LoggedStep,
@@ -31,14 +32,13 @@ from aegis.runtime.steplog import (
     read_steplog,
 )
 from aegis.runtime.trace_check import TraceMismatch, check_steplog
+from aegis.testing.scripted_job import Job, crash_once, healthy, message, pods
 from aegis.tracevalidate import validate, validate_log
 from aegis.tracevalidate.actions import bind_action, translation
 from aegis.tracevalidate.module import Gap, wrap_long_lines
 from aegis.tracevalidate.validate import DEFAULT_SPEC, TraceValidationError
 from aegis.values import Fn, ModelValue
 from tools.tlc.sany import export_xml
-
-from .jobs import Job, crash_once, healthy, message, pods
 
 AEGIS = [sys.executable, "-m", "aegis.cli"]
 
@@ -395,11 +395,11 @@ def _killed_between_save_and_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     job.crash(job.pods[1])
     job.join(job.pods[1])
     job.finish(job.pods[0])
-    write = ControllerCore._write_steplog
-    monkeypatch.setattr(ControllerCore, "_write_steplog", _saved_never_logged)
+    write = StatusJournal._write_steplog
+    monkeypatch.setattr(StatusJournal, "_write_steplog", _saved_never_logged)
     job.finish(job.pods[1])  # receive, advance, alignRetries: saved only
     assert job.core.state.phase == "RunCommand"
-    monkeypatch.setattr(ControllerCore, "_write_steplog", write)
+    monkeypatch.setattr(StatusJournal, "_write_steplog", write)
     return job
 
 
@@ -425,7 +425,7 @@ def test_a_gap_is_searched_through_every_state_its_steps_reach(
     the path to the restored state (a VIEW of the place alone: 12 states, no match)."""
     job = Job(tmp_path, pods(3))
     job.all_join()
-    monkeypatch.setattr(ControllerCore, "_write_steplog", _saved_never_logged)
+    monkeypatch.setattr(StatusJournal, "_write_steplog", _saved_never_logged)
     seq = int(job.core.state.masterSeq)
     for p in job.pods:
         kind = MessageType.ERROR if p == job.pods[1] else MessageType.FINISH
@@ -438,8 +438,8 @@ def test_a_gap_is_searched_through_every_state_its_steps_reach(
     assert v.distinct_states is not None and v.distinct_states > 100
 
 
-def _saved_never_logged(self: ControllerCore) -> None:
-    """ControllerCore._write_steplog of a controller killed before it logs its saved steps."""
+def _saved_never_logged(self: StatusJournal) -> None:
+    """StatusJournal._write_steplog of a controller killed before it logs its saved steps."""
     self._unlogged = []
 
 
@@ -447,16 +447,18 @@ def test_a_gap_that_does_not_lead_to_the_restored_state_is_rejected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     job = _killed_between_save_and_log(tmp_path, monkeypatch)
-    restore = ControllerCore._restore
+    restore = journal.restore
 
-    def shifted(self: ControllerCore) -> Any:
+    def shifted(*args: Any) -> Any:
         # a state that satisfies every invariant (the engine refuses to start from one that
         # does not) but that no few steps of the spec reach from the logged one
-        s = restore(self)
-        assert s is not None
-        return dataclasses.replace(s, recoverCount=2, countedFailures=2)
+        r = restore(*args)
+        assert r is not None
+        return dataclasses.replace(
+            r, state=dataclasses.replace(r.state, recoverCount=2, countedFailures=2)
+        )
 
-    monkeypatch.setattr(ControllerCore, "_restore", shifted)
+    monkeypatch.setattr(journal, "restore", shifted)
     job.restart_controller()
     job.close()
     with pytest.raises(TraceMismatch, match="not a state the spec reaches"):

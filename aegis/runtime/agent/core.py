@@ -81,6 +81,7 @@ class RoundOutcome:
     outcome: str  # "Finish", "Error", or RESTART
     reason: str
     slow_note: str = ""  # why this node is slow (its last performance check), if it is
+    user_error: bool = False  # an Error because the command cannot start (not the node's)
 
 
 RESTART = "Restart"  # Level 2: no report, the container restarts in place
@@ -127,7 +128,7 @@ class ViewBase:
 
     @classmethod
     def of(cls, pod: str, max_retry: int) -> ViewBase:
-        """Made once per pod and MaxRetry, not per order (~50 µs of an order's ~80)."""
+        """Made once per pod and MaxRetry, not per order (most of an order's cost)."""
         c = runtime_constants((pod,), max_retry)
         init = initial_state(c)
         return cls(pod, max_retry, c, init, agent_view.derive(c, init))

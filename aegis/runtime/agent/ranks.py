@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis.protocol.faults import ProcessFailure
 from aegis.runtime.agent.runner import RankEnv, Runner
 from aegis.runtime.agent.standby import StandbyPool
 
 MAX_EXCEPTION = 400  # characters of a rank's exception kept in its pod's Error report
+EXEC_FAILED_CODES = (126, 127)  # setpriv's exits when it cannot exec the command
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,21 @@ class RankFailure:
     rank: int
     exit_code: int  # negative: killed by that signal
     exception: str = ""  # "Type: message" from its error file, if it wrote one
+    exec_failed: str = ""  # the command could not be exec'd (why): the user's error
+
+    @property
+    def user_error(self) -> bool:
+        """Whether the rank never ran because its command cannot start."""
+        return bool(self.exec_failed)
+
+    def process_failure(self) -> ProcessFailure:
+        """What the Error report tells of it, as fields."""
+        return ProcessFailure(self.local_rank, self.rank, self.exit_code)
 
     def describe(self) -> str:
         """One line for the Error report, the fault log and `aegis ctl status`."""
+        if self.exec_failed:
+            return f"the command cannot start: {self.exec_failed}"
         code = self.exit_code
         if code < 0:
             try:
@@ -171,7 +185,9 @@ class LocalRanks:
 
     def _failure(self, local_rank: int, code: int) -> RankFailure:
         runner = self.runners[local_rank]
-        exception = read_error_file(runner.error_file)
+        # the error file `@record` wrote, else the last exception line the rank printed
+        exception = read_error_file(runner.error_file) or runner.stderr_filter.last_exception
         with contextlib.suppress(OSError):
             os.unlink(runner.error_file)
-        return RankFailure(local_rank, runner.rank.rank, code, exception)
+        failed = runner.stderr_filter.exec_failed if code in EXEC_FAILED_CODES else ""
+        return RankFailure(local_rank, runner.rank.rank, code, exception, failed)

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import shutil
 import signal
 import sys
 import time
@@ -26,9 +25,11 @@ from pathlib import Path
 from typing import TextIO
 
 from aegis.protocol.environment import Var
+from aegis.runtime.agent.command import command_problem, is_user_error
 from aegis.runtime.agent.containment import alive, descendants, kill_all, under_reaper
+from aegis.runtime.agent.output import StderrFilter, unprefixed
 from aegis.runtime.agent.standby import StandbyPool
-from aegis.runtime.errors import RunnerError
+from aegis.runtime.errors import CommandError, RunnerError
 from aegis.runtime.lifetime import dies_with_parent
 
 log = logging.getLogger(__name__)
@@ -121,13 +122,6 @@ async def until_exit(proc: asyncio.subprocess.Process) -> int:
     return code
 
 
-def _executable(program: str, env: Mapping[str, str]) -> bool:
-    """Whether `program` can be exec'd (a path, or a name on the command's PATH)."""
-    if os.sep in program:
-        return os.access(program, os.X_OK) and not os.path.isdir(program)
-    return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
-
-
 def group_alive(pgid: int) -> bool:
     """True while a process of group `pgid` is alive (zombies do not count)."""
     try:
@@ -190,6 +184,7 @@ class Runner:
         self.last_output = time.monotonic()  # monotonic time of the last output (or start)
         self.last_env: dict[str, str] = {}  # the environment of the last start
         self.from_standby = False  # the last start took a standby interpreter
+        self.stderr_filter = StderrFilter(self.prefix)  # the last start's (its last exception)
 
     @property
     def cwd(self) -> str:
@@ -229,10 +224,10 @@ class Runner:
             with contextlib.suppress(OSError):
                 os.unlink(self.error_file)  # an old attempt's exception is not this one's
             Path(self.error_file).parent.mkdir(parents=True, exist_ok=True)
+        problem = command_problem(self.argv, env, self.cwd)
+        if problem is not None:
+            raise CommandError(f"the command cannot start: {problem}")
         logs = self._open_logs()
-        if not _executable(self.argv[0], env):
-            self._close_logs()
-            raise RunnerError(f"cannot start {self.argv[0]!r}: no such executable")
         self.last_env = env
         taken = None
         if standbys is not None:
@@ -250,13 +245,18 @@ class Runner:
             )
         except OSError as exc:
             self._close_logs()
-            raise RunnerError(f"cannot start {self.argv[0]!r}: {exc}") from None
+            error = CommandError if is_user_error(exc) else RunnerError
+            why = f"{self.argv[0]!r}: {exc.strerror or exc}"
+            raise error(f"the command cannot start: {why}") from None
         self._proc = proc
         self.last_output = time.monotonic()
         assert proc.stdout is not None and proc.stderr is not None
+        self.stderr_filter = StderrFilter(self.prefix)
         self._pumps = [
             asyncio.create_task(self._pump(proc.stdout, self._out or sys.stdout, logs[0])),
-            asyncio.create_task(self._pump(proc.stderr, self._err or sys.stderr, logs[1])),
+            asyncio.create_task(
+                self._pump(proc.stderr, self._err or sys.stderr, logs[1], self.stderr_filter)
+            ),
         ]
         how = "from its standby" if self.from_standby else "cold"
         log.info(
@@ -336,7 +336,13 @@ class Runner:
             for task in self._pumps:
                 task.cancel()
 
-    async def _pump(self, reader: asyncio.StreamReader, dst: TextIO, log: TextIO | None) -> None:
+    async def _pump(
+        self,
+        reader: asyncio.StreamReader,
+        dst: TextIO,
+        log: TextIO | None,
+        filt: StderrFilter | None = None,
+    ) -> None:
         pending = b""
         while chunk := await reader.read(_CHUNK):
             self.last_output = time.monotonic()
@@ -344,19 +350,34 @@ class Runner:
             if len(pending) >= _CHUNK:  # a very long line: forward what we have
                 lines.append(pending)
                 pending = b""
-            self._write(dst, lines, log)
+            self._write(dst, lines, log, filt)
         if pending:
-            self._write(dst, [pending], log)
+            self._write(dst, [pending], log, filt)
+        if filt is not None:
+            self._write(dst, [], None, filt, shown=filt.flush())
 
-    def _write(self, dst: TextIO, lines: list[bytes], log: TextIO | None) -> None:
-        if not lines:
-            return
+    def _write(
+        self,
+        dst: TextIO,
+        lines: list[bytes],
+        log: TextIO | None,
+        filt: StderrFilter | None = None,
+        shown: list[str] | None = None,
+    ) -> None:
+        """`lines` to the log file as they are, to `dst` with the rank's prefix (through
+        `filt`: a peer's departure in one line); `shown`: more lines for `dst` only."""
         texts = [line.decode(errors="replace") for line in lines]
         prefix = self.prefix
+        if filt is not None:
+            out = [kept for text in texts for kept in filt.feed(text)] + (shown or [])
+        else:  # torch prefixes some lines with the same words: once is enough
+            out = [unprefixed(t, prefix) for t in texts]
         for sink, text in (
-            (dst, "".join(f"{prefix}{line}\n" for line in texts)),
+            (dst, "".join(f"{prefix}{line}\n" for line in out)),
             (log, "".join(f"{line}\n" for line in texts)),
         ):
+            if not text:
+                continue
             if sink is None:
                 continue
             try:

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import os
-import random
 import signal
 import tempfile
 import time
@@ -31,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aegis import retry
 from aegis.checks.client import DiagnosisClient
 from aegis.checks.hangwatch import HangWatch
 from aegis.checks.result import (
@@ -41,12 +40,13 @@ from aegis.checks.result import (
     CheckType,
 )
 from aegis.ops.podctl import pod_socket_path, serve_pod_control
-from aegis.protocol.control import CTL_CHECKS
 from aegis.protocol.envelope import Message
-from aegis.protocol.environment import AUTO, AgentConfig, Var, user_env
+from aegis.protocol.environment import AgentConfig, Var, user_env
 from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
+from aegis.protocol.faults import ProcessFailure
 from aegis.protocol.payloads import Order, Report, Sender
 from aegis.protocol.subjects import JobSubjects
+from aegis.runtime.agent.command import command_problem, write_termination_message
 from aegis.runtime.agent.core import (
     RESTART,
     AgentCore,
@@ -57,11 +57,25 @@ from aegis.runtime.agent.core import (
     Work,
     round_outcome,
 )
+from aegis.runtime.agent.ctl import AgentCtl
 from aegis.runtime.agent.identity import keep_renewed
-from aegis.runtime.agent.ranks import LocalRanks, Placement
+from aegis.runtime.agent.placement import (
+    diagnosis_env,
+    local_ranks_of,
+    placement,
+    run_independent,
+)
+from aegis.runtime.agent.ranks import LocalRanks
 from aegis.runtime.agent.standby import StandbyPool
+from aegis.runtime.agent.waits import JOIN_PATIENCE_S, join_waits, report_waits
 from aegis.runtime.control import handle_agent_request
-from aegis.runtime.errors import CredentialsRejected, NoReply, RunnerError, TransportError
+from aegis.runtime.errors import (
+    CommandError,
+    CredentialsRejected,
+    NoReply,
+    RunnerError,
+    TransportError,
+)
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import IssuedCredentials, request_credentials
@@ -69,125 +83,7 @@ from aegis.runtime.transport.grpc_credentials import IssuedCredentials, request_
 log = logging.getLogger(__name__)
 
 BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
-TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven checks of design §6
-LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
-# a report is sent again after each wait without its receipt: 2 s twice (one or two lost
-# copies cost what they did), then 1.5x longer each time up to 8 s (a controller behind on a
-# burst of 12,500 reports is not sent a copy every 2 s: 7 copies in a 25 s backlog, not 12;
-# doubling cost much more where many copies are lost, docs/scale.md), each 0-25% longer at
-# random (a fleet that reported together does not re-send together); after the last wait
-# the series starts again. Every copy has one reply subject: the receipt of any copy ends
-# the wait (Bus.request_patiently)
-REPORT_WAITS_S = (2.0, 2.0, 3.0, 4.5, 6.75, 8.0, 8.0, 8.0, 8.0, 8.0)
-REPORT_JITTER = 0.25
-
-
-# The join's ACK: the same ACK again, with one reply subject, after 1 s (a controller that
-# is up answers in milliseconds), then backing off as a report does. Before, every second
-# brought a new ACK (a new reply subject each): 12,500 agents waiting on a controller behind
-# on its queue sent it 12,500 new requests a second, more than it handles, until its client
-# dropped messages (docs/scale.md, seventh pass); copies of one ACK it handles once
-JOIN_WAITS_S = (1.0, *REPORT_WAITS_S[1:])
-# how long a join waits for a controller that receives its ACK but does not answer (behind,
-# or wedged) before the agent falls back as if no controller were there
-JOIN_PATIENCE_S = 600.0
-
-
-def report_waits(rng: random.Random | None = None) -> list[float]:
-    """One report's waits for its receipt (REPORT_WAITS_S, each stretched by the jitter)."""
-    return _stretched(REPORT_WAITS_S, rng)
-
-
-def join_waits(rng: random.Random | None = None) -> list[float]:
-    """One ACK's waits for its reply (JOIN_WAITS_S, each stretched by the jitter)."""
-    return _stretched(JOIN_WAITS_S, rng)
-
-
-def _stretched(waits: Sequence[float], rng: random.Random | None) -> list[float]:
-    draw = (rng or random).random
-    return [w * (1 + REPORT_JITTER * draw()) for w in waits]
-
-
-def placement(
-    cfg: AgentConfig, nproc: int, order: Order | None = None, agent_store: bool = False
-) -> Placement:
-    """Where this pod's ranks sit: node `cfg.rank` of `cfg.world_size`, `nproc` ranks each,
-    meeting at the order's rendezvous (the launcher's, running independently); `agent_store`:
-    the rendezvous store is hosted by the node-0 agent, not by rank 0."""
-    return Placement(
-        node_rank=cfg.rank,
-        nnodes=cfg.world_size,
-        nproc=nproc,
-        master_addr=order.master_addr if order else cfg.master_addr,
-        master_port=order.master_port if order else cfg.master_port,
-        run_id=cfg.job,
-        job=cfg.job,
-        pod=cfg.pod,
-        max_restarts=order.max_retry if order else 0,
-        agent_store=agent_store,
-    )
-
-
-def visible_gpus() -> int:
-    """The GPUs this node shows its processes (CUDA_VISIBLE_DEVICES, else /dev/nvidiaN)."""
-    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if listed is not None:
-        return len([d for d in listed.split(",") if d.strip() and d.strip() != "-1"])
-    try:
-        return sum(1 for d in os.listdir("/dev") if d.startswith("nvidia") and d[6:].isdigit())
-    except OSError:
-        return 0
-
-
-def local_ranks_of(cfg: AgentConfig) -> int:
-    """K: the configured ranks per node; "auto" is the visible GPUs, else 1."""
-    if cfg.nproc_per_node == AUTO:
-        return max(visible_gpus(), 1)
-    return cfg.nproc_per_node
-
-
-def diagnosis_env(cfg: AgentConfig) -> dict[str, str]:
-    """The diagnosis worker's environment: the agent's, without the spent bootstrap token,
-    its gloo sockets on loopback when the job's rendezvous is (local mode); on Kubernetes
-    gloo binds the pod's own address, the interface of its hostname."""
-    env = {k: v for k, v in os.environ.items() if k != Var.BOOTSTRAP_TOKEN}
-    if is_loopback(cfg.master_addr):
-        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    return env
-
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is a loopback address or `localhost` (no DNS lookup: on Kubernetes the
-    rendezvous name may not resolve yet when the agent starts)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-async def run_independent(cfg: AgentConfig) -> int:
-    """RunIndependent: the command as a plain process; its exit code (128+N for signal N)."""
-    print(f"aegis: agent {cfg.pod}: no controller, running the command independently", flush=True)
-    with tempfile.TemporaryDirectory(prefix="aegis-independent-") as work:
-        ranks = LocalRanks(
-            cfg.command,
-            placement(cfg, local_ranks_of(cfg)),
-            env=user_env(os.environ),
-            work_dir=Path(work),
-            log_dir=Path(cfg.log_dir) / cfg.pod if cfg.log_dir else None,
-        )
-        await ranks.start(retry=0)
-        try:
-            failure = await ranks.wait(5.0)
-        finally:
-            await ranks.stop(5.0)
-    if failure is None:
-        return 0
-    print(f"aegis: agent {cfg.pod}: {failure.describe()}", flush=True)
-    code = failure.exit_code
-    return code if code >= 0 else terminated_by(-code)
+TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven troubleshoot checks
 
 
 class AgentService:
@@ -220,6 +116,15 @@ class AgentService:
 
     async def run(self) -> int:
         """Connect (or fall back), then serve orders until the job ends or we must exit."""
+        problem = command_problem(self.cfg.command, user_env(os.environ))
+        if problem is not None:  # the user's error: no retry or node would change it
+            print(
+                f"aegis: agent {self.cfg.pod}: the command cannot start: {problem} "
+                f"(exit {AgentExit.BAD_COMMAND}: the job fails, no node blamed)",
+                flush=True,
+            )
+            write_termination_message(f"the command cannot start: {problem}")
+            return AgentExit.BAD_COMMAND
         warm = self.warm = asyncio.create_task(self.diag.start())
         try:
             try:
@@ -291,9 +196,8 @@ class AgentService:
             pod_name=cfg.pod,
             proof=cfg.token,
             incarnation=cfg.incarnation,
-            attempts=1000,
+            policy=retry.AGENT_CREDENTIALS,
             timeout=2.0,
-            backoff=0.1,
             ca_pem=cfg.ca.encode("ascii") if cfg.ca else None,
         )
         # the proof is spent: gone from this process's environment (a child never saw it)
@@ -312,12 +216,13 @@ class AgentService:
         # an order the agent missed, sent again when its heartbeat shows it (OrderVersions)
         await self.bus.subscribe(self.subjects.order_inbox(cfg.pod), self._heard)
         await self.bus.subscribe(
-            self.subjects.ctl_agent(cfg.pod), lambda m: handle_agent_request(self, m)
+            self.subjects.ctl_agent(cfg.pod), lambda m: handle_agent_request(AgentCtl(self), m)
         )
         # `kubectl exec POD -- aegis ctl hang|check|burn`: the same handler, on a pod-local
         # socket (aegis.ops.podctl); never a way to stop the job or reach another pod
         self.pod_ctl = await serve_pod_control(
-            pod_socket_path(cfg.progress_dir, cfg.pod), lambda m: handle_agent_request(self, m)
+            pod_socket_path(cfg.progress_dir, cfg.pod),
+            lambda m: handle_agent_request(AgentCtl(self), m),
         )
 
     async def _join(self, deadline: float) -> None:
@@ -404,6 +309,8 @@ class AgentService:
             checks=tuple(r.to_dict() for r in done.results),
             round_seconds=done.seconds,
             gpu_type=self.gpu_type if done.results else None,
+            failure=done.failure,
+            user_error=done.out.user_error,
         )
         msg = self.core.finish_work(seq, phase, done.outcome, report)
         if msg is None:
@@ -445,8 +352,11 @@ class AgentService:
         ranks = self.ranks = self._local_ranks(order, await self._host_store(order))
         try:
             await ranks.start(retry=order.retry)
-        except RunnerError as exc:  # e.g. a typo in the command: an Error, not a hang
-            return _Done(RoundOutcome("Error", f"the command cannot start: {exc}"))
+        except CommandError as exc:  # the user's: the controller ends the job, no retry
+            print(f"aegis: agent {self.cfg.pod}: {exc}", flush=True)
+            return _Done(RoundOutcome("Error", str(exc), user_error=True))
+        except RunnerError as exc:  # the node's (out of memory, of file descriptors)
+            return _Done(RoundOutcome("Error", str(exc)))
         watches = [
             HangWatch(
                 self.cfg.hang_timeout if self.cfg.hang_timeout > 0 else float("inf"),
@@ -465,7 +375,10 @@ class AgentService:
             watcher.cancel()
         if failure is None:
             return _Done(RoundOutcome("Finish", "exit 0"))
-        return _Done(RoundOutcome("Error", failure.describe()))
+        if failure.user_error:
+            print(f"aegis: agent {self.cfg.pod}: {failure.describe()}", flush=True)
+        out = RoundOutcome("Error", failure.describe(), user_error=failure.user_error)
+        return _Done(out, failure=failure.process_failure())
 
     async def _host_store(self, order: Order) -> bool:
         """Whether the ranks find their rendezvous store already up (TORCHELASTIC_USE_AGENT_
@@ -601,31 +514,6 @@ class AgentService:
 
     # ---------------- operator control (`aegis ctl`) ----------------
 
-    async def ctl_hang(self, reason: str) -> dict[str, Any]:
-        """`aegis ctl hang`: mark this pod slow/hung (report Hang); nothing is killed."""
-        running = self.ranks is not None and self.ranks.running
-        if not running:
-            return {"marked": False, "detail": "no training command is running"}
-        marked = await self.report_hang(f"operator: {reason}" if reason else "operator")
-        detail = "reported Hang" if marked else "agentHang not enabled (already marked?)"
-        return {"marked": marked, "detail": detail}
-
-    async def ctl_check(self, checks: Sequence[str]) -> list[dict[str, Any]]:
-        """`aegis ctl check`: run local checks now, out of band (no peers needed)."""
-        names = tuple(checks) or LOCAL_CHECKS
-        bad = [c for c in names if c not in LOCAL_CHECKS]
-        if bad:
-            raise ValueError(f"not a local check: {', '.join(bad)}; use {', '.join(LOCAL_CHECKS)}")
-        params = {"simulate": list(self.cfg.simulate)}
-        results = await self.diag.run(names, f"ctl-{os.urandom(4).hex()}", params)
-        return [r.to_dict() for r in results]
-
-    async def ctl_burn(self, seconds: float) -> list[dict[str, Any]]:
-        """`aegis ctl burn`: a compute burn-in of `seconds` on this node's device."""
-        params = {"burn_seconds": float(seconds), "simulate": list(self.cfg.simulate)}
-        results = await self.diag.run(("burn",), f"burn-{os.urandom(4).hex()}", params)
-        return [r.to_dict() for r in results]
-
     async def _heartbeat(self) -> None:
         """Beat every `heartbeat_period` from the last beat. An order that shortens the period
         (a controller restarted with a larger heartbeat budget: its silence timeout is
@@ -666,6 +554,7 @@ class _Done:
     out: RoundOutcome
     results: tuple[CheckResult, ...] = ()
     seconds: float | None = None
+    failure: ProcessFailure | None = None  # the command's rank that failed, if one did
 
     @property
     def outcome(self) -> str:
@@ -687,5 +576,12 @@ async def agent_main(cfg: AgentConfig) -> int:
     orphan = asyncio.create_task(watch_parent(lambda: agent.stop(TERMINATED)))
     try:
         return await agent.run()
+    except Exception as exc:  # a bug of ours is not the node's fault: Python's exit 1 would be
+        log.error("agent %s failed", cfg.pod, exc_info=exc)
+        print(
+            f"aegis: agent {cfg.pod}: internal error {exc!r}: exit {AgentExit.INTERNAL}",
+            flush=True,
+        )
+        return AgentExit.INTERNAL
     finally:
         orphan.cancel()

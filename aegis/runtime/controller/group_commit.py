@@ -7,8 +7,8 @@ the same batch. The flush takes the lock, commits everything handled so far, pub
 (nothing can change the state in between), and wakes the batch. A caller that already holds
 the lock (an operator's request, a launcher event, the heartbeat scan) commits at once with
 `commit_locked()`, and so does an event whose handling leads to a new order
-(ControllerCore.order_due): the flush takes the lock only after every event queued for it,
-and a restart order would wait behind a burst of reports (docs/scale.md, eleventh pass).
+(OrderBook.order_due): the flush takes the lock only after every event queued for it, and a
+restart order would wait behind a burst of reports.
 The commit's write and fsync run in a worker thread of its own while the lock is held:
 nothing changes memory meanwhile, but the loop goes on reading the bus (nats-server drops a
 client that stops reading) and decoding the next events. A snapshot due after a commit is
@@ -16,7 +16,7 @@ taken later, under the lock, once the order is out and the batch's replies have 
 turn, and once the commits have paused for `quiet_s`, but no later than `max_delay_s` after
 it fell due: an O(pods) snapshot then does not hold up the events right behind a fault. It
 is not needed for durability (the WAL holds every commit). A failed commit rolls back every
-event of the batch (ControllerCore.commit) and each waiter gets the PersistenceError: none
+event of the batch (Journal.commit_async) and each waiter gets the PersistenceError: none
 of them is answered, nothing is published.
 """
 
@@ -36,22 +36,17 @@ WAKE_HOPS = 3  # loop iterations a snapshot waits so the batch's replies go firs
 # a due snapshot waits for the commits to pause for SNAPSHOT_QUIET_S, but no longer than
 # SNAPSHOT_MAX_DELAY_S after it fell due: at 1,000 pods the restart order then came ~60 ms
 # sooner (docs/scale.md). The history misses no phase that ended meanwhile: the controller
-# keeps an entry per commit that changed the phase (ControllerCore._note_history).
+# keeps an entry per commit that changed the phase (StatusJournal._note_history).
 SNAPSHOT_QUIET_S = 0.05
 SNAPSHOT_MAX_DELAY_S = 0.5
 
 
 class Committable(Protocol):
-    """What a group commit needs of the controller core."""
+    """What a group commit needs of the controller's journal."""
 
     @property
     def dirty(self) -> bool:
         """Whether there are handled events not yet durable."""
-        ...
-
-    @property
-    def needs_publish(self) -> bool:
-        """Whether the committed state has an order not yet published."""
         ...
 
     @property
@@ -74,14 +69,14 @@ class GroupCommit:
 
     def __init__(
         self,
-        core: Committable,
+        journal: Committable,
         lock: asyncio.Lock | PriorityLock,
-        publish: Callable[[], Awaitable[None]],
+        publish: Callable[[], Awaitable[None]],  # the committed state's order, if one is due
         *,
         quiet_s: float = SNAPSHOT_QUIET_S,
         max_delay_s: float = SNAPSHOT_MAX_DELAY_S,
     ) -> None:
-        self.core = core
+        self.journal = journal
         self.lock = lock
         self.publish = publish
         self.quiet_s = quiet_s
@@ -99,7 +94,7 @@ class GroupCommit:
         """Return once every event handled so far is durable and its order published (call
         without the lock); PersistenceError if their commit failed (they were rolled back)."""
         if self._batch is None:
-            if not self.core.dirty:
+            if not self.journal.dirty:
                 return
             self._batch = asyncio.get_running_loop().create_future()
             self._spawn(self._flush())
@@ -115,9 +110,13 @@ class GroupCommit:
         then shows the final phase)."""
         self._hurry.set()
         await self.settled()
-        if self.core.snapshot_due:
-            async with self.lock:
-                self.core.compact()
+        async with self.lock:
+            if self.journal.dirty:  # an event handled as the job ended (a launcher event cut
+                # short by the exit): durable first, or no snapshot is due and status.json
+                # keeps an older phase
+                await self._commit_and_publish(raise_failure=False)
+            if self.journal.snapshot_due:
+                self.journal.compact()
 
     async def close(self) -> None:
         """Once nothing can commit any more (the bus is closed): wait for the pending flushes
@@ -137,9 +136,9 @@ class GroupCommit:
 
     async def _commit_and_publish(self, *, raise_failure: bool) -> None:
         batch, self._batch = self._batch, None
-        dirty = self.core.dirty
+        dirty = self.journal.dirty
         try:
-            await self.core.commit_async(self._on_disk)
+            await self.journal.commit_async(self._on_disk)
         except Exception as exc:
             if batch is not None:
                 batch.set_exception(exc)
@@ -151,15 +150,14 @@ class GroupCommit:
         if dirty:
             self._last_commit = asyncio.get_running_loop().time()
         try:
-            if self.core.needs_publish:
-                await self.publish()
+            await self.publish()  # the committed state's order, if one is due
         except Exception:
             # durable all the same: the order goes out with the next publish
             log.exception("publishing the committed order failed")
         finally:
             if batch is not None:
                 batch.set_result(None)
-        if dirty and not self._compacting and self.core.snapshot_due:
+        if dirty and not self._compacting and self.journal.snapshot_due:
             self._compacting = True  # the snapshot, once the replies have gone out
             self._spawn(self._compact())
 
@@ -181,7 +179,7 @@ class GroupCommit:
                 if self._hurry.is_set():
                     break
             async with self.lock:
-                self.core.compact()
+                self.journal.compact()
         finally:
             self._compacting = False
 

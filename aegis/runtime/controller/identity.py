@@ -8,8 +8,11 @@ launcher saw it exit, its heartbeats stopped, or a newer incarnation joined) is 
 whatever it sends later is refused (an ACK or a heartbeat is answered with its eviction: it
 must leave; a report gets an `evicted` receipt), never taken as a join. The retired
 incarnations are kept in the controller's persisted bookkeeping (`Extras.retired`), the last
-RETIRED_PER_POD of each pod: an older one's credential has expired and cannot be renewed
-(its launcher revoked it, or its pod is gone).
+RETIRED_PER_POD of each pod: locally an older one's credential was revoked on the server when
+its agent exited; on Kubernetes it cannot be renewed (its pod is gone) and expires within
+`--credential-ttl`, so only a pod replaced more than RETIRED_PER_POD times within one TTL has
+an older credential alive, refused at its expiry. The list is in the job's status, which must
+fit its CR (aegis.k8s.status_size counts it).
 
 Refusals are counted per kind; their warnings are rate-limited per pod and kind
 (aegis.runtime.log_limit), and a refused observation is logged in the step log once per pod
@@ -29,7 +32,7 @@ from aegis.runtime.log_limit import LimitedLog
 
 log = logging.getLogger(__name__)
 warnings = LimitedLog(log)  # one line per (pod, what) a minute
-RETIRED_PER_POD = 16
+RETIRED_PER_POD = 4
 
 
 def payload_incarnation(msg: Message) -> str:

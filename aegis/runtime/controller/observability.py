@@ -12,8 +12,8 @@ counted at the first report that names it (or at the end, as "unknown", if none 
 
 Every fault-log record the controller writes also goes through `JobObserver.on_fault`:
 `aegis_faults_total{node, kind}` and, where the fault starts a recovery,
-`aegis_recoveries_total{level, gpu_type, worker_num}` (the classification is
-aegis.timeline.events, shared with `aegis timeline`). `aegis_fault_to_order_seconds` is the
+`aegis_recoveries_total{level, gpu_type, worker_num}`, read from the record's fields (the
+controller decides them: aegis.protocol.faults). `aegis_fault_to_order_seconds` is the
 time from the first fault record not yet followed by an order to the next order the controller
 publishes (ControllerService calls `order_published`): how soon a fault is acted on.
 
@@ -37,12 +37,11 @@ from typing import Any
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from aegis.checks.faultlog import FaultRecord
 from aegis.checks.metrics import CheckMetrics
 from aegis.checks.result import CheckResult
 from aegis.protocol.envelope import Message, MessagePhase
+from aegis.protocol.faults import FaultRecord
 from aegis.runtime.controller.gc_tuning import COLLECTOR_CLOCK, CollectorClock
-from aegis.timeline.events import FaultClassifier
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +150,6 @@ class JobObserver:
         self.gpu_type: str | None = None
         self._pending_created = False
         self._ended = False
-        self._classifier = FaultClassifier()
         self._fault_at: float | None = None  # monotonic time of the first unanswered fault
 
     def on_fault(self, record: FaultRecord) -> None:
@@ -159,12 +157,11 @@ class JobObserver:
         if self._fault_at is None:
             self._fault_at = time.monotonic()
         try:
-            kind = self._classifier.classify(record.pod, record.message, record.phase)
             node = (record.node or "unknown")[:_MAX_LABEL]
-            self.shared.faults.labels(node=node, kind=kind.kind).inc()
-            if kind.level is not None:
+            self.shared.faults.labels(node=node, kind=record.kind.value).inc()
+            if record.level is not None:
                 self.shared.recoveries.labels(
-                    level=kind.level,
+                    level=record.level.value,
                     gpu_type=self.gpu_type or UNKNOWN_GPU,
                     worker_num=str(self.worker_num),
                 ).inc()

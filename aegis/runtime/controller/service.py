@@ -33,20 +33,23 @@ import sys
 import time
 from pathlib import Path
 
-from aegis.checks.faultlog import FaultLogWriter
+from aegis.checks.faultlog import FaultLogWriter, FaultRecord
 from aegis.protocol.control import make_reply
 from aegis.protocol.envelope import Message, MessageType
+from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.exitcodes import (
     CONTROLLER_EXIT_BY_PHASE,
     TERMINATED,
     ControllerExit,
     terminated_by,
 )
-from aegis.protocol.payloads import Receipt, ReceiptResult
+from aegis.protocol.launcher_events import PodLost, parse_event
+from aegis.protocol.payloads import ReceiptResult
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.control import ControllerControl
 from aegis.runtime.controller.core import ControllerCore, JobConfig, Outcome, PersistenceError
 from aegis.runtime.controller.group_commit import GroupCommit
+from aegis.runtime.controller.narrator import Narrator
 from aegis.runtime.controller.observability import JobObserver, MetricsServer, write_textfile
 from aegis.runtime.controller.priority_lock import PriorityLock, UrgentHold
 from aegis.runtime.controller.reserve import SAVE_GIVE_UP_S, SpaceReserve, reserve_bytes
@@ -104,15 +107,19 @@ class ControllerService:
         core: ControllerCore,
         bus: Bus,
         observer: JobObserver | None = None,
+        narrator: Narrator | None = None,
         *,
         beats_bus: Bus | None = None,
         ctl_bus: Bus | None = None,
     ) -> None:
-        """`beats_bus`, `ctl_bus`: connections of their own for the heartbeats and the
-        operator's requests (default: `bus`). A server sends a connection its messages in
-        order: on one connection, a flood on one pod's report subject would hold up every
-        heartbeat (pods declared lost) and `aegis ctl` behind it."""
+        """`narrator`: says each fault and what follows on the console (its records come from
+        the core's `on_fault`, wired by the caller). `beats_bus`, `ctl_bus`: connections of
+        their own for the heartbeats and the operator's requests (default: `bus`). A server
+        sends a connection its messages in order: on one connection, a flood on one pod's
+        report subject would hold up every heartbeat (pods declared lost) and `aegis ctl`
+        behind it."""
         self.core = core
+        self.narrator = narrator
         self.bus = bus
         self.beats_bus = beats_bus or bus
         self.ctl_bus = ctl_bus or bus
@@ -127,16 +134,19 @@ class ControllerService:
         self.exit_code: int | None = None
         # events commit in groups: durable, then the order is published, then the replies
         core.autocommit = False
-        self.commits = GroupCommit(core, self.lock, self._publish)
+        self.commits = GroupCommit(core.journal, self.lock, self._publish_due)
         self.reserve: SpaceReserve | None = None  # the state dir's reserve (`serve`)
         self.save_give_up_s = SAVE_GIVE_UP_S
         self._beats: Subscription | None = None  # the heartbeats' (its backlog is read)
         self._sends: set[asyncio.Task[None]] = set()  # heartbeat answers waiting for a commit
+        self.refused_events = 0  # launcher event lines that were not events
 
     async def run(self, events: asyncio.StreamReader | None = None) -> int:
         """Subscribe, re-publish the current order, handle events until the job ends."""
         if self.observer is not None:
-            self.observer.job_started(self.core.fresh)
+            self.observer.job_started(self.core.journal.fresh)
+        if self.narrator is not None:
+            self.narrator.start(*self._narrated())
         # a report's copies (an agent waiting for its receipt sends it again) are handled once
         counted = None if self.observer is None else self.observer.on_report_copy
         copies = RequestCopies(on_copy=counted)
@@ -181,11 +191,21 @@ class ControllerService:
         await self.commits.finish()  # the last snapshot, not left to a task the exit cancels
         if self.observer is not None:
             self.observer.job_ended(self.core.terminal)
-        print(self.core.summary(), file=sys.stderr, flush=True)
-        note = self.storage_note()
-        if note:
-            print(note, file=sys.stderr, flush=True)
+        self._say_how_it_ended()
         return self.exit_code if self.exit_code is not None else ControllerExit.STOPPED
+
+    def _say_how_it_ended(self) -> None:
+        """The job's summary, what the disk did to its state, and why it failed."""
+        ended = [self.core.view.summary(), self.storage_note()]
+        if self.narrator is not None and self.core.terminal == "Failed":
+            cause = self.narrator.cause(int(self.core.state.countedFailures))
+            ended.append(f"aegis: why it failed: {cause}")
+        for line in filter(None, ended):
+            print(line, file=sys.stderr, flush=True)
+
+    def _narrated(self) -> tuple[str, int, int]:
+        s = self.core.state
+        return str(s.phase), int(s.countedFailures), self.core.extras.command_orders
 
     async def close(self) -> None:
         """After `run()`, once the bus is closed: the last commits end and their worker
@@ -200,11 +220,11 @@ class ControllerService:
 
     def terminal_saved(self) -> bool:
         """Whether the job ended and what is on disk says how (its last save went through)."""
-        return self.core.terminal is not None and self.core.persistence.ok
+        return self.core.terminal is not None and self.core.journal.health.ok
 
     def storage_note(self) -> str:
         """What the disk did to the job's state, said when the job ends ('' if nothing)."""
-        health = self.core.persistence
+        health = self.core.journal.health
         full = self.reserve is not None and self.reserve.released
         if not full and not health.failures:
             return ""
@@ -224,7 +244,7 @@ class ControllerService:
         failing_since: float | None = None
         while not self.done.is_set():
             await asyncio.sleep(min(1.0, self.save_give_up_s / 4))
-            if self.core.persistence.ok:
+            if self.core.journal.health.ok:
                 failing_since = None
                 continue
             now = time.monotonic()
@@ -232,14 +252,19 @@ class ControllerService:
             if now - failing_since > self.save_give_up_s:
                 print(
                     f"aegis: the job's state could not be saved for {self.save_give_up_s:g} s "
-                    f"({self.core.persistence.last_error}); the job stops. What ran: phase "
-                    f"{self.core.state.phase}, {self.core.summary()}; status.json holds what "
-                    "was saved before",
+                    f"({self.core.journal.health.last_error}); the job stops. What ran: phase "
+                    f"{self.core.state.phase}, {self.core.view.summary()}; status.json holds "
+                    "what was saved before",
                     file=sys.stderr,
                     flush=True,
                 )
                 self.stop(ControllerExit.STORAGE)
                 return
+
+    def _dropped_at(self) -> float:
+        """When our client last dropped messages (too far behind) on the connections that
+        carry the agents' messages (-inf: never)."""
+        return max(b.dropped_at or -math.inf for b in (self.bus, self.beats_bus))
 
     def _task_failed(self, exc: BaseException) -> None:
         """A supervision task ended by an exception: stop rather than run unsupervised (the
@@ -250,12 +275,14 @@ class ControllerService:
     async def _on_message(self, subject: str, msg: Message) -> Message | None:
         # the sender is the pod incarnation whose subject it came in on (only its credential
         # may publish there), never the payload's: a message that claims another pod or
-        # another incarnation is dropped (aegis.runtime.controller.identity)
+        # another incarnation is dropped (aegis.runtime.controller.senders)
         found = self.subjects.pod_subject(subject)  # (kind, pod, incarnation), read once
         if not self.core.sender_matches(found, msg):
-            return None if msg.type is MessageType.HEARTBEAT else self.core.refusal(msg)
+            if msg.type is MessageType.HEARTBEAT:
+                return None
+            return self.core.orders.receipt(msg, ReceiptResult.FORGED)  # a forged sender
         if found is None or msg.type not in SUBJECT_TYPES[found.kind]:
-            return self.core.misrouted(msg)  # e.g. an ACK among the reports
+            return self.core.senders.misrouted(msg)  # e.g. an ACK among the reports
         if msg.type is MessageType.HEARTBEAT:
             async with self.lock:
                 beat = self.core.on_heartbeat(msg)
@@ -272,7 +299,7 @@ class ControllerService:
         async with hold:  # handled in memory; committed with the others of its batch ...
             out = self._handle(lambda: on(msg))
             try:  # ... unless it leads to an order: that goes out now
-                if self.core.order_due:
+                if self.core.orders.order_due:
                     await self.commits.commit_locked()
             except PersistenceError as exc:
                 log.error("%s", exc)  # rolled back: the agent retries it
@@ -282,15 +309,11 @@ class ControllerService:
         except PersistenceError as exc:
             log.error("%s", exc)  # rolled back: the agent retries it
             return None
-        reply = None if out is None else out.reply
-        applied = (
-            msg.type in REPORT_TYPES
-            and reply is not None
-            and Receipt.from_data(reply.data).result is ReceiptResult.APPLIED
-        )
-        if applied and self.observer is not None:
+        if out is None:
+            return None
+        if out.applied and self.observer is not None:
             self.observer.on_report(msg)
-        return reply
+        return out.reply
 
     def _send_when_durable(self, subject: str, message: Message) -> None:
         """Publish `message` once the state it shows is on disk (not at all if that commit
@@ -317,7 +340,7 @@ class ControllerService:
                 return make_reply(msg, ok=False, error=str(exc))
             # and in status.json (an operator reads it next): an operator's request is rare,
             # so its snapshot is not left to wait for the commits to pause
-            self.core.compact()
+            self.core.journal.compact()
             return reply
 
     async def _apply(self, handle: object) -> Message | None:
@@ -340,20 +363,28 @@ class ControllerService:
             print(f"aegis: controller stopped the job: {exc}", file=sys.stderr, flush=True)
             self.stop(ControllerExit.STOPPED)
             return None
+        finally:
+            if self.narrator is not None:
+                self.narrator.after_event(*self._narrated())
         return out
 
+    async def _publish_due(self) -> None:
+        """After a commit: publish its order if it has one not yet out."""
+        if self.core.orders.needs_publish:
+            await self._publish()
+
     async def _publish(self) -> None:
-        core = self.core
-        if str(core.state.phase) not in core.order_phases and core.terminal is None:
+        core, orders = self.core, self.core.orders
+        if not orders.in_order_phase:
             return  # no order in this phase (Pending, Restarting)
-        for pod_order in core.pod_orders():  # before the broadcast: each pod's own entries
+        for pod_order in orders.pod_orders():  # before the broadcast: each pod's own entries
             await self.bus.publish(self.subjects.master, pod_order)
-        await self.bus.publish(self.subjects.master, core.order_for())
+        await self.bus.publish(self.subjects.master, orders.order_for())
         # no flush (a PING/PONG) per commit: it would hold the lock for a round trip while
         # a thousand reports wait; nats-py writes the buffer out at once, in order (an
         # order before the replies of its batch), and an agent that missed one is sent it
         # again when its heartbeat shows it (OrderVersions)
-        core.mark_published()
+        orders.mark_published()
         if self.observer is not None:
             self.observer.order_published()
         if core.terminal is not None:
@@ -398,8 +429,7 @@ class ControllerService:
                 # was ours too; the heartbeats queued meanwhile are still to be read
                 self.core.refresh_all()
                 continue
-            dropped = max(b.dropped_at or -math.inf for b in (self.bus, self.beats_bus))
-            if time.monotonic() - dropped <= period + late:
+            if time.monotonic() - self._dropped_at() <= period + late:
                 # our client dropped messages since the last scan (too far behind): an agent's
                 # silence may be its heartbeats we dropped, not its death; declaring it lost
                 # would restart pods, more load on a controller already behind
@@ -436,25 +466,38 @@ class ControllerService:
         return time.monotonic() - heard <= within
 
     async def _read_events(self, reader: asyncio.StreamReader) -> None:
-        while line := await reader.readline():
+        """The launcher's events (aegis.protocol.launcher_events), one a line, until its end;
+        a line that is not one is logged and skipped: the controller never stops on one."""
+        while True:
             try:
-                ev = json.loads(line)
-            except ValueError:
-                log.warning("bad launcher event %r", line[:100])
+                line = await reader.readline()
+            except ValueError as exc:  # a line past the reader's limit (it is dropped)
+                self._refuse_event(str(exc))
+                continue
+            if not line:
+                return
+            try:
+                ev = parse_event(line)
+            except MalformedMessage as exc:
+                self._refuse_event(str(exc))
                 continue
             async with self.lock.urgent():
-                if ev.get("event") == "lost":
+                if isinstance(ev, PodLost) and self.narrator is not None:
+                    self.narrator.on_launcher_event(ev)
+                if isinstance(ev, PodLost):
                     await self._apply(
                         lambda ev=ev: self.core.on_pod_lost(
-                            str(ev["pod"]),
-                            str(ev["incarnation"]),
-                            int(ev["exitCode"]),
-                            str(ev.get("node", "")),
-                            str(ev.get("reason", "")),
+                            ev.pod, ev.incarnation, ev.exit_code, ev.node, ev.reason
                         )
                     )
-                elif ev.get("event") == "quit":
+                elif ev.reason:
+                    await self._apply(lambda why=ev.reason: self.core.on_quit(why))
+                else:
                     await self._apply(self.core.on_quit)
+
+    def _refuse_event(self, why: str) -> None:
+        self.refused_events += 1
+        log.warning("launcher event refused (%d so far): %s", self.refused_events, why)
 
 
 async def _stdin_reader() -> asyncio.StreamReader:
@@ -472,6 +515,7 @@ async def serve(
     *,
     events: bool,
     metrics_port: int = 0,
+    resumed_run: bool = False,
     nats_ca: bytes | None = None,
 ) -> int:
     """The `aegis controller` process: load the store, serve the job, return the exit code.
@@ -487,18 +531,25 @@ async def serve(
     wal = WriteAheadLog(state_dir / "wal.jsonl", on_full=reserve.on_full)
     faults = FaultLogWriter(state_dir / "faults.jsonl")
     observer = JobObserver(len(job.pods))
+    narrator = Narrator(job.pods, job.max_retry)
+
+    def write_fault(record: FaultRecord) -> None:
+        faults.write(record)
+        narrator.on_fault(record)
+
     core = ControllerCore(
         job,
         FileStatusStore(state_dir / "status.json", on_full=reserve.on_full),
         steplog,
-        on_fault=observer.fault_sink(faults.write),
+        on_fault=observer.fault_sink(write_fault),
         wal=wal,
+        resumed_run=resumed_run,
     )
     connect = functools.partial(Bus.connect, nats_url, creds, reconnect_attempts=-1, tls_ca=nats_ca)
     bus = await connect(name="aegis-controller")
     beats_bus = await connect(name="aegis-controller-heartbeats")
     ctl_bus = await connect(name="aegis-controller-ctl")
-    service = ControllerService(core, bus, observer, beats_bus=beats_bus, ctl_bus=ctl_bus)
+    service = ControllerService(core, bus, observer, narrator, beats_bus=beats_bus, ctl_bus=ctl_bus)
     service.reserve = reserve
     metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE
-from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
+from aegis.protocol.job_settings import DEFAULT_HEARTBEAT_TIMEOUT_S, JobSettings
 from aegis.runtime.controller.service import CA_FILE as CA_FILE
 from aegis.runtime.controller.service import CONTROLLER_CREDS
 from aegis.runtime.transport.auth import JobAccount, Operator, UserCredentials
@@ -86,6 +86,18 @@ class ControlPlaneConfig:
     proves: Proves | None = None  # how an incarnation proves itself (None: the job's token)
     extra_controller_args: tuple[str, ...] = field(default=())
 
+    @property
+    def settings(self) -> JobSettings:
+        """The job's settings, as its controller process is given them."""
+        return JobSettings(
+            self.job,
+            self.namespace,
+            self.workers,
+            self.max_retry,
+            self.heartbeat_timeout,
+            self.heartbeat_rate,
+        )
+
 
 @dataclass
 class ControlPlane:
@@ -113,23 +125,25 @@ class ControlPlane:
 
     def controller_argv(self) -> list[str]:
         """`python -m aegis.cli controller ...` for this job (it reads launcher events on
-        stdin: `{"event": "lost", ...}`). Its state dir is not named: a command line is
-        readable by every user of the machine; the launcher hands it over (handover.py), and
-        the controller finds its credentials and CA in it."""
+        stdin: aegis.protocol.launcher_events); its job's settings are `controller_env()`.
+        Its state dir is not named: a command line is readable by every user of the machine;
+        the launcher hands it over (handover.py), and the controller finds its credentials
+        and CA in it."""
         cfg = self.cfg
         argv = [
-            *(sys.executable, "-m", "aegis.cli", "controller", "--job", cfg.job),
-            *("--namespace", cfg.namespace, "--workers", str(cfg.workers)),
-            *("--max-retry", str(cfg.max_retry), "--nats-url", self.nats.url),
+            *(sys.executable, "-m", "aegis.cli", "controller", "--nats-url", self.nats.url),
             *("--port-base", str(self.port_base), "--rdzv-host", cfg.advertise_host),
-            *("--heartbeat-timeout", str(cfg.heartbeat_timeout)),
-            *("--heartbeat-rate", str(cfg.heartbeat_rate)),
             *("--metrics-port", str(cfg.metrics_port), "--events"),
             *cfg.extra_controller_args,
         ]
         if cfg.tls is not None:
             argv += ["--nats-tls"]  # its CA is the state dir's CA_FILE
         return argv
+
+    def controller_env(self) -> dict[str, str]:
+        """The controller process's environment beside `controller_argv`: the job's settings,
+        whole (aegis.protocol.job_settings)."""
+        return self.cfg.settings.to_env()
 
 
 @contextlib.asynccontextmanager

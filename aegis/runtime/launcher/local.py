@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import fcntl
 import json
 import logging
 import os
@@ -37,27 +36,23 @@ import secrets
 import shutil
 import signal
 import sys
-import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
-from aegis.errors import AegisError
-from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
+from aegis import retry
+from aegis.protocol.environment import AgentConfig, Var
 from aegis.protocol.exitcodes import (
     CONTROLLER_EXIT_BY_PHASE,
     AgentExit,
     ControllerExit,
     terminated_by,
 )
-from aegis.runtime.agent.containment import children, kill_tree, set_child_subreaper
+from aegis.protocol.launcher_events import LauncherEvent, PodLost, Quit
+from aegis.runtime.agent.command import command_problem
+from aegis.runtime.agent.containment import children, set_child_subreaper
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
-from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
-from aegis.runtime.controller.store import FileStatusStore
-from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.errors import NatsServerError
 from aegis.runtime.handover import hand_over
+from aegis.runtime.launcher.agents import AgentProc, spawn_agent, sweep_strays, terminate_group
+from aegis.runtime.launcher.agents import python_aegis as _python_aegis
 from aegis.runtime.launcher.control_plane import CTL_FILE as CTL_FILE
 from aegis.runtime.launcher.control_plane import (
     ControlPlane,
@@ -67,7 +62,22 @@ from aegis.runtime.launcher.control_plane import (
 from aegis.runtime.launcher.control_plane import LaunchError as LaunchError
 from aegis.runtime.launcher.control_plane import free_port as free_port
 from aegis.runtime.launcher.control_plane import write_private_json as write_private_json
+from aegis.runtime.launcher.local_job import AGENT_PROCESS_BYTES as AGENT_PROCESS_BYTES
+from aegis.runtime.launcher.local_job import LocalJob
+from aegis.runtime.launcher.local_job import available_memory as available_memory
+from aegis.runtime.launcher.local_job import capacity_problem as capacity_problem
 from aegis.runtime.launcher.proofs import IncarnationProofs
+from aegis.runtime.launcher.state_dir import (
+    CREDENTIAL_FILES,
+    JOB_FILE,
+    STATE_DIR_PREFIX,
+    claim_state_dir,
+)
+from aegis.runtime.launcher.state_dir import STATUS_FILE as STATUS_FILE
+from aegis.runtime.launcher.state_dir import WAL_FILE as WAL_FILE
+from aegis.runtime.launcher.state_dir import finished_phase as finished_phase
+from aegis.runtime.launcher.state_dir import never_joined as never_joined
+from aegis.runtime.launcher.state_dir import progress_mark as progress_mark
 from aegis.runtime.lifetime import (
     dies_with_parent,
     keep_memory_private,
@@ -75,7 +85,6 @@ from aegis.runtime.lifetime import (
     supervised,
     sweep_orphaned_tempdirs,
 )
-from aegis.runtime.transport.grpc_credentials import DEFAULT_TTL_S
 from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
 
 log = logging.getLogger(__name__)
@@ -84,215 +93,12 @@ STRAY_SWEEP_S = 1.0  # how often the launcher ends what a killed agent's ranks l
 # `aegis controller` exits 2 when it refuses to run (aegis.cli: an AegisError such as a status
 # file that is not a state of the spec, or bad arguments): the same again on every restart
 CONTROLLER_REFUSED = 2
-NATS_RESTARTS = 5  # tries to bring nats-server back (0.5 s, 1 s, 2 s, 4 s, 5 s apart)
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
-LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
-STATUS_FILE = "status.json"
-WAL_FILE = "wal.jsonl"  # the controller's write-ahead log beside it
 AGENT_NATS_URL_ENV = "AEGIS_AGENT_NATS_URL"  # test hook: the NATS URL agents are given
-_GRACE_S = 10.0
-# the memory one agent process takes before its command's ranks (~53 MB RSS measured: Python,
-# its imports, the NATS client); `aegis run` starts one per node on this machine
-AGENT_PROCESS_BYTES = 64 << 20
 
 
-def available_memory() -> int | None:
-    """The bytes of memory this machine can give new processes (MemAvailable; None if the
-    kernel does not say)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def capacity_problem(workers: int, available: int | None) -> str | None:
-    """Why this machine cannot run `workers` agent processes (None if it can, or if its
-    memory is not known): a job that cannot fit fails at once, before it starts anything."""
-    need = workers * AGENT_PROCESS_BYTES
-    if available is None or need <= available:
-        return None
-    return (
-        f"--nnodes {workers}: aegis run starts an agent process per node on this machine "
-        f"(~{AGENT_PROCESS_BYTES >> 20} MiB each, before the command's own ranks): that needs "
-        f"~{need / 2**30:,.1f} GiB and this machine has {available / 2**30:,.1f} GiB available "
-        f"(at most {available // AGENT_PROCESS_BYTES} nodes); for a fleet of that size without "
-        "processes, see bench/scale.py"
-    )
-
-
-@dataclass
-class LocalJob:
-    """The options of `aegis run`."""
-
-    command: list[str]
-    workers: int
-    max_retry: int = 3
-    job: str = ""  # "": a name of its own (`local-<random>`), no other job's on this machine
-    namespace: str = "default"
-    state_dir: Path | None = None
-    connect_timeout: float = 10.0
-    heartbeat_s: float = 5.0
-    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S
-    heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE  # the controller's heartbeat budget
-    hang_timeout: float = DEFAULT_HANG_TIMEOUT_S  # <= 0: no hang detection
-    checkpoint_file: str = ""  # marker file meaning "checkpoint done" (besides the API)
-    extra_env: dict[str, str] = field(default_factory=dict)
-    simulate: dict[str, tuple[str, ...]] = field(default_factory=dict)  # node -> faults
-    metrics_port: int = 0  # > 0: the controller serves GET /metrics on 127.0.0.1:port
-    nproc_per_node: int = 1  # ranks per node agent (AUTO: its visible GPUs, else 1)
-    log_dir: str = ""  # per-rank stdout/stderr files under it
-    resume: bool = False  # a state dir whose job already ended: report it, run nothing
-    fallback: str = "fail"  # an agent without a controller: "fail" the job, or "independent"
-    standby: bool = False  # agents start each rank's next attempt ahead
-    preload: tuple[str, ...] = ()  # modules those standbys import ahead (implies standby)
-    credential_ttl: float = DEFAULT_TTL_S  # a worker JWT's lifetime (renewed at half of it)
-
-    def __post_init__(self) -> None:
-        if not self.job:  # the job its state dir holds, else a name of its own
-            self.job = saved_job_name(self.state_dir) or unique_job_name()
-
-    @property
-    def heartbeat_interval(self) -> float:
-        """Agents beat at least 4 times per timeout."""
-        if self.heartbeat_timeout <= 0:
-            return self.heartbeat_s
-        return min(self.heartbeat_s, self.heartbeat_timeout / 4)
-
-    @property
-    def pods(self) -> list[str]:
-        """The pod names, rank order."""
-        return [f"{self.job}-worker-{i}" for i in range(self.workers)]
-
-
-def unique_job_name() -> str:
-    """A default job name no other job on this machine has (`local-` and 6 random hex
-    digits): jobs of one user apart by name too, their ctl, subjects and progress files."""
-    return f"local-{secrets.token_hex(3)}"
-
-
-def saved_job_name(state_dir: Path | None) -> str:
-    """The name of the job `state_dir` holds (its ctl.json), '' if none: `aegis run` started
-    again on it resumes that job under its own name."""
-    if state_dir is None:
-        return ""
-    try:
-        name = json.loads((state_dir / CTL_FILE).read_text()).get("job", "")
-    except (OSError, ValueError, AttributeError):
-        return ""
-    return name if isinstance(name, str) else ""
-
-
-@dataclass
-class _AgentProc:
-    pod: str
-    rank: int
-    node: str
-    incarnation: str
-    proc: asyncio.subprocess.Process | None  # None: it runs on another host
-
-
-async def spawn_agent(cfg: AgentConfig, env: dict[str, str]) -> asyncio.subprocess.Process:
-    """Start `aegis agent` configured by `cfg` (its AEGIS_* variables over `env`), in a
-    session of its own, killed if this process dies. Its proof (`cfg.token`: its
-    incarnation's secret) is handed over on an inherited socket, never in its environment
-    (aegis.runtime.handover): the one place a secret goes from a launcher to its agent."""
-    agent_env = {**env, **cfg.to_env(), Var.LAUNCHER_PID: str(os.getpid())}
-    agent_env.pop(Var.BOOTSTRAP_TOKEN, None)
-    handed = hand_over(cfg.token) if cfg.token else None
-    if handed is not None:
-        agent_env.update(handed.env)
-    try:
-        return await asyncio.create_subprocess_exec(
-            *dies_with_parent([*_python_aegis(), "agent"]),
-            env=agent_env,
-            start_new_session=True,
-            pass_fds=() if handed is None else (handed.fd,),
-        )
-    finally:
-        if handed is not None:
-            handed.close()  # the agent holds the only copy now
-
-
-@contextlib.contextmanager
-def claim_state_dir(state_dir: Path) -> Iterator[None]:
-    """Make `state_dir` and hold its lock while the job runs: one launcher per state dir (the
-    kernel drops the lock with the process, so a killed launcher leaves none behind)."""
-    if state_dir.exists() and not state_dir.is_dir():
-        raise LaunchError(f"--state-dir {state_dir} exists and is not a directory")
-    try:
-        made = not state_dir.exists()
-        state_dir.mkdir(parents=True, exist_ok=True)
-        if made:  # the job's credentials go in it: nobody else's to list
-            state_dir.chmod(0o700)
-        lock = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise LaunchError(f"cannot use --state-dir {state_dir}: {exc}") from None
-    try:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(lock, 64, 0).decode(errors="replace").strip() or "another process"
-            raise LaunchError(
-                f"{state_dir} is in use by another aegis run (pid {holder}); one state "
-                "directory holds one job"
-            ) from None
-        try:
-            os.ftruncate(lock, 0)
-            os.pwrite(lock, str(os.getpid()).encode(), 0)
-        except OSError as exc:  # a full disk: said now, before anything starts
-            raise LaunchError(f"cannot use --state-dir {state_dir}: {exc}") from None
-        yield
-    finally:
-        os.close(lock)
-
-
-def finished_phase(state_dir: Path) -> str | None:
-    """The terminal phase of the job saved in `state_dir`, None if none ended there."""
-    status = FileStatusStore(state_dir / STATUS_FILE).load()
-    if status is None:
-        return None
-    if status.phase == "Succeed" or (status.phase == "Failed" and status.should_quit):
-        return status.phase
-    return None
-
-
-def never_joined(state_dir: Path) -> bool:
-    """Whether no agent ever joined the controller of `state_dir`: an agent that exits then
-    has run its command alone. Every join is a WAL record before it is answered, and a
-    snapshot (taken up to 0.5 s after a commit, docs/persistence.md) keeps the incarnations;
-    so none joined while the log is empty and the snapshot, if any, is Pending with none."""
-    try:
-        status = FileStatusStore(state_dir / STATUS_FILE).load()
-        logged = WriteAheadLog(state_dir / WAL_FILE).read()
-    except AegisError:
-        return False
-    if logged:
-        return False
-    if status is None:
-        return True
-    joined = (status.runtime or {}).get("incarnations") or {}
-    return status.phase == "Pending" and status.master_seq == 0 and not any(joined.values())
-
-
-def progress_mark(state_dir: Path) -> int:
-    """How far the job saved in `state_dir` has come: the number of the last spec step on
-    disk (its snapshot's, or its WAL's last record's); -1 when none can be read."""
-    try:
-        status = FileStatusStore(state_dir / STATUS_FILE).load()
-        logged = WriteAheadLog(state_dir / WAL_FILE).read()
-    except AegisError:
-        return -1
-    steps = [int((status.runtime or {}).get("stepNo", 0))] if status is not None else [-1]
-    steps += [int(r.body.get("extras", {}).get("stepNo", -1)) for r in logged[-1:]]
-    return max(steps)
-
-
-def _python_aegis() -> list[str]:
-    return [sys.executable, "-m", "aegis.cli"]
+def _restart_failed(attempt: int, exc: BaseException) -> None:
+    log.warning("nats-server restart %d failed: %s", attempt, exc)
 
 
 class Launcher:
@@ -300,48 +106,86 @@ class Launcher:
 
     def __init__(self, job: LocalJob) -> None:
         self.job = job
-        self.state_dir = job.state_dir or Path(tempfile.mkdtemp(prefix="aegis-run-"))
-        # progress files live apart from the state dir: a path the training command is told
-        # never leads to ctl.json or the controller's credentials
         # what an earlier launcher left when it was SIGKILLed (its temp dirs) goes now
-        for prefix in (PROGRESS_DIR_PREFIX, NATS_DIR_PREFIX):
+        for prefix in (PROGRESS_DIR_PREFIX, NATS_DIR_PREFIX, STATE_DIR_PREFIX):
             for path in sweep_orphaned_tempdirs(prefix):
                 log.info("removed %s, left by a launcher that was killed", path)
+        # without --state-dir the job's files live in a temp dir of this launcher's, removed
+        # when it ends (it holds credentials); --state-dir keeps them
+        self.temporary = job.state_dir is None
+        self.state_dir = job.state_dir or owned_tempdir(STATE_DIR_PREFIX)
+        # progress files live apart from the state dir: a path the training command is told
+        # never leads to ctl.json or the controller's credentials
         self.progress_dir = owned_tempdir(PROGRESS_DIR_PREFIX)
         self.expected: dict[str, str] = {}  # pod -> the incarnation it runs as now
         self._alone: dict[str, int] = {}  # pod -> exit code of a command it ran alone
-        self.agents: dict[str, _AgentProc] = {}
+        self.agents: dict[str, AgentProc] = {}
         self.controller: asyncio.subprocess.Process | None = None
         self.node_count = 0
         self.container_restarts: dict[tuple[str, str], int] = {}  # (pod, node) -> Level 2 count
         self.done = asyncio.Event()
         self.exit_code = 1
+        self.resuming = False  # the state dir holds a job an earlier run left unfinished
+        self._quitting = False  # the controller was told to quit (a command cannot start)
         self._watchers: set[asyncio.Task[None]] = set()
         self.plane: ControlPlane | None = None
         self.proofs = IncarnationProofs()  # the secret each incarnation proves itself with
         self._spawning = 0  # children being started (not known yet: not strays)
         self._revoked_keys: dict[str, str | None] = {}  # incarnation -> its credential's key
         self._revoked_on_server: set[str] = set()
+        # children this process had before the job (an API caller's): never strays
+        self._before: set[int] = set()
 
     async def run(self) -> int:
-        """Run the job to its end; the exit code (0 Succeed, non-zero otherwise)."""
-        with claim_state_dir(self.state_dir):
-            ended = finished_phase(self.state_dir)
-            if ended is not None:
-                if not self.job.resume:
-                    raise LaunchError(
-                        f"{self.state_dir} holds a job that already ended {ended}: nothing would "
-                        "run. Use another --state-dir, or --resume to report that result again"
-                    )
-                print(f"aegis: job already ended {ended}; nothing was run", file=sys.stderr)
-                return 0 if ended == "Succeed" else 1
-            return await self._run()
+        """Run the job to its end; the exit code (0 Succeed, non-zero otherwise). The job's
+        credentials go with it (its files stay: `aegis ctl status` reads them)."""
+        with claim_state_dir(self.state_dir):  # only the launcher holding it touches it
+            try:
+                return await self._claimed()
+            finally:
+                for name in CREDENTIAL_FILES:
+                    with contextlib.suppress(OSError):
+                        (self.state_dir / name).unlink()
+
+    def forget(self) -> None:
+        """Remove a temporary state dir (none was asked for: nothing is kept)."""
+        if self.temporary:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    async def _claimed(self) -> int:
+        ended = finished_phase(self.state_dir)
+        if ended is not None:
+            if not self.job.resume:
+                raise LaunchError(
+                    f"{self.state_dir} holds a job that already ended {ended}: nothing would "
+                    "run. Use another --state-dir, or --resume to report that result again"
+                )
+            print(f"aegis: job already ended {ended}; nothing was run", file=sys.stderr)
+            return 0 if ended == "Succeed" else 1
+        # a job saved by an earlier run that was interrupted: its agents are gone with it
+        self.resuming = (self.state_dir / STATUS_FILE).exists()
+        if self.resuming:
+            print(
+                f"aegis: resuming the job saved in {self.state_dir} (the interruption "
+                "counts no retry)",
+                file=sys.stderr,
+                flush=True,
+            )
+        job = {"namespace": self.job.namespace, "job": self.job.job, "pods": self.job.pods}
+        try:
+            (self.state_dir / JOB_FILE).write_text(
+                json.dumps({**job, "maxRetry": self.job.max_retry})
+            )
+        except OSError as exc:  # a full disk: said now, before anything starts
+            raise LaunchError(f"cannot use --state-dir {self.state_dir}: {exc}") from None
+        return await self._run()
 
     async def _run(self) -> int:
         async with control_plane(self._plane_config()) as plane:
             self.plane = plane
             self.expected = plane.expected
             self._ctl_args = plane.controller_argv()[len(_python_aegis()) :]
+            self._ctl_env = plane.controller_env()  # the job's settings, whole
             self._agent_base = self._agent_config(plane)
             return await self._supervise(plane.nats)
 
@@ -391,23 +235,21 @@ class Launcher:
 
     async def _supervise_bus(self, nats: NatsServer) -> None:
         """Restart nats-server on its port when it dies (controller and agents reconnect; a
-        bus outage is not a pod loss); after NATS_RESTARTS failed tries in a row the job
-        ends, clearly, instead of waiting for a bus that does not come back."""
+        bus outage is not a pod loss); after `aegis.retry.NATS_RESTART`'s failed tries in a
+        row the job ends, clearly, instead of waiting for a bus that does not come back."""
         while not self.done.is_set():
             code = await nats.wait_exit()
             if self.done.is_set():
                 return
             print(f"aegis: nats-server exited {code}; restarting it", file=sys.stderr, flush=True)
-            for attempt in range(NATS_RESTARTS):
-                try:
-                    await nats.restart()
-                    break
-                except (NatsServerError, OSError) as exc:
-                    log.warning("nats-server restart %d failed: %s", attempt + 1, exc)
-                    await asyncio.sleep(min(0.5 * 2**attempt, 5.0))
-            else:
+            try:
+                await retry.call_async(
+                    nats.restart, retry.NATS_RESTART, (NatsServerError, OSError), _restart_failed
+                )
+            except (NatsServerError, OSError):
+                tries = retry.NATS_RESTART.tries
                 print(
-                    f"aegis: nats-server did not come back ({NATS_RESTARTS} tries): the job fails",
+                    f"aegis: nats-server did not come back ({tries} tries): the job fails",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -415,6 +257,7 @@ class Launcher:
                 return
 
     async def _supervise(self, nats: NatsServer) -> int:
+        self._before = set(children(os.getpid()))
         bus = supervised(self._supervise_bus(nats), "nats-server", lambda _: self.interrupt(1))
         strays = supervised(self._sweep_strays(), "stray sweep", lambda _: self.interrupt(1))
         tasks = [asyncio.create_task(self._controller_loop()), bus, strays]
@@ -445,21 +288,12 @@ class Launcher:
                 self.sweep_strays()
 
     def sweep_strays(self) -> list[int]:
-        """Kill (with everything under them) this process's children it did not start, and
-        reap those dead (they were never asyncio's); the pids killed."""
-        ours = {a.proc.pid for a in self.agents.values() if a.proc is not None}
+        """Kill (with everything under them) this process's children that came after the job
+        started and that it did not start (agents.sweep_strays); the pids killed."""
+        ours = {a.proc.pid for a in self.agents.values() if a.proc is not None} | self._before
         ours |= {p.pid for p in (self.controller,) if p is not None}
         ours |= {pid for pid in (self.plane.nats.pid if self.plane else None,) if pid}
-        killed = []
-        for pid in children(os.getpid()):
-            if pid not in ours:
-                killed += kill_tree(pid)
-                log.warning("ended process %d, left by a rank whose agent was killed", pid)
-        for pid in children(os.getpid(), zombies=True):
-            if pid not in ours:
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
-        return killed
+        return sweep_strays(ours)
 
     def interrupt(self, code: int) -> None:
         """Ctrl-C / SIGTERM: stop everything, exit with `code`."""
@@ -468,22 +302,12 @@ class Launcher:
 
     async def _controller_loop(self) -> None:
         crashes = 0  # in a row: without the job's state moving on between them
+        # only the first controller of a resumed run may take the saved incarnations over
+        resumed = self.resuming
         while True:
             mark = progress_mark(self.state_dir)
-            # its state dir is handed over, neither in its command line nor in its environment
-            handed = hand_over(str(self.state_dir), Var.STATE_DIR_FD)
-            self._spawning += 1
-            try:
-                self.controller = await asyncio.create_subprocess_exec(
-                    *dies_with_parent([*_python_aegis(), *self._ctl_args]),
-                    stdin=asyncio.subprocess.PIPE,
-                    start_new_session=True,
-                    env={**os.environ, Var.LAUNCHER_PID: str(os.getpid()), **handed.env},
-                    pass_fds=(handed.fd,),
-                )
-            finally:
-                self._spawning -= 1
-                handed.close()
+            self.controller = await self._start_controller(resumed)
+            resumed = False
             code = await self.controller.wait()
             if code in CONTROLLER_EXIT_BY_PHASE.values():
                 self.exit_code = 0 if code == 0 else 1
@@ -527,6 +351,30 @@ class Launcher:
                 flush=True,
             )
 
+    async def _start_controller(self, resumed: bool) -> asyncio.subprocess.Process:
+        """Start `aegis controller` (`resumed`: the first of a resumed run). Its state dir is
+        handed over, neither in its command line nor in its environment."""
+        handed = hand_over(str(self.state_dir), Var.STATE_DIR_FD)
+        self._spawning += 1
+        try:
+            return await asyncio.create_subprocess_exec(
+                *dies_with_parent(
+                    [*_python_aegis(), *self._ctl_args, *(["--resumed-run"] if resumed else [])]
+                ),
+                stdin=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                env={
+                    **os.environ,
+                    **self._ctl_env,
+                    Var.LAUNCHER_PID: str(os.getpid()),
+                    **handed.env,
+                },
+                pass_fds=(handed.fd,),
+            )
+        finally:
+            self._spawning -= 1
+            handed.close()
+
     def _new_node(self) -> str | None:
         """A fresh node slot for a pod to run on (None: there is none, the job fails)."""
         self.node_count += 1
@@ -554,9 +402,9 @@ class Launcher:
             proc = await spawn_agent(cfg, {**os.environ, **self.job.extra_env})
         finally:
             self._spawning -= 1
-        self._track(_AgentProc(pod, rank, node, cfg.incarnation, proc))
+        self._track(AgentProc(pod, rank, node, cfg.incarnation, proc))
 
-    def _track(self, agent: _AgentProc) -> None:
+    def _track(self, agent: AgentProc) -> None:
         """`agent` is the pod's current incarnation: its exit is handled (`_agent_exited`)."""
         self.agents[agent.pod] = agent
         if agent.proc is None:
@@ -565,10 +413,10 @@ class Launcher:
         self._watchers.add(watch)
         watch.add_done_callback(self._watchers.discard)
 
-    async def _watch_agent(self, agent: _AgentProc, proc: asyncio.subprocess.Process) -> None:
+    async def _watch_agent(self, agent: AgentProc, proc: asyncio.subprocess.Process) -> None:
         await self._agent_exited(agent, await proc.wait())
 
-    async def _agent_exited(self, agent: _AgentProc, code: int) -> None:
+    async def _agent_exited(self, agent: AgentProc, code: int) -> None:
         """Agent `agent` exited with `code`: restart it in place, reschedule it (node fault)
         or end the job, as the exit code says."""
         if self.done.is_set() or self.agents.get(agent.pod) is not agent:
@@ -582,7 +430,7 @@ class Launcher:
         finally:
             await self._revoke(agent, key)
 
-    async def _after_exit(self, agent: _AgentProc, code: int) -> None:
+    async def _after_exit(self, agent: AgentProc, code: int) -> None:
         """What an agent's exit leads to: the job ends, or the controller is told and the
         pod gets a new incarnation."""
         if code == AgentExit.NO_CONTROLLER:
@@ -608,38 +456,50 @@ class Launcher:
             return
         if code == AgentExit.LEFT:  # left after the final order
             return
-        self._tell_controller(
-            {
-                "event": "lost",
-                "pod": agent.pod,
-                "incarnation": agent.incarnation,
-                "exitCode": code,
-                "node": agent.node,
-            }
-        )
-        await self._revoke(agent, self._retire(agent))  # before its replacement exists
-        node = agent.node
+        if code == AgentExit.BAD_COMMAND:  # the user's error (the agent said why): not restarted
+            self._quit_bad_command(agent)
+            return
+        node: str | None = agent.node
+        event = PodLost(agent.pod, agent.incarnation, code, agent.node)
         if code == AgentExit.RESTART_CONTAINER:
             key = (agent.pod, agent.node)
             self.container_restarts[key] = self.container_restarts.get(key, 0) + 1
-            print(
-                f"aegis: {agent.pod} restarts its container on {agent.node} (Level 2, "
-                f"{self.container_restarts[key]} of {MAX_CONTAINER_RESTARTS})",
-                file=sys.stderr,
-                flush=True,
+            event = dataclasses.replace(
+                event,
+                container_restarts=self.container_restarts[key],
+                container_restart_limit=MAX_CONTAINER_RESTARTS,
             )
-        if code == AgentExit.NODE_FAULT:
-            fresh = self._new_node()
-            if fresh is None:
-                self._no_node_for(agent.pod, f"it left {agent.node} with a node fault")
-                return
-            node = fresh
-            print(
-                f"aegis: {agent.pod} left {agent.node} (node fault); rescheduled to {node}",
-                file=sys.stderr,
-                flush=True,
+            said = (
+                f"{agent.pod} restarts its container on {agent.node} (Level 2, "
+                f"{self.container_restarts[key]} of {MAX_CONTAINER_RESTARTS})"
             )
+        elif code == AgentExit.NODE_FAULT:  # a node fault, or a slow node evicted
+            node = self._new_node()
+            said = f"{agent.pod} left {agent.node} (agent exit 1); rescheduled to {node}"
+        else:
+            said = f"{agent.pod}'s agent exited {code}; restarted on {node}"
+        if node is not None:
+            event = dataclasses.replace(event, next_node=node)
+        # the controller says it, with what it counts; the launcher only when it cannot
+        if not self._tell_controller(event) and node is not None:
+            print(f"aegis: {said}", file=sys.stderr, flush=True)
+        await self._revoke(agent, self._retire(agent))  # before its replacement exists
+        if node is None:
+            self._no_node_for(agent.pod, f"it left {agent.node} with a node fault")
+            return
         await self._start_agent(agent.pod, agent.rank, node)
+
+    def _quit_bad_command(self, agent: AgentProc) -> None:
+        """An agent found that the command cannot start (exit 78): the job quits, nothing is
+        restarted and no node is blamed; without a controller to tell, the launcher ends it."""
+        if self._quitting:
+            return  # every agent finds it: the controller is told once
+        self._quitting = True
+        problem = command_problem(list(self.job.command)) or "see the agent's line above"
+        why = f"{agent.pod}: the command cannot start: {problem}"
+        if not self._tell_controller(Quit(why)):
+            print(f"aegis: {why}: the job fails", file=sys.stderr, flush=True)
+            self.interrupt(1)
 
     def _no_node_for(self, pod: str, why: str) -> None:
         """No node can take `pod`: the job fails, saying so."""
@@ -651,7 +511,7 @@ class Launcher:
         )
         self.interrupt(1)
 
-    def _retire(self, agent: _AgentProc) -> str | None:
+    def _retire(self, agent: AgentProc) -> str | None:
         """`agent`'s incarnation ended: its secret proves nothing, its credential is never
         renewed or issued again. The public key it was issued for (None if none was)."""
         self.proofs.forget(agent.pod, agent.incarnation)
@@ -661,7 +521,7 @@ class Launcher:
         self._revoked_keys.setdefault(agent.incarnation, key)
         return self._revoked_keys[agent.incarnation]
 
-    async def _revoke(self, agent: _AgentProc, key: str | None) -> None:
+    async def _revoke(self, agent: AgentProc, key: str | None) -> None:
         """Revoke `key` (`agent`'s credential) on the server, once: its connections close."""
         if key is None or key in self._revoked_on_server:
             return
@@ -675,12 +535,17 @@ class Launcher:
     def _never_joined(self) -> bool:
         return never_joined(self.state_dir)
 
-    def _tell_controller(self, event: dict[str, object]) -> None:
+    def _tell_controller(self, event: LauncherEvent) -> bool:
+        """Write `event` to the controller's stdin; False if no controller can read it (a
+        restarted controller infers a pod's restart from its new incarnation)."""
         ctl = self.controller
         if ctl is None or ctl.stdin is None or ctl.returncode is not None:
-            return  # a restarted controller infers the restart from the new incarnation
-        with contextlib.suppress(OSError, RuntimeError):
-            ctl.stdin.write((json.dumps(event) + "\n").encode())
+            return False
+        try:
+            ctl.stdin.write(event.to_line())
+        except (OSError, RuntimeError):
+            return False
+        return True
 
     async def _shutdown(self) -> None:
         procs = [a.proc for a in self.agents.values() if a.proc is not None]
@@ -688,20 +553,6 @@ class Launcher:
             procs.append(self.controller)
         await asyncio.gather(*(terminate_group(p) for p in procs))
         shutil.rmtree(self.progress_dir, ignore_errors=True)
-
-
-async def terminate_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process group, SIGKILL after the grace period."""
-    if proc.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(proc.wait(), _GRACE_S)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
 
 
 async def run_local(job: LocalJob, launcher: Launcher | None = None) -> int:
@@ -713,7 +564,31 @@ async def run_local(job: LocalJob, launcher: Launcher | None = None) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, launcher.interrupt, terminated_by(sig))
-    code = await launcher.run()
+    try:
+        code = await launcher.run()
+    finally:
+        launcher.forget()
+    if code in (terminated_by(signal.SIGINT), terminated_by(signal.SIGTERM)):
+        print(
+            "aegis: interrupted; "
+            + (
+                "its state was in a temporary dir, now removed (with --state-dir DIR the same "
+                "command again resumes a job)"
+                if launcher.temporary
+                else "run the same command again to resume the job (the interruption counts "
+                "no retry)"
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
+    if launcher.temporary:
+        print(
+            "aegis: the job's files (step log, fault log, timeline) were in a temporary dir, "
+            "now removed: --state-dir DIR keeps them",
+            file=sys.stderr,
+            flush=True,
+        )
+        return code
     from aegis.timeline import write_run_timeline  # the run's picture: <state_dir>/timeline.html
 
     await asyncio.to_thread(write_run_timeline, launcher.state_dir)

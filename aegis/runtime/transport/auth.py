@@ -103,7 +103,7 @@ class Account:
     ) -> str:
         """Sign a user JWT for `public_key`, limited by `perms` (None: no limits), valid until
         `expires` (Unix seconds; 0: no expiry); the bytes nats-jwt's UserClaims would write,
-        ~14x faster (aegis.runtime.transport.user_jwt)."""
+        without its serializer (runtime.transport.user_jwt)."""
         if perms is None:
             return encode_user_jwt(
                 self.keypair, public_key, name, None, None, respond=False, expires=expires

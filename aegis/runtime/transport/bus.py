@@ -32,8 +32,8 @@ NO_RESPONDERS = "503"  # the Status header nats-server puts on a request nobody 
 # a dropped connection is retried this often (nats-py adds up to 0.1 s of jitter)
 RECONNECT_WAIT_S = 1.0
 # concurrent handlers of one subscription at most (the controller's reports: a batch of the
-# group commit holds at most this many; at 12,500 agents without it ~25,000 waiting tasks
-# held ~150 MB)
+# group commit holds at most this many; the rest wait unread in nats-py's queue instead of as
+# tasks in memory: docs/scale.md, "Decisions")
 MAX_RUNNING_HANDLERS = 1024
 
 Handler = Callable[[Message], Awaitable[Message | None]]
@@ -63,11 +63,9 @@ def _forget_flush(flushes: set[asyncio.Future[None]]) -> Callable[[asyncio.Futur
 class BusStats:
     """Counters a controller or agent can export and tests can wait on."""
 
-    received: int = 0
     malformed: int = 0
     handler_errors: int = 0
     permission_errors: int = 0
-    other_errors: int = 0
     permission_messages: list[str] = field(default_factory=list)  # the first 100
     # messages this client dropped: a subscription's pending limits were full (a slow
     # consumer); `Bus.dropped_at` is when the last one was
@@ -404,7 +402,6 @@ class Bus:
         key: Key | None = None,
     ) -> None:
         sent: bytes | None = None  # the reply, for the copies of this request
-        self.stats.received += 1
         try:
             try:
                 message = Message.decode(msg.data)
@@ -465,7 +462,6 @@ class Bus:
             self.permission_denied.set()
             warnings.warning(("refused", text[:200]), "NATS refused: %s", text)
         else:
-            self.stats.other_errors += 1
             if repr(exc) not in self._recent_errors:
                 self._recent_errors = [*self._recent_errors[-4:], repr(exc)]
             log.warning("NATS error: %r", exc)

@@ -7,16 +7,17 @@ the proof of the incarnation (docs/security.md); a renewal is signed by the key 
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import logging
-import random
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
 
+from aegis import retry
 from aegis.protocol.subjects import JobSubjects, validate_pod_name
+from aegis.retry import RetryPolicy
 from aegis.runtime.errors import CredentialsRejected, CredentialsUnavailable, TransportError
 from aegis.runtime.transport import renewal
 from aegis.runtime.transport.auth import UserCredentials, new_user_keypair
@@ -106,14 +107,16 @@ async def request_credentials(
     pod_name: str,
     proof: str,
     incarnation: str,
-    attempts: int = 5,
+    policy: RetryPolicy = retry.CREDENTIALS,
+    attempts: int | None = None,
     timeout: float = 5.0,
-    backoff: float = 0.2,
+    backoff: float | None = None,
     channel_credentials: Any = None,
     ca_pem: bytes | None = None,
 ) -> IssuedCredentials:
-    """Ask the master at `target` for NATS credentials, retrying transient failures; over
-    TLS trusting `ca_pem` alone when it is given (or `channel_credentials`).
+    """Ask the master at `target` for NATS credentials, retrying transient failures by
+    `policy` (`attempts` and `backoff`, the first pause, override its tries and first pause);
+    over TLS trusting `ca_pem` alone when it is given (or `channel_credentials`).
 
     Raises CredentialsRejected at once for a refusal (bad proof, unknown job, malformed
     request) and CredentialsUnavailable when `attempts` calls of `timeout` seconds each all
@@ -125,9 +128,8 @@ async def request_credentials(
     request = build_request(namespace, job, pod_name, kp.public_key.decode(), proof, incarnation)
     if ca_pem is not None and channel_credentials is None:
         channel_credentials = tls_channel_credentials(ca_pem)
-    reply = await _call_with_retries(
-        target, "Issue", request, attempts, timeout, backoff, channel_credentials
-    )
+    policy = _policy(policy, attempts, backoff)
+    reply = await _call_with_retries(target, "Issue", request, policy, timeout, channel_credentials)
     creds = UserCredentials(user_jwt=reply.user_jwt, seed=bytes(kp.seed))
     return _issued(reply, creds, subjects, pod_name, incarnation)
 
@@ -136,9 +138,10 @@ async def renew_credentials(
     target: str,
     issued: IssuedCredentials,
     *,
-    attempts: int = 5,
+    policy: RetryPolicy = retry.CREDENTIALS,
+    attempts: int | None = None,
     timeout: float = 5.0,
-    backoff: float = 0.2,
+    backoff: float | None = None,
     channel_credentials: Any = None,
     ca_pem: bytes | None = None,
 ) -> IssuedCredentials:
@@ -151,9 +154,8 @@ async def renew_credentials(
         target,
         "Renew",
         lambda: build_renewal(issued),  # signed again for each try: its time stays fresh
-        attempts,
+        _policy(policy, attempts, backoff),
         timeout,
-        backoff,
         channel_credentials,
     )
     creds = UserCredentials(user_jwt=reply.user_jwt, seed=issued.credentials.seed)
@@ -169,37 +171,55 @@ def _issued(
     return IssuedCredentials(creds, reply.nats_url, subjects, pod, inc, int(reply.expires_at))
 
 
+def _policy(policy: RetryPolicy, attempts: int | None, backoff: float | None) -> RetryPolicy:
+    """`policy` with its tries and first pause overridden where given."""
+    return dataclasses.replace(
+        policy,
+        tries=policy.tries if attempts is None else max(1, attempts),
+        first_s=policy.first_s if backoff is None else backoff,
+    )
+
+
+class _Unavailable(Exception):
+    """A call that failed in a way worth trying again (the server not reachable yet)."""
+
+
 async def _call_with_retries(
     target: str,
     method: str,
     request: Any,
-    attempts: int,
+    policy: RetryPolicy,
     timeout: float,
-    backoff: float,
     channel_credentials: Any,
 ) -> pb.IssueReply:
     """Call `method` ("Issue" or "Renew") with `request` (or what a callable of it makes,
-    each try), retrying transient failures."""
+    each try), retrying transient failures by `policy`."""
     if channel_credentials is None:
         channel = grpc.aio.insecure_channel(target)
     else:
         channel = grpc.aio.secure_channel(target, channel_credentials)
-    last = "no attempt made"
     async with channel:
         call = getattr(pb_grpc.CredentialsStub(channel), method)
-        for attempt in range(max(1, attempts)):
-            if attempt:
-                delay = backoff * 2 ** (attempt - 1) * random.uniform(0.5, 1.0)
-                await asyncio.sleep(min(delay, 5.0))
+
+        async def once() -> pb.IssueReply:
+            message = request() if callable(request) else request
             try:
-                message = request() if callable(request) else request
                 reply: pb.IssueReply = await call(message, timeout=timeout, wait_for_ready=True)
-                return reply
             except grpc.aio.AioRpcError as err:
                 last = f"{err.code().name}: {err.details()}"
                 if err.code() not in _RETRYABLE:
                     raise CredentialsRejected(
                         f"credential server {target} refused: {last}", code=err.code().name
                     ) from None
-                log.info("credentials from %s: attempt %d failed (%s)", target, attempt + 1, last)
-    raise CredentialsUnavailable(f"no credentials from {target} after {attempts} attempts: {last}")
+                raise _Unavailable(last) from None
+            return reply
+
+        def failed(attempt: int, exc: BaseException) -> None:
+            log.info("credentials from %s: attempt %d failed (%s)", target, attempt, exc)
+
+        try:
+            return await retry.call_async(once, policy, _Unavailable, failed)
+        except _Unavailable as exc:
+            raise CredentialsUnavailable(
+                f"no credentials from {target} after {policy.tries} attempts: {exc}"
+            ) from None

@@ -1,5 +1,5 @@
-"""gRPC credential handout (design §4, docs/security.md): the master's server and the agent's
-client.
+"""gRPC credential handout: the master's server and the agent's client (docs/design.md,
+"Communication"; docs/security.md).
 
 The agent makes its own user NKey pair and sends only the public key with the proof of its
 incarnation: the one-time secret its launcher handed it on an inherited socket (local mode),
@@ -63,9 +63,9 @@ log = logging.getLogger(__name__)
 refusals_log = LimitedLog(log)  # one line per identity a minute, however many refusals
 
 # grpc's server cancels calls waiting to be handled past 1,000 pending (its default
-# max_pending_requests), or waiting longer than 30 s: a job's agents all ask when the job
-# starts, and 2,000 at once lost ~9% of their calls here. The service's throttle and its own
-# pace bound the queue; each call's own deadline bounds its wait.
+# max_pending_requests), or waiting longer than 30 s, and a job's agents all ask when the job
+# starts. The per-caller throttle and the service's own pace bound the queue; each call's own
+# deadline bounds its wait.
 SERVER_OPTIONS = (
     ("grpc.server.max_pending_requests", 100_000),
     ("grpc.server.max_pending_requests_hard_limit", 100_000),

@@ -247,7 +247,7 @@ class NatsServer:
         probe = removed.account.new_user("aegis-probe")
 
         async def refused() -> bool:
-            return not await can_connect(self.url, probe, ca_pem=self.ca_pem)
+            return not await can_connect(self.url, probe)
 
         await self._wait_for(refused, timeout, f"removal of account {(namespace, job)}")
 
@@ -271,7 +271,7 @@ class NatsServer:
         await self._reload()
 
         async def refused() -> bool:
-            return not await can_connect(self.url, probe)
+            return not await can_connect(self.url, probe, ca_pem=self.ca_pem)
 
         await self._wait_for(refused, timeout, f"revocation in account {key}")
 

@@ -1,8 +1,8 @@
 """NATS user JWTs, written without nats-jwt's dataclass serializer.
 
-nats-jwt builds a user JWT through dataclasses-json: ~1.3 ms per JWT, most of the credential
-service's time per agent (a 12,500-pod job waited ~17 s on it alone). This module writes the
-same bytes directly: the claims JSON in nats-jwt's key order and separators, the same `jti`
+nats-jwt builds a user JWT through dataclasses-json, which took most of the credential
+service's time per agent (docs/scale.md, "Decisions"). This module writes the same bytes
+directly: the claims JSON in nats-jwt's key order and separators, the same `jti`
 (base32 of SHA-512/256 over the claims without it), the same header, an Ed25519 signature by
 the account's NKey (nkeys). tests/runtime/test_user_jwt.py checks it byte for byte against
 nats-jwt on random users with the clock fixed, so a new nats-jwt that writes otherwise fails

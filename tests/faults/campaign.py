@@ -1,6 +1,7 @@
-"""Randomized fault schedules over real `aegis run -n 2` jobs (issue 14).
+"""A campaign of randomized fault schedules over real `aegis run -n 2` jobs (from the repository
+root; CI runs a few of them, tests/faults/test_fault_schedules.py):
 
-    python bench/fault_schedules.py -n 1000 [--seed S] [--jobs J] [--budget S] [--json]
+    python -m tests.faults.campaign -n 1000 [--seed S] [--jobs J] [--budget S] [--json]
         [--train] [--tlc] [--limit SECONDS]
 
 Schedule i uses seed S + i (tests/faults/schedules.py draws it: command crashes, SIGKILL and
@@ -33,10 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.faults.schedules import (  # noqa: E402
+from .schedules import (
     Result,
     draw,
     expect,

@@ -1,7 +1,10 @@
-"""Real event sequences driven through ControllerCore in-process (no bus, no processes).
+"""Real event sequences driven through the controller's core in-process (no bus, no processes).
 
 Each job is what a real `aegis run` feeds the controller: agents join (ACK), report the
-end of the bootcheck and the command (Finish), a pod dies and its new incarnation joins.
+end of the bootcheck and the command (Finish), a pod dies and its new incarnation joins, the
+controller is killed and resumes. The core persists as the controller does, so a job leaves a
+real `status.json` and step log in its directory: what trace validation
+(`aegis spec validate-log`), `aegis timeline` and other readers of a state dir read.
 """
 
 from __future__ import annotations
@@ -72,8 +75,8 @@ class Job:
     def publish(self, outcome: Outcome) -> None:
         """What the controller service does after an event: publish the order if it changed."""
         if outcome.publish:
-            self.orders.append(self.core.order_for())
-            self.core.mark_published()
+            self.orders.append(self.core.orders.order_for())
+            self.core.orders.mark_published()
 
     def all_join(self) -> None:
         for p in self.pods:

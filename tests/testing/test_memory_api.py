@@ -1,5 +1,5 @@
-"""bench/memory_api.py: the in-memory API answers as the API server does where the tests and
-benches that run on it rely on it (merge patches, preconditions, selectors, namespaces)."""
+"""aegis.testing.memory_api: the in-memory API answers as the API server does where the tests
+and benches that run on it rely on it (merge patches, preconditions, selectors, namespaces)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from aegis.k8s.cr_store import merge_patch
 from aegis.k8s.errors import ApiError
 from aegis.k8s.resources import AEGIS, CONFIG_MAP, POD
-from bench.memory_api import HISTORY_BYTES, MemoryApi, apply_merge_patch
+from aegis.testing.memory_api import HISTORY_BYTES, MemoryApi, apply_merge_patch
 
 
 def json_objects(leaf: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -132,3 +132,16 @@ def test_what_it_returns_is_a_copy() -> None:
 
 def _copy(o: Any) -> Any:
     return {k: _copy(v) for k, v in o.items()} if isinstance(o, dict) else o
+
+
+def test_a_cr_store_save_lands_in_the_single_object_api() -> None:
+    from aegis.k8s.cr_store import CrStatusStore
+    from aegis.runtime.controller.store import PodInfo, Status
+    from aegis.testing.memory_api import MemoryCrApi
+
+    api = MemoryCrApi()
+    store = CrStatusStore(api, "default", "job")
+    status = Status(phase="Running", pod_infos={"job-worker-0": PodInfo(inner_phase="Work")})
+    store.save(status)
+    assert CrStatusStore(api, "default", "job").load() == status
+    assert api.get(AEGIS, "default", "job")["metadata"]["resourceVersion"] == "2"

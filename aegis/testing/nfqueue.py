@@ -2,7 +2,7 @@
 
 `NetemQueue(ns, delay_s, loss)` sends every packet host `ns` sends out of eth0 to a netlink
 queue (iptables' NFQUEUE target, with --queue-bypass: packets flow if the queue's reader is
-gone) and starts a reader in that namespace (`python -m tests.support.nfqueue`) that drops
+gone) and starts a reader in that namespace (`python -m aegis.testing.nfqueue`) that drops
 each packet with probability `loss` and releases the others `delay_s` after they were queued,
 in order: what `tc qdisc add dev eth0 root netem delay D loss L` does to the host's egress.
 The reader speaks nfnetlink_queue itself (linux/netfilter/nfnetlink_queue.h), metadata only.
@@ -121,7 +121,6 @@ class NetemQueue:
         self.ns = ns
         ready = Path(f"/tmp/aegis-nfqueue-{ns}.ready")
         ready.unlink(missing_ok=True)
-        root = Path(__file__).resolve().parents[2]
         self.proc = subprocess.Popen(
             [
                 "ip",
@@ -130,7 +129,7 @@ class NetemQueue:
                 ns,
                 sys.executable,
                 "-m",
-                "tests.support.nfqueue",
+                "aegis.testing.nfqueue",
                 "--queue",
                 str(QUEUE),
                 "--delay",
@@ -140,7 +139,6 @@ class NetemQueue:
                 "--ready",
                 str(ready),
             ],
-            cwd=root,
             start_new_session=True,
         )
         deadline = time.monotonic() + 30

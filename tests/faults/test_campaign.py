@@ -1,4 +1,4 @@
-"""bench/fault_schedules.py: schedules run J at once, each exactly once; flags are checked."""
+"""tests/faults/campaign.py: schedules run J at once, each exactly once; flags are checked."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.faults.schedules import Result
-
-from ..support.bench import load_bench
-
-bench = load_bench("fault_schedules")
+from . import campaign
+from .schedules import Result
 
 OPTS = (False, None, 150.0, False, None)
 
@@ -27,7 +24,7 @@ def fake_runner(seed: int, opts: tuple[object, ...]) -> tuple[Result, str]:
 @settings(max_examples=5, deadline=None)
 @given(n=st.integers(0, 12), jobs=st.integers(1, 3))
 def test_every_seed_runs_once_in_worker_processes(n: int, jobs: int) -> None:
-    out = list(bench.run_all(range(100, 100 + n), OPTS, jobs, None, runner=fake_runner))
+    out = list(campaign.run_all(range(100, 100 + n), OPTS, jobs, None, runner=fake_runner))
     assert sorted(r.seed for r, _ in out) == list(range(100, 100 + n))
     assert {cat for _, cat in out} <= {"recovered"}
     # a schedule never runs in the bench's own process (its faults kill process trees)
@@ -35,7 +32,7 @@ def test_every_seed_runs_once_in_worker_processes(n: int, jobs: int) -> None:
 
 
 def test_no_schedule_starts_once_the_budget_is_spent() -> None:
-    assert list(bench.run_all(range(5), OPTS, 2, 0.0, runner=fake_runner)) == []
+    assert list(campaign.run_all(range(5), OPTS, 2, 0.0, runner=fake_runner)) == []
 
 
 @pytest.mark.parametrize(
@@ -61,10 +58,10 @@ def test_a_bad_number_is_refused_before_any_job_starts(
         started.append(args)
         return []
 
-    monkeypatch.setattr(bench, "run_all", record)
-    monkeypatch.setattr("sys.argv", ["fault_schedules.py", flag, value])
+    monkeypatch.setattr(campaign, "run_all", record)
+    monkeypatch.setattr("sys.argv", ["campaign.py", flag, value])
     with pytest.raises(SystemExit) as exc:
-        bench.main()
+        campaign.main()
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
     assert started == []
@@ -84,8 +81,8 @@ def test_a_bad_number_is_refused_before_any_job_starts(
 def test_each_outcome_lands_in_its_column(
     verdict: str, phase: str | None, terminal: str | None, column: str
 ) -> None:
-    assert bench.category(verdict, phase, terminal) == column
-    assert column in bench.COLUMNS
+    assert campaign.category(verdict, phase, terminal) == column
+    assert column in campaign.COLUMNS
 
 
 @pytest.mark.parametrize("verdict", ["hung", "ok"])
@@ -96,9 +93,9 @@ def test_a_bad_run_leaves_its_directory_where_keep_says(
         (tmp / "run.err").write_text("the launcher's last words\n")
         return Result(7, "nats_kill", verdict)
 
-    monkeypatch.setattr(bench, "run_schedule", fake_schedule)
+    monkeypatch.setattr(campaign, "run_schedule", fake_schedule)
     keep = tmp_path / "kept"
-    r, _ = bench.run_one(7, (False, None, 150.0, False, str(keep)))
+    r, _ = campaign.run_one(7, (False, None, 150.0, False, str(keep)))
     assert r.verdict == verdict
     kept = keep / "seed-7" / "run.err"
     if verdict == "ok":

@@ -1,0 +1,83 @@
+"""What a simulated fleet measured (bench/fleet.py), and how the figures of a fleet run over
+several processes are merged."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class FleetStats:
+    """What the fleet measured (monotonic seconds; latencies in ms)."""
+
+    started: float = 0.0
+    creds_done: list[float] = field(default_factory=list)
+    joined: list[float] = field(default_factory=list)
+    run_orders: dict[str, float] = field(default_factory=dict)  # pod -> first RunCommand order
+    report_ms: list[float] = field(default_factory=list)  # report sent -> receipt
+    report_times: list[tuple[float, float]] = field(default_factory=list)  # (sent, answered)
+    receipts: dict[str, int] = field(default_factory=dict)
+    first_seen: dict[int, float] = field(default_factory=dict)  # order seq -> first arrival
+    order_bytes: int = 0
+    pod_order_bytes: int = 0
+    left: dict[str, str] = field(default_factory=dict)  # pod -> why it left
+    refused: list[str] = field(default_factory=list)  # server -ERR lines (permissions)
+    malformed: int = 0
+    connect_retries: int = 0  # NATS connects tried again (the server's auth timeout, refused)
+    heartbeats: int = 0  # heartbeats sent
+    orders_resent: int = 0  # orders the controller sent again (a heartbeat showed one missed)
+    orders_dropped: int = 0  # orders an agent lost on purpose (--drop-orders)
+    stopped_at_end: int = 0  # agents still there when the controller exited, then stopped
+    resent: int = 0  # report copies sent again because no receipt came within a wait
+    superseded: int = 0  # pieces of work a newer order replaced before they ended
+    first_command_report: float | None = None  # the first RunCommand report sent
+    gc_collections: int = 0  # the cyclic collector's runs while the fleet ran
+    gc_s: float = 0.0  # the time they took (wall clock: a busy machine makes it longer)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stats as one JSON object (a child fleet process sends it to the bench)."""
+        out = dataclasses.asdict(self)
+        out["first_seen"] = {str(seq): t for seq, t in self.first_seen.items()}
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> FleetStats:
+        """The inverse of `to_json`."""
+        stats = cls(**obj)
+        stats.first_seen = {int(seq): t for seq, t in obj["first_seen"].items()}
+        stats.report_times = [(a, b) for a, b in obj["report_times"]]
+        return stats
+
+    @classmethod
+    def merged(cls, parts: Sequence[FleetStats]) -> FleetStats:
+        """The stats of a fleet run as `parts` (one per process, each over its own pods):
+        lists joined, counts added, earliest times and largest sizes kept."""
+        out = cls()
+        for f in dataclasses.fields(cls):
+            values = [getattr(p, f.name) for p in parts]
+            if f.name in ("started", "first_command_report"):
+                known = [v for v in values if v is not None]
+                merged: Any = min(known) if known else getattr(out, f.name)
+            elif f.name in ("order_bytes", "pod_order_bytes"):
+                merged = max(values, default=0)
+            elif f.name == "first_seen":  # an order's first arrival at any agent
+                merged = {}
+                for seen in values:
+                    for seq, t in seen.items():
+                        merged[seq] = min(t, merged.get(seq, t))
+            elif f.name == "receipts":
+                merged = {}
+                for counts in values:
+                    for result, n in counts.items():
+                        merged[result] = merged.get(result, 0) + n
+            elif isinstance(getattr(out, f.name), list):
+                merged = [v for part in values for v in part]
+            elif isinstance(getattr(out, f.name), dict):  # pod -> ...: each pod in one part
+                merged = {k: v for part in values for k, v in part.items()}
+            else:  # counts
+                merged = sum(values)
+            setattr(out, f.name, merged)
+        return out
