@@ -50,7 +50,8 @@ from aegis.runtime.controller.gc_tuning import CONTROLLER_THRESHOLDS, thresholds
 from aegis.runtime.controller.store import Status
 from aegis.runtime.controller.wal import WalRecord, WriteAheadLog, encode_line
 from aegis.runtime.engine import Engine, runtime_constants
-from aegis.values import Fn, ModelValue
+from aegis.runtime.engine import report as spec_report
+from aegis.values import ModelValue
 
 JOB, NAMESPACE, MAX_RETRY = "scale", "bench", 3
 QUICK_PODS = (20, 40)
@@ -153,7 +154,7 @@ def _engine_job(n: int, crash: bool, t: Timings) -> None:
             if not engine.observe(Label.agentWork, w=w, outcome=outcome).applied:
                 raise SystemExit(f"{kind}: agentWork {pod} not enabled ({engine.state.phase})")
             engine.settle()
-            engine.observe(Label.receive, m=Fn({"from": w, "type": outcome, "seq": seq}))
+            engine.observe(Label.receive, m=spec_report(w, outcome, seq))
             engine.settle()
 
     for p in pods:

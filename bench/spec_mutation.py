@@ -1,6 +1,6 @@
 """Spec mutation score: how many bug mutants of the spec TLC catches with the expected verdict.
 
-    python bench/spec_mutation.py [--only NAME ...] [--jobs N] [--timeout S]
+    python bench/spec_mutation.py [--only NAME ...] [--origin ORIGIN] [--jobs N] [--timeout S]
 
 Each mutant of spec/mutants/mutants.toml is applied to a temp copy of spec/AegisPhase.tla,
 re-translated and model-checked with spec/AegisPhase.cfg (one TLC worker each, liveness at
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from aegis.errors import AegisError
 from tools.tlc import run_tlc
-from tools.tlc.mutants import Mutant, load_mutants, run_mutant, verdict
+from tools.tlc.mutants import ORIGINS, Mutant, load_mutants, run_mutant, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "spec" / "AegisPhase.tla"
@@ -58,6 +58,9 @@ def mark(row: Row) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="run only these mutants")
+    parser.add_argument(
+        "--origin", choices=ORIGINS, help="run only the mutants of this origin (e.g. fresh)"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="TLC runs at once (default 1)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per TLC run")
     args = parser.parse_args()
@@ -67,6 +70,8 @@ def main() -> int:
         if unknown:
             parser.error(f"no such mutant(s): {', '.join(sorted(unknown))}")
         mutants = [m for m in mutants if m.name in args.only]
+    if args.origin:
+        mutants = [m for m in mutants if m.origin == args.origin]
     start = time.monotonic()
     base = run_tlc(SPEC, CFG, workers=1, extra_args=("-lncheck", "final"))
     print(

@@ -12,6 +12,12 @@ def check_spec(spec: ir.Spec) -> None:
     """Raise CodegenError on the first problem found."""
     cfg, module = spec.config, spec.module
     for name in sorted(cfg.constants.keys() | cfg.substitutions.keys()):
+        if name in cfg.substitutions and name not in module.constants:
+            raise UnsupportedError(
+                f"{cfg.at(name)}: {name} <- {cfg.substitutions[name]} replaces a definition (or "
+                f"a standard module's operator): not supported, only a CONSTANT may be replaced "
+                f"(give {name} a value instead: {name} = ...)"
+            )
         if name not in module.constants:
             raise CodegenError(f"{cfg.at(name)}: {name} is not a CONSTANT of {module.name}")
     if cfg.action_constraints:

@@ -312,7 +312,13 @@ def _check_identifiers(module: ir.Module) -> None:
     """Variables and constants become Python attribute names: they must be usable as such."""
     for name in (*module.variables, *module.constants):
         if not name.isidentifier() or keyword.iskeyword(name) or name in _STATE_METHODS:
-            raise CodegenError(f"{module.path}: rename {name}: it cannot be a Python attribute")
+            why = "a Python keyword" if keyword.iskeyword(name) else "taken by the State class"
+            where = module.declared.get(name)
+            raise CodegenError(
+                f"{'' if where else module.path + ': '}rename {name}: it cannot be a Python "
+                f"attribute ({why if name.isidentifier() else 'not an identifier'})",
+                where,
+            )
 
 
 def _check_labels(spec: ir.Spec) -> None:

@@ -74,6 +74,9 @@ _STANDARD_OPS = {
     "@@": "merge",
 }
 
+# Standard-module operators with arguments: a cfg value cannot replace them.
+_STANDARD_FNS = frozenset({"Cardinality", "Len", "Append", "Head", "Tail", "SubSeq", "Seq"})
+
 # What to call refused built-ins in error messages.
 _REFUSED = {
     "$UnboundedChoose": "unbounded CHOOSE (write CHOOSE x \\in S : P)",
@@ -114,6 +117,7 @@ class ModuleIndex:
         self._subst: dict[int, ir.Expr] = {}  # an INSTANCE's declaration uid → its value
         self._context = ""  # the key suffix of the INSTANCE being decoded ("" outside one)
         self._contexts: dict[tuple[tuple[int, ir.Expr], ...], str] = {}
+        self._overridden: dict[str, ir.Loc] = {}  # definitions the cfg gives a value
         self.lines = tuple(spec_path.read_text(encoding="utf-8").splitlines())
 
     def _index_modules(self) -> None:
@@ -140,8 +144,26 @@ class ModuleIndex:
     # -- declarations -------------------------------------------------------------------
 
     def constants(self) -> tuple[str, ...]:
-        """CONSTANT names in source order."""
-        return tuple(name for _, name in sorted(set(self._constants), key=_loc_key))
+        """CONSTANT names in source order (then the definitions the cfg gives a value)."""
+        declared = tuple(name for _, name in sorted(set(self._constants), key=_loc_key))
+        return declared + tuple(n for n in self._overridden if n not in declared)
+
+    def override(self, names: Iterable[str]) -> None:
+        """Take these names, which the cfg gives a value (`NoVal = NoVal`, `Nat = {0, 1}`),
+        as constants where they name a definition with no arguments, of the spec or of a
+        standard module: TLC then uses the value in place of the definition. Call before
+        decoding anything."""
+        declared = {name for _, name in self._constants}
+        for name in names:
+            if name in declared:
+                continue
+            uid = self._by_name.get(name)
+            if uid is not None:
+                node = self._entries[uid]
+                if node.find("params/leibnizparam") is None:
+                    self._overridden[name] = self.loc(node)
+            elif name in _STANDARD_OPS and name[:1].isalpha() and name not in _STANDARD_FNS:
+                self._overridden[name] = ir.Loc(self.display, 0, 0)
 
     def variables(self) -> tuple[str, ...]:
         """VARIABLE names in source order."""
@@ -202,7 +224,8 @@ class ModuleIndex:
         body = self.expr(body_el[0], loc)
         level = int(node.findtext("level") or 0)
         name = node.findtext("uniquename") or key
-        self.defs[key] = ir.OpDef(key, name, tuple(params), body, level, loc)
+        instanced = body_el[0].tag == "SubstInNode" and bool(body_el[0].findall("substs/Subst"))
+        self.defs[key] = ir.OpDef(key, name, tuple(params), body, level, loc, instanced)
         self._decoding.discard(key)
         return self.defs[key]
 
@@ -236,9 +259,10 @@ class ModuleIndex:
             return ir.At(loc, level)
         if tag == "SubstInNode":
             return self._subst_in(el, loc)
+        if tag == "LabelNode":  # `l:: e` names a subexpression (for proofs): it is `e`
+            return self.expr(_only(el.find("body"), loc), loc)
         what = {
             "DecimalNode": "decimal number",
-            "LabelNode": "TLA+ label",
             "OpArgNode": "operator argument (higher-order operator)",
         }
         raise UnsupportedError(f"{what.get(tag, tag)} is not supported", loc)
@@ -291,6 +315,8 @@ class ModuleIndex:
                 raise UnsupportedError(f"higher-order parameter {name}", loc)
             return ir.Param(loc, level, ir.Ident(name, _uid(ref)))
         if ref.tag == "UserDefinedOpKindRef":
+            if name in self._overridden and not args_el and self._overrides(ref, target):
+                return ir.Const(loc, 0, name)
             args = tuple(self.expr(a, loc) for a in args_el)
             module = self._file_of(target)
             if module in STANDARD_MODULES:
@@ -307,6 +333,13 @@ class ModuleIndex:
         if ref.tag == "BuiltInKindRef":
             return self._builtin(name, el, args_el, loc, level)
         raise UnsupportedError(f"operator reference {ref.tag}", loc)
+
+    def _overrides(self, ref: ET.Element, target: ET.Element) -> bool:
+        """Whether the cfg's value replaces this use: the spec's own top-level definition, or
+        a standard module's operator (not a definition of an INSTANCEd module)."""
+        if self._file_of(target) in STANDARD_MODULES:
+            return True
+        return self._top.get(_uid(ref)) == (target.findtext("uniquename") or "")
 
     def _builtin(
         self, name: str, el: ET.Element, args_el: list[ET.Element], loc: ir.Loc, level: int

@@ -185,6 +185,9 @@ class OpDef:
     body: Expr
     level: int
     loc: Loc
+    # its body is an INSTANCE's substitution (`INSTANCE M WITH ...` brought it in): TLC
+    # takes such a body as one action, named after this definition (codegen/plain.py)
+    instanced: bool = False
 
 
 @dataclass(frozen=True, slots=True)

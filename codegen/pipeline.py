@@ -24,6 +24,7 @@ from codegen.phases import derive
 from codegen.projection import emit_agent_view
 from codegen.structure import build_spec
 from tools.tlc.cfg import read_cfg
+from tools.tlc.cfgvalues import check_values
 from tools.tlc.sany import export_xml
 
 DEFAULT_SPEC = Path("spec/AegisPhase.tla")
@@ -49,8 +50,10 @@ def generate(
     spec = spec.resolve()
     cfg = (cfg or spec.with_suffix(".cfg")).resolve()
     shown = display_path(spec)
+    config = read_cfg(cfg, display_path(cfg))
+    check_values(config)  # a value TLC refuses (a tuple, say) is refused in its words
     index = ModuleIndex(export_xml(spec, shown), spec, shown)
-    ir_spec = build_spec(index, read_cfg(cfg, display_path(cfg)))
+    ir_spec = build_spec(index, config)
     check_spec(ir_spec)
     if phase_variable is not None and phase_variable in ir_spec.module.variables:
         ir_spec = replace(ir_spec, phase=derive(ir_spec, phase_variable))

@@ -1,12 +1,16 @@
 """The actions of a plain TLA+ Next (no PlusCal), split and named the way TLC names them.
 
 TLC 2.15 (`Tool.getActions`) splits Next at `\\/` and bounded `\\E`, and follows an
-application of a user-defined operator whose arguments are constant-level into its body;
-an action is named after the innermost operator so reached (`Next == A \\/ \\E r \\in R :
-B(r)` has actions A and B; a disjunct of Next that is neither is named Next). Here each name
-becomes one action: its body is the disjunction of every part TLC names so, with the
-binders and operator applications on the way kept, so the successors per name are TLC's.
-An action that is exactly `\\E x \\in S : A(x)` becomes a process set (`self` = x ∈ S).
+application of a user-defined operator whose arguments are all constant-level into its
+body; an action is named after the innermost operator so reached (`Next == A \\/ \\E r \\in
+R : B(r)` has actions A and B; a disjunct of Next that is neither is named Next). An
+operator applied to an argument that is not constant-level (`Set(x)`, x a variable) is not
+followed: the application is one action named after the operator (Set). A definition whose
+body is an INSTANCE's substitution is one action named after it (TLC does not split a
+substitution). Here each name becomes one action: its body is the disjunction of every
+part TLC names so, with the binders and operator applications on the way kept, so the
+successors per name are TLC's. An action that is exactly `\\E x \\in S : A(x)` becomes a
+process set (`self` = x ∈ S).
 """
 
 from __future__ import annotations
@@ -48,21 +52,14 @@ class _Splitter:
         elif isinstance(e, ir.Let):
             let = e
             self.walk(e.body, named, lambda body: wrap(_with_let(let, body)))
-        elif _followed(e):
-            assert isinstance(e, ir.Call)
+        elif isinstance(e, ir.Call):
             op, call = self.index.defs[e.op], e
-            if self.labels(op.body, op) == {op.name}:  # one action: keep the call whole
-                if "!" in op.name:
-                    raise UnsupportedError(
-                        f"TLC names this action {op.name}, which cannot be a generated Label: "
-                        f"use it inside an action of this module (A == {op.name} /\\ ...)",
-                        e.loc,
-                    )
-                self.leaves.append(_Leaf(op.name, wrap(e), op.loc))
+            if self.labels(e, named) == {op.name}:  # one action: keep the call whole
+                self.leaves.append(_Leaf(_label(op.name, e.loc), wrap(e), op.loc))
             else:
                 self.walk(op.body, op, lambda body: wrap(self._call(op, call, body)))
         else:
-            self.leaves.append(_Leaf(named.name, wrap(e), named.loc))
+            self.leaves.append(_Leaf(_label(named.name, e.loc), wrap(e), named.loc))
 
     def labels(self, e: ir.Expr, named: ir.OpDef) -> set[str]:
         """The names TLC gives the actions of `e` (found in `named`'s body)."""
@@ -70,9 +67,10 @@ class _Splitter:
             return {x for arg in e.args for x in self.labels(arg, named)}
         if isinstance(e, ir.Quant | ir.Let) and (not isinstance(e, ir.Quant) or e.kind == "exists"):
             return self.labels(e.body, named)
-        if _followed(e):
-            assert isinstance(e, ir.Call)
+        if isinstance(e, ir.Call):
             op = self.index.defs[e.op]
+            if not _followed(e) or op.instanced:
+                return {op.name}
             return self.labels(op.body, op)
         return {named.name}
 
@@ -82,14 +80,20 @@ class _Splitter:
             return call
         self.parts += 1
         key = f"{op.name}#part{self.parts}"
-        self.index.defs[key] = ir.OpDef(key, op.name, op.params, body, op.level, op.loc)
+        self.index.defs[key] = ir.OpDef(key, op.name, op.params, body, op.level, op.loc, False)
         return ir.Call(call.loc, call.level, key, call.args)
 
 
-def plain_actions(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], list[ir.Action]]:
-    """Processes and actions of a plain Next, in the order Next first names each action."""
+def plain_actions(
+    index: ModuleIndex, nxt: ir.OpDef, *, whole: bool = False
+) -> tuple[list[ir.Process], list[ir.Action]]:
+    """Processes and actions of a plain Next, in the order Next first names each action;
+    with `whole`, Next is one action (TLC does not split an INSTANCE's substitution)."""
     splitter = _Splitter(index)
-    splitter.walk(nxt.body, nxt, lambda e: e)
+    if whole:
+        splitter.leaves.append(_Leaf(_label(nxt.name, nxt.loc), nxt.body, nxt.loc))
+    else:
+        splitter.walk(nxt.body, nxt, lambda e: e)
     grouped: dict[str, list[_Leaf]] = {}
     for leaf in splitter.leaves:
         grouped.setdefault(leaf.label, []).append(leaf)
@@ -129,6 +133,17 @@ def _process_set(index: ModuleIndex, label: str, body: ir.Expr) -> ir.Process | 
     if op.name != label or "#" in call.op:
         return None
     return ir.Process(label, "set", bound.domain, (label,))
+
+
+def _label(name: str, loc: ir.Loc) -> str:
+    """An action's name, refused where it cannot be a generated Label (`I!A`)."""
+    if "!" in name:
+        raise UnsupportedError(
+            f"TLC names this action {name}, which cannot be a generated Label: "
+            f"use it inside an action of this module (A == {name} /\\ ...)",
+            loc,
+        )
+    return name
 
 
 def _followed(e: ir.Expr) -> bool:

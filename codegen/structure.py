@@ -3,6 +3,8 @@ or (a spec with no PlusCal) the named actions of a plain Next (codegen/plain.py)
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from codegen import ir
 from codegen.errors import CodegenError
 from codegen.frontend import ModuleIndex
@@ -15,17 +17,16 @@ TERMINATING = "Terminating"
 
 def build_spec(index: ModuleIndex, config: TlcConfig) -> ir.Spec:
     """The Spec IR of a translated PlusCal module under a model config."""
-    init_name, next_name = _init_and_next(index, config)
-    init = index.definition(init_name)
-    nxt = index.definition(next_name)
-    processes, actions = _actions(index, nxt)
+    index.override(config.constants)  # `Def = value`: TLC takes the value for Def
+    init, nxt, whole = _init_and_next(index, config)
+    processes, actions = _actions(index, nxt, whole)
     for name in (*config.invariants, *config.constraints):
         index.definition(name)
     return ir.Spec(
         module=index.module(),
         config=config,
         constants=config.values(),
-        init=init.body,
+        init=init,
         processes=tuple(processes),
         actions=tuple(actions),
         invariants=config.invariants,
@@ -34,10 +35,17 @@ def build_spec(index: ModuleIndex, config: TlcConfig) -> ir.Spec:
     )
 
 
-def _init_and_next(index: ModuleIndex, config: TlcConfig) -> tuple[str, str]:
-    """INIT/NEXT from the cfg, or read off `SPECIFICATION Spec == Init /\\ [][Next]_vars`."""
+# What TLC 2.15 calls the action of a next-state relation that is no definition's (the
+# `[][N]_v` of a SPECIFICATION, N neither a definition nor reached through one).
+UNNAMED = "UnnamedAction"
+
+
+def _init_and_next(index: ModuleIndex, config: TlcConfig) -> tuple[ir.Expr, ir.OpDef, bool]:
+    """Init's predicate, Next as a definition, and whether TLC takes Next as one action
+    (`whole`): INIT/NEXT from the cfg, or read off the SPECIFICATION as TLC does."""
     if config.init and config.next:
-        return config.init, config.next
+        nxt = index.definition(config.next)
+        return index.definition(config.init).body, nxt, nxt.instanced
     if not config.specification:
         raise CodegenError(f"{config.where}: needs SPECIFICATION, or INIT and NEXT")
     if not index.has(config.specification):
@@ -46,27 +54,64 @@ def _init_and_next(index: ModuleIndex, config: TlcConfig) -> tuple[str, str]:
             f"translation missing? (aegis spec translate {index.display})"
         )
     spec = index.definition(config.specification)
-    init = nxt = None
-    for part in _flatten(spec.body, "and"):
-        if isinstance(part, ir.Call) and not part.args and part.level <= ir.STATE_LEVEL:
-            init = init or index.defs[part.op].name
-        if isinstance(part, ir.Builtin) and part.op == "always":
-            sq = part.args[0]
-            if isinstance(sq, ir.Builtin) and sq.op == "square_act":
-                act = sq.args[0]
-                if isinstance(act, ir.Call) and not act.args:
-                    nxt = index.defs[act.op].name
-    if init is None or nxt is None:
+    found = _SpecParts(index)
+    found.walk(spec.body, spec.instanced)
+    if not found.init or found.next is None:
         raise CodegenError(f"{spec.loc}: {spec.name} is not of the form Init /\\ [][Next]_vars")
-    return init, nxt
+    init = found.init[0]
+    for more in found.init[1:]:
+        init = ir.Builtin(more.loc, max(init.level, more.level), "and", (init, more))
+    act, substituted = found.next
+    if substituted:  # TLC wraps N in the INSTANCE's substitution: one action, no name
+        return init, ir.OpDef(UNNAMED, UNNAMED, (), act, act.level, act.loc), True
+    if isinstance(act, ir.Call) and all(a.level == ir.CONSTANT_LEVEL for a in act.args):
+        op = index.defs[act.op]
+        if not act.args:
+            return init, op, False
+    return init, ir.OpDef(UNNAMED, UNNAMED, (), act, act.level, act.loc), False
 
 
-def _actions(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], list[ir.Action]]:
+@dataclass
+class _SpecParts:
+    """TLC's reading of a SPECIFICATION (Spec.processConfigSpec): a definition with no
+    arguments is followed into its body, conjunctions are split, a state predicate is part of
+    Init and `[][N]_v` gives Next, each remembering whether an INSTANCE's substitution was
+    on the way; anything else (fairness, other temporal formulas) is no part of the model."""
+
+    index: ModuleIndex
+    init: list[ir.Expr] = field(default_factory=list)
+    next: tuple[ir.Expr, bool] | None = None
+
+    def walk(self, e: ir.Expr, substituted: bool) -> None:
+        if isinstance(e, ir.Call) and not e.args:
+            op = self.index.defs[e.op]
+            if op.level <= ir.STATE_LEVEL:
+                self.init.append(op.body)
+            else:
+                self.walk(op.body, substituted or op.instanced)
+        elif isinstance(e, ir.Builtin) and e.op == "and":
+            for arg in e.args:
+                self.walk(arg, substituted)
+        elif isinstance(e, ir.Builtin) and e.op == "always" and _is_square(e.args[0]):
+            sq = e.args[0]
+            assert isinstance(sq, ir.Builtin)
+            self.next = (sq.args[0], substituted)
+        elif e.level <= ir.STATE_LEVEL:
+            self.init.append(e)
+
+
+def _is_square(e: ir.Expr) -> bool:
+    return isinstance(e, ir.Builtin) and e.op == "square_act"
+
+
+def _actions(
+    index: ModuleIndex, nxt: ir.OpDef, whole: bool
+) -> tuple[list[ir.Process], list[ir.Action]]:
     """The translator's shapes for a PlusCal spec (an algorithm, or a ProcSet); otherwise
     plain TLA+, whose actions are named as TLC names them (a hand-written `pc` included)."""
-    if has_pluscal("\n".join(index.lines)) or index.has("ProcSet"):
+    if not whole and (has_pluscal("\n".join(index.lines)) or index.has("ProcSet")):
         return _processes(index, nxt)
-    return plain_actions(index, nxt)
+    return plain_actions(index, nxt, whole=whole)
 
 
 def _processes(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], list[ir.Action]]:

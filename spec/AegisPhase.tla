@@ -219,6 +219,12 @@ define {
         \/ recoverCount = IF countedFailures < MaxRetry THEN countedFailures ELSE MaxRetry
         \/ phase = "Failed" /\ recoverCount = MaxRetry + 1
 
+    \* A pod counts as finished only once its agent finished the current order's
+    \* work (or, in Pending, joined): a report of another order, a duplicate or
+    \* a replaced incarnation's report never stands in for the work.
+    FinishedOnlyWhenDone ==
+        \A w \in Workers : (finished[w] /\ ~podRestarted[w]) => agentSeq[w] = masterSeq
+
     \* A completed checkpoint is a safe point only for an eviction pending in
     \* the current RunCommand order.
     SafePointOnlyForAnEviction ==
@@ -276,11 +282,38 @@ define {
                   /\ innerPhase'[w] = "Restarting")
                   => checkpointed /\ agentState[w] = "Exited"]_innerPhase
 
+    \* A job whose operator asked it to quit never ends Succeed.
+    QuitNeverEndsSucceed == [][(shouldQuit \/ shouldQuit') => phase' # "Succeed"]_phase
+
+    \* A report counts only for the incarnation that sent it: the reports of a
+    \* replaced incarnation still in flight never mark its successor finished
+    \* or slow, never count an Error and never make a safe point.  (A joining
+    \* agent's ACK, which finishes Pending, is the new incarnation's own.)
+    ReplacedIncarnationIgnored ==
+        [][/\ \A w \in Workers :
+                /\ (~finished[w] /\ finished'[w] /\ agentState'[w] = agentState[w])
+                      => \E m \in msgs \ msgs' :
+                            m.type = "Finish" /\ m.from = w /\ ~m.replaced
+                /\ (~slow[w] /\ slow'[w])
+                      => \E m \in msgs \ msgs' : m.type = "Hang" /\ m.from = w /\ ~m.replaced
+           /\ (~checkpointed /\ checkpointed')
+                 => \E m \in msgs \ msgs' : m.type = "Checkpoint" /\ ~m.replaced
+           /\ (phase = "RunCommand" /\ phase' = "Troubleshooting")
+                 => \E m \in msgs \ msgs' : m.type = "Error" /\ ~m.replaced
+          ]_<<finished, slow, checkpointed, phase>>
+
     \* An operator's quit is never withdrawn.
     QuitIsNeverCleared == [][shouldQuit => shouldQuit']_shouldQuit
 
     \* Succeed and Failed are final.
     TerminalPhasesAreFinal == [][(phase \in {"Succeed", "Failed"}) => phase' = phase]_phase
+
+    \* The command (re)starts only after every pod passed a check of the job:
+    \* the boot check first, a diagnosis after a failure.
+    CommandAfterChecks ==
+        [][(phase # "RunCommand" /\ phase' = "RunCommand")
+              => /\ phase \in {"BootChecking", "Troubleshooting"}
+                 /\ \A w \in Workers : finished[w]]_phase
 
     \* A job succeeds only when every pod finished the command.
     SucceedOnlyWhenAllFinished ==
@@ -303,9 +336,10 @@ define {
 
     \* Only a checkpoint completed after the eviction was decided is its safe
     \* point: an agent reports one only while an eviction waits for it.
+    \* (A report marked replaced is an old one, not a new checkpoint.)
     CheckpointAfterDecision ==
         [][\A m \in msgs' \ msgs :
-              m.type = "Checkpoint" => \E w \in Workers : evict[w]]_msgs
+              (m.type = "Checkpoint" /\ ~m.replaced) => \E w \in Workers : evict[w]]_msgs
 
     \* A Checkpoint report is a safe point only for the order it was sent under.
     StaleCheckpointIgnored ==
@@ -343,6 +377,15 @@ macro forget_incarnation(w) {
     msgs := {m \in msgs : m.from # w};
     slow[w] := FALSE;
     evict[w] := FALSE;
+}
+
+\* Pod w's incarnation is replaced (it restarted, or it exited and was
+\* rescheduled): its reports still in flight are now a replaced
+\* incarnation's.  `replaced` is a ghost field that only the promise
+\* ReplacedIncarnationIgnored reads; the runtime knows it from the
+\* incarnation every report is tagged with.
+macro incarnation_replaced(w) {
+    msgs := {IF m.from = w THEN [m EXCEPT !.replaced = TRUE] ELSE m : m \in msgs};
 }
 
 \* Bump the master's sequence number: a new order goes out.  It starts with
@@ -570,7 +613,7 @@ AgentWork:
               outcome \in Outcomes) {
             await Quiescent /\ phase \in OrderPhases;
             agentSeq[w] := masterSeq;
-            msgs := msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]};
+            msgs := msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq, replaced |-> FALSE]};
             if (outcome = "Error") {
                 faults := faults - 1;
                 if (phase # "RunCommand") {
@@ -590,7 +633,7 @@ AgentHang:
         with (w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}) {
             await Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w];
             faults := faults - 1;
-            msgs := msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]};
+            msgs := msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq, replaced |-> FALSE]};
         }
     }
 }
@@ -603,7 +646,8 @@ AgentCheckpoint:
     while (TRUE) {
         with (w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}) {
             await Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {};
-            msgs := msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]};
+            msgs := msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq,
+                                 replaced |-> FALSE]};
         }
     }
 }
@@ -634,6 +678,7 @@ EnvPodRestart:
             podRestarted[w] := TRUE;
             agentState[w] := "Fresh";
             agentSeq[w] := InitSeqNum;
+            incarnation_replaced(w);
         }
     }
 }
@@ -645,7 +690,10 @@ EnvDuplicate:
         with (w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}) {
             await Quiescent /\ faults > 0 /\ ~Terminated;
             faults := faults - 1;
-            msgs := msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w]]};
+            \* a redelivery of the last Finish taken from w: of its replaced
+            \* incarnation while the controller has not seen the restart yet
+            msgs := msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w],
+                                 replaced |-> podRestarted[w]]};
         }
     }
 }
@@ -669,6 +717,7 @@ Reschedule:
             podRestarted[w] := TRUE;
             agentState[w] := "Fresh";
             agentSeq[w] := InitSeqNum;
+            incarnation_replaced(w);
         }
     }
 }
@@ -681,7 +730,7 @@ JobDone:
     }
 }
 } *)
-\* BEGIN TRANSLATION - the hash of the PCal code: PCal-631e7e0c5a86c4ec08775fafb638e276
+\* BEGIN TRANSLATION - the hash of the PCal code: PCal-919733cc29d06d3dbc77eb606f2ab81d
 VARIABLES phase, shouldQuit, recoverCount, innerPhase, finished, retries, 
           podRestarted, masterSeq, lastFinishSeq, msgs, agentSeq, agentState, 
           slow, evict, checkpointed, faults, prevMasterSeq, finishCount, 
@@ -808,6 +857,12 @@ RecoverCountCountsFailures ==
 
 
 
+
+FinishedOnlyWhenDone ==
+    \A w \in Workers : (finished[w] /\ ~podRestarted[w]) => agentSeq[w] = masterSeq
+
+
+
 SafePointOnlyForAnEviction ==
     (phase = "RunCommand" /\ checkpointed) => \E w \in Workers : evict[w]
 
@@ -864,10 +919,37 @@ EvictionOnlyAtSafePoint ==
               => checkpointed /\ agentState[w] = "Exited"]_innerPhase
 
 
+QuitNeverEndsSucceed == [][(shouldQuit \/ shouldQuit') => phase' # "Succeed"]_phase
+
+
+
+
+
+ReplacedIncarnationIgnored ==
+    [][/\ \A w \in Workers :
+            /\ (~finished[w] /\ finished'[w] /\ agentState'[w] = agentState[w])
+                  => \E m \in msgs \ msgs' :
+                        m.type = "Finish" /\ m.from = w /\ ~m.replaced
+            /\ (~slow[w] /\ slow'[w])
+                  => \E m \in msgs \ msgs' : m.type = "Hang" /\ m.from = w /\ ~m.replaced
+       /\ (~checkpointed /\ checkpointed')
+             => \E m \in msgs \ msgs' : m.type = "Checkpoint" /\ ~m.replaced
+       /\ (phase = "RunCommand" /\ phase' = "Troubleshooting")
+             => \E m \in msgs \ msgs' : m.type = "Error" /\ ~m.replaced
+      ]_<<finished, slow, checkpointed, phase>>
+
+
 QuitIsNeverCleared == [][shouldQuit => shouldQuit']_shouldQuit
 
 
 TerminalPhasesAreFinal == [][(phase \in {"Succeed", "Failed"}) => phase' = phase]_phase
+
+
+
+CommandAfterChecks ==
+    [][(phase # "RunCommand" /\ phase' = "RunCommand")
+          => /\ phase \in {"BootChecking", "Troubleshooting"}
+             /\ \A w \in Workers : finished[w]]_phase
 
 
 SucceedOnlyWhenAllFinished ==
@@ -890,9 +972,10 @@ StaleHangIgnored ==
 
 
 
+
 CheckpointAfterDecision ==
     [][\A m \in msgs' \ msgs :
-          m.type = "Checkpoint" => \E w \in Workers : evict[w]]_msgs
+          (m.type = "Checkpoint" /\ ~m.replaced) => \E w \in Workers : evict[w]]_msgs
 
 
 StaleCheckpointIgnored ==
@@ -1165,7 +1248,7 @@ agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]
                   \E outcome \in Outcomes:
                     /\ Quiescent /\ phase \in OrderPhases
                     /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
-                    /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
+                    /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq, replaced |-> FALSE]})
                     /\ IF outcome = "Error"
                           THEN /\ faults' = faults - 1
                                /\ IF phase # "RunCommand"
@@ -1182,7 +1265,7 @@ agentWork == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]
 agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
                   /\ Quiescent /\ phase = "RunCommand" /\ faults > 0 /\ ~slow[w]
                   /\ faults' = faults - 1
-                  /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
+                  /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq, replaced |-> FALSE]})
              /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                              finished, retries, podRestarted, masterSeq, 
                              lastFinishSeq, agentSeq, agentState, slow, evict, 
@@ -1191,7 +1274,8 @@ agentHang == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x]
 
 agentCheckpoint == /\ \E w \in {x \in Workers : agentState[x] = "Ready" /\ agentSeq[x] < masterSeq}:
                         /\ Quiescent /\ phase = "RunCommand" /\ ~checkpointed /\ Evicting # {}
-                        /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
+                        /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq,
+                                                 replaced |-> FALSE]})
                    /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                                    finished, retries, podRestarted, masterSeq, 
                                    lastFinishSeq, agentSeq, agentState, slow, 
@@ -1215,15 +1299,17 @@ envPodRestart == /\ \E w \in Workers:
                       /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
                       /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
                       /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+                      /\ msgs' = {IF m.from = w THEN [m EXCEPT !.replaced = TRUE] ELSE m : m \in msgs}
                  /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                                  finished, retries, masterSeq, lastFinishSeq, 
-                                 msgs, slow, evict, checkpointed, 
-                                 prevMasterSeq, finishCount, countedFailures >>
+                                 slow, evict, checkpointed, prevMasterSeq, 
+                                 finishCount, countedFailures >>
 
 envDuplicate == /\ \E w \in {x \in Workers : lastFinishSeq[x] >= InitSeqNum}:
                      /\ Quiescent /\ faults > 0 /\ ~Terminated
                      /\ faults' = faults - 1
-                     /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w]]})
+                     /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w],
+                                              replaced |-> podRestarted[w]]})
                 /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                                 finished, retries, podRestarted, masterSeq, 
                                 lastFinishSeq, agentSeq, agentState, slow, 
@@ -1243,10 +1329,11 @@ reschedule == /\ Quiescent /\ ~Terminated
                    /\ podRestarted' = [podRestarted EXCEPT ![w] = TRUE]
                    /\ agentState' = [agentState EXCEPT ![w] = "Fresh"]
                    /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
+                   /\ msgs' = {IF m.from = w THEN [m EXCEPT !.replaced = TRUE] ELSE m : m \in msgs}
               /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
                               finished, retries, masterSeq, lastFinishSeq, 
-                              msgs, slow, evict, checkpointed, faults, 
-                              prevMasterSeq, finishCount, countedFailures >>
+                              slow, evict, checkpointed, faults, prevMasterSeq, 
+                              finishCount, countedFailures >>
 
 jobDone == /\ Terminated
            /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase, 
@@ -1279,5 +1366,5 @@ Spec == /\ Init /\ [][Next]_vars
         /\ WF_vars(reschedule)
         /\ WF_vars(jobDone)
 
-\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-be4d8942f48705f8922e0a9fe71d99d9
+\* END TRANSLATION - the hash of the generated TLA code (remove to silence divergence warnings): TLA-42deb79d07da6cd61ffd54565822acc9
 =============================================================================

@@ -20,10 +20,6 @@ CITATION = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.md),\s+\"([^\"]+)\"")
 CONTINUATION = re.compile(r"\s*\n\s*(?:#|//|\\\*|\*)?\s*")
 # the seam of two Python string literals that continue each other over lines ("..."\n'...')
 LITERAL_SEAM = re.compile(r"[\"']\s*\n\s*[\"']")
-# The controller's modules are rewritten by the split of ControllerCore (issue 44), which
-# takes their comments along: their "design §" and "Nth pass" citations are left to it.
-# Remove this once that has landed.
-PENDING = ("aegis/runtime/controller/",)
 
 
 def _tracked() -> list[Path]:
@@ -41,11 +37,7 @@ def _tracked() -> list[Path]:
 
 def _held() -> list[Path]:
     """The tracked files the citation rules hold (not this file, which names the patterns)."""
-    return [
-        path
-        for path in _tracked()
-        if path.name != "test_docs.py" and not str(path.relative_to(ROOT)).startswith(PENDING)
-    ]
+    return [path for path in _tracked() if path.name != "test_docs.py"]
 
 
 def _headings(doc: Path) -> list[str]:

@@ -47,6 +47,7 @@ class Report:
     unreached: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
     seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what was left out, and why
 
     @property
     def ok(self) -> bool:

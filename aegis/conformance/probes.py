@@ -9,6 +9,13 @@ each perturbed state. TLC does that in one run of a small spec that EXTENDS the 
 the probes as its initial states and, for each predicate P, a stuttering action `Conform_P
 == P /\\ UNCHANGED vars`: in the dot, state s has a self-loop labelled Conform_P iff P holds
 in s. The generated predicates must give the same verdicts (compare_probes).
+
+A perturbed value may lie outside the variable's domain (a token position one past the
+last node), where TLC cannot evaluate a predicate at all (`f[x]` outside DOMAIN f) and
+gives no verdict. The probes then stay in the domain: first those the spec's type
+invariant (a cfg INVARIANT named Type..., e.g. TypeOK) admits, else those whose values lie
+within what each variable (each entry of a function) takes in the reachable states; if TLC
+still cannot evaluate them, no probe is run and `Probes.note` says why.
 """
 
 from __future__ import annotations
@@ -18,13 +25,14 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
 from aegis.conformance.bound import BoundModel
 from aegis.conformance.compare import Mismatch
 from aegis.conformance.tlcgraph import Key, TlcGraph, dump_graph
+from aegis.errors import SpecError
 from aegis.values import Fn, ModelValue, Value, render, sorted_values
 from tools.tlc import TlcConfig, render_cfg
 from tools.tlc.workspace import used_modules
@@ -36,11 +44,13 @@ ALIEN = "ConformAlien"  # a string no variable takes: falsifies "x \\in Phases"-
 
 @dataclass(frozen=True)
 class Probes:
-    """Perturbed states and, for each, the predicates TLC found true there."""
+    """Perturbed states and, for each, the predicates TLC found true there; `note`: how
+    the probes were kept in the variables' domains, or why none was run."""
 
     predicates: tuple[str, ...]
     states: tuple[Key, ...]
     holds: tuple[frozenset[str], ...]
+    note: str = ""
 
 
 def sample(graph: TlcGraph, count: int, seed: int = 0) -> list[Key]:
@@ -61,14 +71,17 @@ def fresh_prefix(texts: Iterable[str]) -> str:
     return prefix
 
 
-def perturbations(variables: Sequence[str], graph: TlcGraph, prefix: str = PREFIX) -> list[str]:
+def perturbations(
+    variables: Sequence[str], graph: TlcGraph, prefix: str = PREFIX, *, reachable: bool = False
+) -> list[str]:
     """One TLA+ set expression over the base record `<prefix>b` per variable that can be
-    perturbed; every name it binds starts with `prefix`."""
+    perturbed; every name it binds starts with `prefix`. With `reachable`, only to values
+    within those the variable (a function's entries) takes in the reachable states."""
     n = _names(prefix)
     out: list[str] = []
     for i, v in enumerate(variables):
         values = [s[i] for s in graph.states]
-        out += _perturb(v, values, n)
+        out += _perturb(v, values, n, reachable)
     return out
 
 
@@ -88,17 +101,19 @@ def _names(prefix: str) -> _Names:
     return _Names(*(prefix + letter for letter in _Names._fields))
 
 
-def _perturb(v: str, values: list[Value], n: _Names) -> list[str]:
+def _perturb(v: str, values: list[Value], n: _Names, reachable: bool) -> list[str]:
     """The perturbations of variable v, from the kinds of values it takes."""
     b, d, x, e = n.b, n.d, n.x, n.e
     if all(type(y) is int for y in values):
-        return [f"{{[{b} EXCEPT !.{v} = @ + {d}] : {d} \\in {{-1, 1, 2}}}}"]
+        deltas = _deltas(f"{b}.{v}", values, n) if reachable else "{-1, 1, 2}"
+        return [f"{{[{b} EXCEPT !.{v} = @ + {d}] : {d} \\in {deltas}}}"]
     if all(type(y) is bool for y in values):
         return [f"{{[{b} EXCEPT !.{v} = ~@]}}"]
     if all(type(y) is str for y in values):
-        return [f"{{[{b} EXCEPT !.{v} = {x}] : {x} \\in {render(frozenset([*values, ALIEN]))}}}"]
+        strings = frozenset(values) if reachable else frozenset([*values, ALIEN])
+        return [f"{{[{b} EXCEPT !.{v} = {x}] : {x} \\in {render(strings)}}}"]
     if all(isinstance(y, Fn) and y for y in values):
-        return _perturb_fn(v, [z for y in values for z in y.values()], n)
+        return _perturb_fn(v, [z for y in values for z in y.values()], n, reachable)
     if all(isinstance(y, frozenset) for y in values):
         pool = sorted_values({z for y in values for z in y})[:POOL]
         return [
@@ -108,18 +123,27 @@ def _perturb(v: str, values: list[Value], n: _Names) -> list[str]:
     return []
 
 
-def _perturb_fn(v: str, entries: list[Value], n: _Names) -> list[str]:
+def _perturb_fn(v: str, entries: list[Value], n: _Names, reachable: bool) -> list[str]:
     """Perturb one entry of a function-valued variable."""
     b, d, k, x = n.b, n.d, n.k, n.x
     at = f"{k} \\in DOMAIN {b}.{v}"
     if all(type(y) is int for y in entries):
-        return [f"{{[{b} EXCEPT !.{v}[{k}] = @ + {d}] : {at}, {d} \\in {{-1, 1, 2}}}}"]
+        deltas = _deltas(f"{b}.{v}[{k}]", entries, n) if reachable else "{-1, 1, 2}"
+        return [f"{{[{b} EXCEPT !.{v}[{k}] = @ + {d}] : {at}, {d} \\in {deltas}}}"]
     if all(type(y) is bool for y in entries):
         return [f"{{[{b} EXCEPT !.{v}[{k}] = ~@] : {at}}}"]
     if all(type(y) is str for y in entries):
-        alien = render(frozenset([*entries, ALIEN]))
-        return [f"{{[{b} EXCEPT !.{v}[{k}] = {x}] : {at}, {x} \\in {alien}}}"]
+        strings = frozenset(entries) if reachable else frozenset([*entries, ALIEN])
+        return [f"{{[{b} EXCEPT !.{v}[{k}] = {x}] : {at}, {x} \\in {render(strings)}}}"]
     return []
+
+
+def _deltas(at: str, values: Sequence[Value], n: _Names) -> str:
+    """The deltas of -1, 1, 2 that keep the integer `at` within the reachable values'
+    range (min..max)."""
+    ints = [y for y in values if type(y) is int]
+    lo, hi = min(ints), max(ints)
+    return f"{{{n.e} \\in {{-1, 1, 2}} : {at} + {n.e} \\in {lo}..{hi}}}"
 
 
 def model_values(keys: Iterable[Key]) -> set[str]:
@@ -151,8 +175,10 @@ def probe_module(
     predicates: Sequence[str],
     mvs: set[str],
     prefix: str = PREFIX,
+    within: Sequence[str] = (),
 ) -> str:
-    """The text of the probe spec (see the module docstring); `sets` are perturbations()."""
+    """The text of the probe spec (see the module docstring); `sets` are perturbations();
+    `within`: state predicates every probe must satisfy (the spec's type invariant)."""
     records = ",\n    ".join(
         "[" + ", ".join(f"{v} |-> {render(x)}" for v, x in zip(variables, key, strict=True)) + "]"
         for key in base
@@ -163,8 +189,10 @@ def probe_module(
     b, p = _names(prefix)[:2]
     lines += [f"{prefix}Base == {{\n    {records}\n}}"]
     lines += [f"{prefix}Perturb({b}) ==\n    " + "\n    \\cup ".join(sets or [f"{{{b}}}"])]
-    lines += [f"{prefix}Init == \\E {b} \\in {prefix}Base : \\E {p} \\in {prefix}Perturb({b}) :"]
+    first = f"{prefix}Probed" if within else f"{prefix}Init"
+    lines += [f"{first} == \\E {b} \\in {prefix}Base : \\E {p} \\in {prefix}Perturb({b}) :"]
     lines += [f"    /\\ {v} = {p}.{v}" for v in variables]
+    lines += [f"{prefix}Init == {first} /\\ " + " /\\ ".join(within)] if within else []
     lines += [f"{prefix}{q} == {q} /\\ UNCHANGED {unchanged}" for q in predicates]
     lines += [f"{prefix}Next == " + " \\/ ".join(f"{prefix}{q}" for q in predicates)]
     return "\n".join(lines) + "\n===="
@@ -179,17 +207,51 @@ def probe_cfg(cfg: TlcConfig, mvs: set[str], prefix: str = PREFIX) -> str:
 def tlc_probes(
     spec: Path, cfg: TlcConfig, graph: TlcGraph, *, base: int = 100, seed: int = 0
 ) -> Probes:
-    """Run TLC once on the probe spec and read its verdicts."""
+    """Run TLC on the probe spec and read its verdicts: the probes as perturbed, else kept
+    in the variables' domains (the type invariant, else the reachable values), else none
+    (see the module docstring)."""
     predicates = (*cfg.invariants, *cfg.constraints)
     if not predicates:  # nothing to probe (the probe module's Next would be empty)
         return Probes((), (), ())
+    types = tuple(name for name in cfg.invariants if name.startswith("Type"))
+    tries: list[tuple[str, tuple[str, ...], bool]] = [("", (), False)]
+    if types:
+        tries.append((f"probes kept within {' and '.join(types)}", types, False))
+    tries.append(("probes kept within the values reachable states take", (), True))
+    failures: list[str] = []
+    for note, within, reachable in tries:
+        try:
+            found = _run_probes(spec, cfg, graph, predicates, base, seed, within, reachable)
+        except SpecError as exc:
+            failures.append(_first_line(str(exc)))
+            continue
+        if failures:
+            note = f"{note} (TLC could not evaluate every predicate in the probes: {failures[0]})"
+        return replace(found, note=note)
+    why = f"no probe run: TLC could not evaluate the predicates in them ({failures[-1]})"
+    return Probes(predicates, (), (), why)
+
+
+def _run_probes(
+    spec: Path,
+    cfg: TlcConfig,
+    graph: TlcGraph,
+    predicates: tuple[str, ...],
+    base: int,
+    seed: int,
+    within: Sequence[str],
+    reachable: bool,
+) -> Probes:
+    """One TLC run of the probe spec."""
     keys = sample(graph, base, seed)
     mvs = model_values(keys) - set(cfg.constants)
     modules = used_modules(spec)
     prefix = fresh_prefix(path.read_text(encoding="utf-8") for path in modules.values())
     name = f"{prefix}Probe"
-    sets = perturbations(graph.variables, graph, prefix)
-    text = probe_module(name, spec.stem, graph.variables, keys, sets, predicates, mvs, prefix)
+    sets = perturbations(graph.variables, graph, prefix, reachable=reachable)
+    text = probe_module(
+        name, spec.stem, graph.variables, keys, sets, predicates, mvs, prefix, within
+    )
     with tempfile.TemporaryDirectory(prefix="aegis-probe-") as tmp:
         for module, path in modules.items():
             shutil.copyfile(path, Path(tmp) / f"{module}.tla")
@@ -202,6 +264,16 @@ def tlc_probes(
         for n in range(len(g.states))
     )
     return Probes(predicates, tuple(g.states), holds)
+
+
+def _first_line(text: str) -> str:
+    """TLC's complaint in one line: from its `Attempted to ...` (or its first line) up to
+    the positions it lists."""
+    flat = " ".join(text.split())
+    start = flat.find("Attempted")
+    if start < 0:
+        return flat.partition(": TLC did not explore the whole state graph: ")[2][:200] or flat
+    return flat[start:].partition(" The error occurred")[0].removeprefix(": ")
 
 
 def compare_probes(

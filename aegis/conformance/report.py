@@ -47,6 +47,7 @@ def report_text(variables: Sequence[str], r: Report) -> str:
     ]
     if r.unreached:
         lines.append(f"{r.unreached} of TLC's states were not reached (after the first divergence)")
+    lines += [f"note: {note}" for note in r.notes]
     lines += [mismatch_text(variables, m) for m in r.mismatches]
     return "\n".join(lines)
 
@@ -65,6 +66,7 @@ def report_json(variables: Sequence[str], r: Report) -> dict[str, Any]:
         "unreached": r.unreached,
         "seconds": round(r.seconds, 3),
         "ok": r.ok,
+        "notes": list(r.notes),
         "mismatches": [
             {
                 "kind": m.kind,

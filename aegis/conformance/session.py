@@ -57,6 +57,8 @@ def conform(base: Baseline, package: ModuleType | None = None, *, limit: int = 2
     """Compare a generated package with TLC: the graph, then the probes' verdicts."""
     model = base.bind(package)
     report = compare(base.graph, model, max_mismatches=limit)
+    if base.probes is not None and base.probes.note:
+        report.notes.append(base.probes.note)
     if base.probes is not None and len(report.mismatches) < limit:
         start = time.monotonic()
         left = limit - len(report.mismatches)

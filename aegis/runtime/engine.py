@@ -115,6 +115,14 @@ def state_delta(old: State, new: State) -> dict[str, tuple[Value, ...] | None]:
     return out
 
 
+def report(w: Value, kind: str, seq: int) -> Fn:
+    """The spec's message for a report of pod `w` (`msgs`' element an agent's step adds).
+
+    `replaced` (a ghost the spec's promise ReplacedIncarnationIgnored reads) is FALSE: the
+    controller takes a report into the spec only from the pod's current incarnation."""
+    return Fn({"from": w, "type": kind, "seq": seq, "replaced": False})
+
+
 def runtime_constants(
     pods: Iterable[str], max_retry: int, *, init_seq: int = 0, budget: int = RUNTIME_BUDGET
 ) -> Constants:

@@ -68,7 +68,53 @@ def explain(header: Header, events: Sequence[object], index: int, reason: str) -
     if reason:
         return mismatch
     mismatch.reason, mismatch.diff = _step(c, state, ev)
+    replaced = _replaced_sender(header.init, events[:index], ev)
+    if replaced and not mismatch.diff:
+        mismatch.reason = f"{mismatch.reason}: {replaced}"
     return mismatch
+
+
+# the steps that replace a pod's incarnation (its reports in flight are then a replaced one's)
+_REPLACING = ("envPodRestart", "reschedule")
+
+
+def _replaced_sender(init: State, before: Sequence[object], ev: LoggedStep) -> str:
+    """Why a report cannot be received, when that is why: its sender's incarnation was
+    replaced after the report was sent ("" otherwise)."""
+    m = dict(ev.choices).get("m")
+    if ev.action != "receive" or not isinstance(m, Fn) or "from" not in m:
+        return ""
+    sender, live, replaced = m["from"], False, None
+    state = init
+    for e in before:
+        if isinstance(e, Resume):
+            state = e.state
+        elif isinstance(e, LoggedStep):
+            state = apply_changes(state, e.changes)
+            if e.action in _REPLACING and live and dict(e.choices).get("w") == sender:
+                replaced = e
+            # in flight from a live incarnation (sent again by a new one: not stale)
+            live = any(_same_report(m, x) and not _get(x, "replaced") for x in state.msgs)
+            replaced = None if live else replaced
+    if replaced is None:
+        return ""
+    return (
+        f"the report {render(m)} was sent by an incarnation of {_name(sender)} that step "
+        f"{replaced.seq_no} ({replaced.action}, line {replaced.line}) replaced: a report "
+        "counts only for the incarnation that sent it (ReplacedIncarnationIgnored)"
+    )
+
+
+def _get(f: Value, key: str) -> Value:
+    return f[key] if isinstance(f, Fn) and key in f else None
+
+
+def _same_report(a: Fn, b: Value) -> bool:
+    """Whether b is report a, whether or not either is marked replaced."""
+    if not isinstance(b, Fn):
+        return False
+    keys = ("from", "type", "seq")
+    return all(k in b and k in a and a[k] == b[k] for k in keys)
 
 
 def _step(c: Constants, state: State, ev: LoggedStep) -> tuple[str, dict[str, dict[str, Any]]]:

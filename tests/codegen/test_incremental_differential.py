@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aegis.generated import aegis_phase as inc
-from aegis.runtime.engine import DECISION_ORDER, Engine, StepResult, runtime_constants
+from aegis.runtime.engine import DECISION_ORDER, Engine, StepResult, report, runtime_constants
 from aegis.values import Fn, ModelValue, Value
 from codegen.emit import emit
 from codegen.frontend import ModuleIndex
@@ -72,7 +72,7 @@ def prefix(name: str) -> inc.State:
                 w, seq = ModelValue(p), engine.state.masterSeq
                 engine.observe("agentWork", w=w, outcome="Finish")
                 engine.settle()
-                engine.observe("receive", m=Fn({"from": w, "type": "Finish", "seq": seq}))
+                engine.observe("receive", m=report(w, "Finish", seq))
                 engine.settle()
             assert engine.state.phase == "RunCommand"
         _PREFIXES[name] = engine.state

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from aegis.generated.aegis_phase import ACTIONS, next_states
 from aegis.protocol.state_codec import decode, decode_state, encode, encode_state
 from aegis.runtime import engine as eng
-from aegis.runtime.engine import DECISION_ORDER, OBSERVATIONS, Engine, runtime_constants
+from aegis.runtime.engine import DECISION_ORDER, OBSERVATIONS, Engine, report, runtime_constants
 from aegis.values import Fn, ModelValue
 
 PODS = ("a", "b")
@@ -43,11 +43,11 @@ def test_error_in_run_counts_and_troubleshoots() -> None:
     e = joined()
     for p in PODS:
         e.observe("agentWork", w=ModelValue(p), outcome="Finish")
-        e.observe("receive", m=Fn({"from": ModelValue(p), "type": "Finish", "seq": 1}))
+        e.observe("receive", m=report(ModelValue(p), "Finish", 1))
     e.settle()
     assert e.state.phase == "RunCommand"
     e.observe("agentWork", w=ModelValue("b"), outcome="Error")
-    e.observe("receive", m=Fn({"from": ModelValue("b"), "type": "Error", "seq": 2}))
+    e.observe("receive", m=report(ModelValue("b"), "Error", 2))
     assert (e.state.phase, e.state.recoverCount, e.state.masterSeq) == ("Troubleshooting", 1, 3)
 
 

@@ -40,7 +40,8 @@ from aegis.protocol.state_codec import decode, decode_state, encode, encode_stat
 from aegis.runtime.controller.core import ControllerCore, JobConfig
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.engine import DECISION_ORDER, StepResult, candidates, initial_state
-from aegis.values import Fn, ModelValue, Value, apply
+from aegis.runtime.engine import report as spec_report
+from aegis.values import ModelValue, Value, apply
 
 ROOT = Path(__file__).resolve().parents[2]
 BEHAVIOURS = ROOT / "tests" / "conformance" / "behaviours" / "AegisPhase.ndjson"
@@ -135,13 +136,13 @@ class Replay:
             core.on_ack(self.message(pod, "ACK", self.inc(pod), 0))
         elif a == "agentWork":
             pod, outcome = name(ch["w"]), str(ch["outcome"])
-            m = Fn({"from": ch["w"], "type": outcome, "seq": before.masterSeq})
+            m = spec_report(ch["w"], outcome, before.masterSeq)
             self.pending[m] = (self.inc(pod), outcome)
             self.dirty.add(pod)
             self.unapplied_faults += outcome == "Error"
         elif a in ("agentHang", "agentCheckpoint"):
             pod, kind = name(ch["w"]), "Hang" if a == "agentHang" else "Checkpoint"
-            m = Fn({"from": ch["w"], "type": kind, "seq": before.masterSeq})
+            m = spec_report(ch["w"], kind, before.masterSeq)
             self.pending[m] = (self.inc(pod), kind)
             self.unapplied_faults += kind == "Hang"
         elif a == "agentEvict":
@@ -150,7 +151,7 @@ class Replay:
             core.on_report(self.message(pod, "Evicted", self.inc(pod), int(before.masterSeq)))
         elif a == "envDuplicate":
             w = ch["w"]
-            m = Fn({"from": w, "type": "Finish", "seq": apply(before.lastFinishSeq, w)})
+            m = spec_report(w, "Finish", apply(before.lastFinishSeq, w))
             self.pending[m] = (self.inc(name(w)), "dup")
             self.unapplied_faults += 1  # a duplicate never spends the controller's budget
         elif a == "receive":

@@ -9,6 +9,7 @@ import pytest
 from aegis.errors import SpecError
 from aegis.values import ModelValue
 from tools.tlc.cfg import parse_cfg, read_cfg, render_cfg
+from tools.tlc.cfgvalues import plain_kind
 
 CFG = """\\* Model for the phase machine.
 CONSTANTS
@@ -117,3 +118,29 @@ def test_a_bad_value_is_located() -> None:
     cfg = parse_cfg("INIT Init\nCONSTANTS\n  N = 1\n  S = {a,,}\n", display="M.cfg")
     with pytest.raises(SpecError, match=r"^M\.cfg:4: the value of S does not parse"):
         cfg.values()
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("3", "int"),
+        ('"a \\" b"', "str"),
+        ("TRUE", "bool"),
+        ("w1", "model"),
+        ("{}", "set"),
+        ("{w1, w2}", "set"),
+        ("{{1}, {2, 3}}", "set"),
+        # outside TLC 2.15's grammar, or a set it cannot sort: TLC itself is asked
+        ("<<1, 2>>", None),
+        ("-3", None),
+        ("1..3", None),
+        ("[a |-> 1]", None),
+        ('{1, "a"}', None),
+        ("{1,}", None),
+        ("2147483648", None),
+    ],
+)
+def test_values_in_tlcs_cfg_grammar_are_taken_without_asking_tlc(
+    text: str, kind: str | None
+) -> None:
+    assert plain_kind(text) == kind

@@ -153,3 +153,25 @@ def test_exit_status_names() -> None:
     assert describe_exit(12) == "violation safety"
     assert describe_exit(150) == "error spec parse"
     assert describe_exit(3) == "exit status 3"
+
+
+# TLC 2.15 on `CONSTANT C = {1, "a"}` (a set it cannot sort): a message with code -1
+UNSORTABLE_CFG_SET = f"""{S(2185)}
+Starting... (2026-12-06 05:27:29)
+{E(2185)}
+{S(-1, 1)}
+Wrong invocation of TLC error printer. Error code not found.
+{E(-1)}
+{S(2186)}
+Finished in 2779ms at (2026-12-06 05:27:29)
+{E(2186)}
+"""
+
+
+def test_a_message_with_a_negative_code_is_read_as_an_error() -> None:
+    msgs, reader = frame(UNSORTABLE_CFG_SET)
+    assert [m.code for m in msgs] == [2185, -1, 2186]
+    assert not any("STARTMSG" in line for line in reader.plain_lines)
+    result, _ = interpret(UNSORTABLE_CFG_SET, 255)
+    assert result.errors == ["Wrong invocation of TLC error printer. Error code not found."]
+    assert not result.ok

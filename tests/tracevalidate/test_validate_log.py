@@ -15,14 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aegis.generated.aegis_phase import ACTIONS
+from aegis.generated.aegis_phase import ACTIONS, Label
 from aegis.protocol.envelope import MessageType
+from aegis.protocol.state_codec import encode
 from aegis.runtime.controller import journal
 from aegis.runtime.controller.journal import StatusJournal
-from aegis.runtime.engine import RUNTIME_BUDGET, initial_state, runtime_constants
+from aegis.runtime.engine import RUNTIME_BUDGET, Engine, initial_state, runtime_constants
+from aegis.runtime.engine import report as spec_report
 from aegis.runtime.steplog import (
     LoggedStep,
     Resume,
+    StepLog,
     StepLogError,
     apply_changes,
     changes_between,
@@ -467,3 +470,80 @@ def test_a_gap_that_does_not_lead_to_the_restored_state_is_rejected(
     assert not v.matched and v.first_mismatch is not None
     assert v.first_mismatch.action == "(resume)"
     assert "no 4 steps of the spec lead from step" in v.first_mismatch.reason
+
+
+# ---------------- a report of a replaced incarnation ----------------
+
+
+def test_a_report_of_a_replaced_incarnation_is_rejected_naming_the_replacement(
+    tmp_path: Path,
+) -> None:
+    """A controller that took a report its sender's previous incarnation sent before the pod
+    restarted: validate-log says the sender's incarnation was replaced, and where."""
+    c = runtime_constants(pods(2), 3)
+    path = tmp_path / "steps.jsonl"
+    log = StepLog(path)
+    engine = Engine(c, on_step=log.write)
+    log.write_initial(c, initial_state(c))
+    w0, w1 = (ModelValue(p) for p in pods(2))
+    for w in (w0, w1):
+        engine.observe(Label.agentJoin, w=w)
+    engine.settle()  # BootChecking
+    assert engine.state.phase == "BootChecking"
+    engine.observe(Label.agentWork, w=w1, outcome="Finish")  # in flight when w1 restarts
+    stale = spec_report(w1, "Finish", int(engine.state.masterSeq))
+    engine.observe(Label.envPodRestart, w=w1)
+    replaced_at = engine.seq_no
+    engine.settle()  # restartOutsideRun: the old incarnation's reports are dropped
+    engine.observe(Label.agentJoin, w=w1)
+    engine.settle()
+    log.close()
+    # the bug: the old incarnation's Finish is taken as the new one's
+    bogus = {
+        "seq_no": engine.seq_no + 1,
+        "action": "receive",
+        "process": encode(Label.receive.value),
+        "choices": [["m", encode(stale)]],
+        "changed": {"msgs": {"plus": [], "minus": [encode(stale)]}},
+    }
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(bogus) + "\n")
+    v = validate_log(path)
+    assert not v.matched and v.first_mismatch is not None
+    m = v.first_mismatch
+    assert m.action == "receive" and m.seq_no == engine.seq_no + 1
+    assert f"an incarnation of {pods(2)[1]} that step {replaced_at} (envPodRestart" in m.reason
+    assert "ReplacedIncarnationIgnored" in m.reason
+
+
+@pytest.mark.slow  # a TLC run; the explanation's other side is checked in CI above
+def test_a_report_sent_again_by_the_new_incarnation_is_not_called_stale(tmp_path: Path) -> None:
+    """The explanation names a replacement only when the report was in flight across it."""
+    c = runtime_constants(pods(2), 3)
+    path = tmp_path / "steps.jsonl"
+    log = StepLog(path)
+    engine = Engine(c, on_step=log.write)
+    log.write_initial(c, initial_state(c))
+    w0, w1 = (ModelValue(p) for p in pods(2))
+    for w in (w0, w1):
+        engine.observe(Label.agentJoin, w=w)
+    engine.settle()
+    engine.observe(Label.envPodRestart, w=w1)  # restarted before it reported anything
+    engine.settle()
+    engine.observe(Label.agentJoin, w=w1)
+    engine.settle()
+    log.close()
+    never_sent = spec_report(w1, "Finish", int(engine.state.masterSeq))
+    bogus = {
+        "seq_no": engine.seq_no + 1,
+        "action": "receive",
+        "process": encode(Label.receive.value),
+        "choices": [["m", encode(never_sent)]],
+        "changed": {"msgs": {"plus": [], "minus": [encode(never_sent)]}},
+    }
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(bogus) + "\n")
+    v = validate_log(path)
+    assert not v.matched and v.first_mismatch is not None
+    assert v.first_mismatch.action == "receive"
+    assert "replaced" not in v.first_mismatch.reason

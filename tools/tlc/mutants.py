@@ -23,7 +23,7 @@ from tools.tlc.result import TlcResult
 from tools.tlc.runner import run_tlc
 from tools.tlc.translation import translate
 
-ORIGINS = ("seed", "held-out", "ours")
+ORIGINS = ("seed", "held-out", "ours", "fresh")
 KINDS = ("invariant", "property", "liveness", "deadlock")
 
 
@@ -38,9 +38,12 @@ class Mutant:
     why: str  # the bug in words
     expect_kind: str | None = None  # invariant | property | liveness | deadlock; None: equivalent
     expect_name: str | None = None
-    origin: str = "ours"  # seed (the original design's), held-out (issue 15), ours
+    origin: str = "ours"  # seed (the original's), held-out (issue 15), ours, fresh (issue 46)
     equivalent: str | None = None  # why the mutant changes no behaviour, when it does not
     constants: dict[str, str] = field(default_factory=dict)
+    # checks left out of the cfg for this mutant: to show that the promise it names catches the
+    # bug on its own where another check (listed here) finds the same behaviour first
+    without: list[str] = field(default_factory=list)
 
     @property
     def expected(self) -> str:
@@ -103,6 +106,19 @@ def override_constants(cfg_text: str, constants: dict[str, str]) -> str:
     return cfg_text
 
 
+def drop_checks(cfg_text: str, names: list[str]) -> str:
+    """The cfg text without the `INVARIANT name` / `PROPERTY name` lines of `names`; SpecError
+    for a name the cfg does not check."""
+    for name in names:
+        pattern = re.compile(
+            rf"^[ \t]*(?:INVARIANT|PROPERTY)[ \t]+{re.escape(name)}[ \t]*(?:\n|\Z)", re.MULTILINE
+        )
+        cfg_text, n = pattern.subn("", cfg_text)
+        if n != 1:
+            raise SpecError(f"check {name} is listed {n} times in the cfg, expected once")
+    return cfg_text
+
+
 @contextmanager
 def mutated_copy(spec: Path, cfg: Path, mutant: Mutant) -> Iterator[tuple[Path, Path]]:
     """A temp dir holding the mutated, re-translated spec and its (overridden) cfg."""
@@ -115,7 +131,10 @@ def mutated_copy(spec: Path, cfg: Path, mutant: Mutant) -> Iterator[tuple[Path, 
         translate(dst)
         dst_cfg = Path(tmp) / cfg.name
         dst_cfg.write_text(
-            override_constants(cfg.read_text(encoding="utf-8"), mutant.constants),
+            drop_checks(
+                override_constants(cfg.read_text(encoding="utf-8"), mutant.constants),
+                mutant.without,
+            ),
             encoding="utf-8",
         )
         yield dst, dst_cfg

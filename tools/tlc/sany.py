@@ -37,6 +37,12 @@ def export_xml(spec: Path | str, display: str | None = None) -> bytes:
         cmd = java_command("tla2sany.xml.XMLExporter", "-o", ws.spec.name, short=True)
         done = subprocess.run(cmd, cwd=ws.dir, capture_output=True, timeout=_TIMEOUT_S)
         xml = done.stdout.strip()
+        # the exporter runs SANY's semantic analysis (level checking included) and writes its
+        # errors to stderr, but exports the spec all the same: a spec SANY rejects (a
+        # VARIABLE substituted for a CONSTANT, say) must be refused here, as TLC refuses it
+        errors = sany_errors(done.stderr.decode("utf-8", "replace").splitlines(), ws.locate)
+        if errors:
+            raise SpecError(f"{shown}: SANY rejected the spec:\n" + "\n".join(errors))
         if done.returncode == 0 and xml.startswith(b"<?xml") and xml.endswith(b"</modules>"):
             return xml
         # XMLExporter buries SANY's messages in stack traces: ask SANY itself.

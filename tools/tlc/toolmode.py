@@ -87,7 +87,9 @@ class _Open:
     children: list[Message] = field(default_factory=list)
 
 
-_MARKER = re.compile(r"@!@!@STARTMSG (\d+):(\d+) @!@!@|@!@!@ENDMSG (\d+) @!@!@")
+# codes may be negative: TLC 2.15 reports some failures as -1 ("Wrong invocation of TLC error
+# printer", e.g. for a cfg set it cannot sort)
+_MARKER = re.compile(r"@!@!@STARTMSG (-?\d+):(\d+) @!@!@|@!@!@ENDMSG (-?\d+) @!@!@")
 
 
 class ToolModeReader:

@@ -1820,9 +1820,9 @@ def _steps_agentWork(
             if Quiescent(c, s) and s.phase in OrderPhases(c):
                 # /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
                 agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
-                # /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
+                # /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq, replac...
                 msgs_next = s.msgs | frozenset(
-                    {Fn({"from": w, "type": outcome, "seq": s.masterSeq})}
+                    {Fn({"from": w, "type": outcome, "seq": s.masterSeq, "replaced": False})}
                 )
                 # /\ IF outcome = "Error"
                 if outcome == "Error":
@@ -2018,8 +2018,10 @@ def _steps_agentHang(
         if Quiescent(c, s) and s.phase == "RunCommand" and s.faults > 0 and not apply(s.slow, w):
             # /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
-            msgs_next = s.msgs | frozenset({Fn({"from": w, "type": "Hang", "seq": s.masterSeq})})
+            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq, replaced |-...
+            msgs_next = s.msgs | frozenset(
+                {Fn({"from": w, "type": "Hang", "seq": s.masterSeq, "replaced": False})}
+            )
             # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
@@ -2118,9 +2120,9 @@ def _steps_agentCheckpoint(
             and not s.checkpointed
             and Evicting(c, s) != frozenset()
         ):
-            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
+            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq,
             msgs_next = s.msgs | frozenset(
-                {Fn({"from": w, "type": "Checkpoint", "seq": s.masterSeq})}
+                {Fn({"from": w, "type": "Checkpoint", "seq": s.masterSeq, "replaced": False})}
             )
             # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
@@ -2305,6 +2307,11 @@ def _steps_envPodRestart(
             agentState_next = _tla.except_value(s.agentState, (w,), "Fresh")
             # /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
             agentSeq_next = _tla.except_value(s.agentSeq, (w,), c.InitSeqNum)
+            # /\ msgs' = {IF m.from = w THEN [m EXCEPT !.replaced = TRUE] ELSE m : m \in msgs}
+            msgs_next = frozenset(
+                _tla.except_value(m, ("replaced",), True) if apply(m, "from") == w else m
+                for m in s.msgs
+            )
             # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
@@ -2314,7 +2321,6 @@ def _steps_envPodRestart(
             retries_next = s.retries
             masterSeq_next = s.masterSeq
             lastFinishSeq_next = s.lastFinishSeq
-            msgs_next = s.msgs
             slow_next = s.slow
             evict_next = s.evict
             checkpointed_next = s.checkpointed
@@ -2393,9 +2399,18 @@ def _steps_envDuplicate(
         if Quiescent(c, s) and s.faults > 0 and not Terminated(c, s):
             # /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w]]})
+            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Finish", seq |-> lastFinishSeq[w],
             msgs_next = s.msgs | frozenset(
-                {Fn({"from": w, "type": "Finish", "seq": apply(s.lastFinishSeq, w)})}
+                {
+                    Fn(
+                        {
+                            "from": w,
+                            "type": "Finish",
+                            "seq": apply(s.lastFinishSeq, w),
+                            "replaced": apply(s.podRestarted, w),
+                        }
+                    )
+                }
             )
             # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
@@ -2571,6 +2586,11 @@ def _steps_reschedule(
         agentState_next = _tla.except_value(s.agentState, (w,), "Fresh")
         # /\ agentSeq' = [agentSeq EXCEPT ![w] = InitSeqNum]
         agentSeq_next = _tla.except_value(s.agentSeq, (w,), c.InitSeqNum)
+        # /\ msgs' = {IF m.from = w THEN [m EXCEPT !.replaced = TRUE] ELSE m : m \in msgs}
+        msgs_next = frozenset(
+            _tla.except_value(m, ("replaced",), True) if apply(m, "from") == w else m
+            for m in s.msgs
+        )
         # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
         phase_next = s.phase
         shouldQuit_next = s.shouldQuit
@@ -2580,7 +2600,6 @@ def _steps_reschedule(
         retries_next = s.retries
         masterSeq_next = s.masterSeq
         lastFinishSeq_next = s.lastFinishSeq
-        msgs_next = s.msgs
         slow_next = s.slow
         evict_next = s.evict
         checkpointed_next = s.checkpointed

@@ -81,9 +81,9 @@ def _steps_agentWork(c: Constants, s: State, d: Derived, self: Value) -> Iterato
             if d.Quiescent and s.phase in OrderPhases(c):
                 # /\ agentSeq' = [agentSeq EXCEPT ![w] = masterSeq]
                 agentSeq_next = _tla.except_value(s.agentSeq, (w,), s.masterSeq)
-                # /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq]})
+                # /\ msgs' = (msgs \cup {[from |-> w, type |-> outcome, seq |-> masterSeq, replac...
                 msgs_next = s.msgs | frozenset(
-                    {Fn({"from": w, "type": outcome, "seq": s.masterSeq})}
+                    {Fn({"from": w, "type": outcome, "seq": s.masterSeq, "replaced": False})}
                 )
                 # /\ IF outcome = "Error"
                 if outcome == "Error":
@@ -241,8 +241,10 @@ def _steps_agentHang(c: Constants, s: State, d: Derived, self: Value) -> Iterato
         if d.Quiescent and s.phase == "RunCommand" and s.faults > 0 and not apply(s.slow, w):
             # /\ faults' = faults - 1
             faults_next = s.faults - 1
-            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq]})
-            msgs_next = s.msgs | frozenset({Fn({"from": w, "type": "Hang", "seq": s.masterSeq})})
+            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Hang", seq |-> masterSeq, replaced |-...
+            msgs_next = s.msgs | frozenset(
+                {Fn({"from": w, "type": "Hang", "seq": s.masterSeq, "replaced": False})}
+            )
             # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase
             shouldQuit_next = s.shouldQuit
@@ -309,9 +311,9 @@ def _steps_agentCheckpoint(c: Constants, s: State, d: Derived, self: Value) -> I
             and not s.checkpointed
             and d.Evicting != frozenset()
         ):
-            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq]})
+            # /\ msgs' = (msgs \cup {[from |-> w, type |-> "Checkpoint", seq |-> masterSeq,
             msgs_next = s.msgs | frozenset(
-                {Fn({"from": w, "type": "Checkpoint", "seq": s.masterSeq})}
+                {Fn({"from": w, "type": "Checkpoint", "seq": s.masterSeq, "replaced": False})}
             )
             # /\ UNCHANGED << phase, shouldQuit, recoverCount, innerPhase,
             phase_next = s.phase

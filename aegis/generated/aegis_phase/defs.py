@@ -41,6 +41,9 @@ _S_FailedOnlyWhenExhaustedOrQuit_1 = _tla.Site(
 _S_NoRunAfterRetriesExhausted_1 = _tla.Site(
     "NoRunAfterRetriesExhausted", ("retries",), (), by_value=True
 )
+_S_FinishedOnlyWhenDone_1 = _tla.Site(
+    "FinishedOnlyWhenDone", ("agentSeq", "finished", "podRestarted"), ("masterSeq",), by_value=True
+)
 _S_SafePointOnlyForAnEviction_1 = _tla.Site(
     "SafePointOnlyForAnEviction", ("evict",), (), by_value=True
 )
@@ -538,6 +541,24 @@ def RecoverCountCountsFailures(c: Constants, s: State) -> Value:
     _value = _known[RecoverCountCountsFailures] = s.recoverCount == (
         s.countedFailures if s.countedFailures < c.MaxRetry else c.MaxRetry
     ) or (s.phase == "Failed" and s.recoverCount == c.MaxRetry + 1)
+    return _value
+
+
+def FinishedOnlyWhenDone(c: Constants, s: State) -> Value:
+    """FinishedOnlyWhenDone (spec/AegisPhase.tla)."""
+    _known = _tla.known(c, s)
+    if FinishedOnlyWhenDone in _known:
+        return _known[FinishedOnlyWhenDone]
+    _value = _known[FinishedOnlyWhenDone] = _tla.forall(
+        _S_FinishedOnlyWhenDone_1,
+        c,
+        s,
+        c.Workers,
+        lambda c, s, w: (
+            not (apply(s.finished, w) and not apply(s.podRestarted, w))
+            or apply(s.agentSeq, w) == s.masterSeq
+        ),
+    )
     return _value
 
 

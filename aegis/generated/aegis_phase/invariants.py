@@ -15,6 +15,7 @@ from .defs import (
     EvictionChargedInRun,
     EvictOnlySlow,
     FailedOnlyWhenExhaustedOrQuit,
+    FinishedOnlyWhenDone,
     MasterSeqNumMonotonic,
     NoFinishDoubleProcessed,
     NoRunAfterRetriesExhausted,
@@ -117,6 +118,11 @@ def inv_EvictionChargedInRun(c: Constants, s: State) -> bool:
     return _tla.boolean(EvictionChargedInRun(c, s), "EvictionChargedInRun")
 
 
+def inv_FinishedOnlyWhenDone(c: Constants, s: State) -> bool:
+    """FinishedOnlyWhenDone (spec/AegisPhase.tla)."""
+    return _tla.boolean(FinishedOnlyWhenDone(c, s), "FinishedOnlyWhenDone")
+
+
 def constraint_SeqBound(c: Constants, s: State) -> bool:
     """SeqBound (spec/AegisPhase.tla)."""
     return _tla.boolean(SeqBound(c, s), "SeqBound")
@@ -140,6 +146,7 @@ INVARIANTS: dict[str, Callable[[Constants, State], bool]] = {
     "RecoverCountCountsFailures": inv_RecoverCountCountsFailures,
     "SafePointOnlyForAnEviction": inv_SafePointOnlyForAnEviction,
     "EvictionChargedInRun": inv_EvictionChargedInRun,
+    "FinishedOnlyWhenDone": inv_FinishedOnlyWhenDone,
 }
 
 # The variables each invariant reads, through the definitions it calls (None: not known).
@@ -161,6 +168,7 @@ INVARIANT_READS: dict[str, frozenset[str] | None] = {
     "RecoverCountCountsFailures": frozenset({"countedFailures", "phase", "recoverCount"}),
     "SafePointOnlyForAnEviction": frozenset({"checkpointed", "evict", "phase"}),
     "EvictionChargedInRun": frozenset({"agentState", "evict", "phase"}),
+    "FinishedOnlyWhenDone": frozenset({"agentSeq", "finished", "masterSeq", "podRestarted"}),
 }
 
 CONSTRAINTS: dict[str, Callable[[Constants, State], bool]] = {
@@ -175,8 +183,11 @@ PROPERTIES: tuple[str, ...] = (
     "FailureInRunCostsOneRetry",
     "EvictionOnlyAtSafePoint",
     "QuitIsNeverCleared",
+    "QuitNeverEndsSucceed",
+    "ReplacedIncarnationIgnored",
     "TerminalPhasesAreFinal",
     "SucceedOnlyWhenAllFinished",
+    "CommandAfterChecks",
     "StaleErrorIgnored",
     "StaleHangIgnored",
     "StaleCheckpointIgnored",

@@ -42,9 +42,10 @@ from aegis.runtime.controller.store import ErrorNode, Status, StatusStore
 from aegis.runtime.controller.view import StatusView
 from aegis.runtime.controller.wal import Log
 from aegis.runtime.engine import Engine, StepResult, runtime_constants
+from aegis.runtime.engine import report as spec_report
 from aegis.runtime.phases import terminal
 from aegis.runtime.steplog import StepLog
-from aegis.values import Fn, ModelValue, apply
+from aegis.values import ModelValue, apply
 
 __all__ = [
     "DEFAULT_HEARTBEAT_TIMEOUT_S",
@@ -265,11 +266,11 @@ class ControllerCore:
             reject = functools.partial(self.engine.reject, label, **choices)
             self.senders.not_enabled(pod, kind, self.engine.seq_no, reject)
             return ReceiptResult.NOT_ENABLED, False
-        report = Fn({"from": w, "type": kind, "seq": msg.seq})
+        sent = spec_report(w, kind, msg.seq)
         if label is Label.agentEvict:
             stale = msg.seq != self.state.masterSeq
         else:
-            stale = report not in found[1].state.msgs - self.state.msgs
+            stale = sent not in found[1].state.msgs - self.state.msgs
             if stale:
                 log.info("stale %s from %s (seq %d, order %d): dropped",
                          kind, pod, msg.seq, self.state.masterSeq)  # fmt: skip
@@ -283,7 +284,7 @@ class ControllerCore:
         if msg.type is MessageType.ERROR and body.user_error:
             self._quit(f"{pod}: {body.reason}; the user's error, no retry, no node blamed")
         was_slow = bool(apply(self.state.slow, w))
-        self.engine.observe(Label.receive, m=report)
+        self.engine.observe(Label.receive, m=sent)
         return ReceiptResult.APPLIED, not was_slow and bool(apply(self.state.slow, w))
 
     def _report_faults(self, pod: str, msg: Message, body: Report, marked: bool) -> None:

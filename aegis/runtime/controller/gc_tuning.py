@@ -2,18 +2,11 @@
 
 The controller allocates many short-lived containers per event (persistent-map nodes, tuples,
 dataclasses), nearly all freed by reference counting, while it holds a large, long-lived heap
-at scale (the spec state and status of 12,500 pods). With CPython's default thresholds
-(700, 10, 10) the cyclic collector ran 27 full collections of that heap in one 12,500-pod job
-of `bench/scale_core.py`'s controller part: 3.3-3.5 s of a ~36 s job, pauses up to ~0.2 s
-(docs/scale.md, "Fifth pass"). The real controller process (its bus client, its reply copies,
-its tasks) allocates more than that core: with (50,000, 20, 20) it still made 55-64 young
-collections and 2-3 middle ones in a 12,500-agent `bench/scale.py` job, 2.2-2.5 CPU s of its
-~23, and 13 in a 1,000-pod job with 10 faults, pauses up to 55 ms beside a fault's 100 ms
-budget; none of those collections found any garbage (every cycle the controller makes is
-freed with the job). With CONTROLLER_THRESHOLDS: 4-5 collections and 0.33 CPU s at 12,500
-agents (0.39-0.88 s of wall time in later runs), none at 1,000 pods, the same peak RSS
-("Ninth pass"). The price: fewer but longer pauses, the longest 184-502 ms (wall time on
-two busy cores) at 12,500 agents. Cyclic garbage (rare here) waits longer to be freed.
+at scale (the spec state and status of every pod). CPython's default thresholds make the cyclic
+collector walk that heap again and again and find nothing (every cycle the controller makes is
+freed with the job), so CONTROLLER_THRESHOLDS raise them: far fewer collections, each pause
+longer, and the rare cyclic garbage waits longer to be freed. The figures and what was tried:
+docs/scale.md, "Decisions".
 
 `CollectorClock` times every collection of the process once `tune_controller_process` started
 it; the controller's metrics show it (aegis_gc_*, docs/operations.md).

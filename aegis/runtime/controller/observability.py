@@ -1,5 +1,5 @@
-"""The controller's observability (design §6): Prometheus metrics fed by reports, served by a
-tiny asyncio HTTP endpoint (`GET /metrics`).
+"""The controller's observability: Prometheus metrics fed by reports, served by a tiny asyncio
+HTTP endpoint (`GET /metrics`); what they mean: docs/operations.md, "Metrics".
 
 `JobObserver` is fed by ControllerService: every *applied* bootcheck/troubleshoot report whose
 Data carries "checks" (CheckResult dicts), "roundSeconds", "gpuType" and "round" becomes one

@@ -2,8 +2,8 @@
 
 The controller handles every event under one lock, and a burst of reports (a thousand pods
 finishing at once) queues a thousand handlers on it. With a FIFO lock, a crashed pod's
-replacement joining, or the launcher saying a pod is lost, waited behind all of them
-(docs/scale.md, eleventh pass). Here an urgent waiter goes before every normal one; each
+replacement joining, or the launcher saying a pod is lost, would wait behind all of them
+(docs/scale.md, "Decisions": joins first). Here an urgent waiter goes before every normal one; each
 class is served in arrival order. The lock passes straight from its holder to the next
 waiter (it stays locked in between), so an acquirer that was not waiting cannot slip in.
 

@@ -1,8 +1,9 @@
-"""The job status (shaped like the Aegis CR status, design §3) and where it is persisted.
+"""The job status and where it is persisted (its shape: docs/kubernetes.md, "The Aegis CR").
 
-The controller persists the new Status *before* sending the messages of a step (design §8),
-so `FileStatusStore.save` is synchronous and atomic: a crash leaves either the old or the new
-file, never a mix. JSON keys follow the CR (camelCase).
+The controller persists the new Status *before* sending the messages of a step
+(docs/design.md, "Persist before publish, in one commit per batch"), so `FileStatusStore.save`
+is synchronous and atomic: a crash leaves either the old or the new file, never a mix. JSON
+keys follow the CR (camelCase).
 """
 
 from __future__ import annotations
