@@ -147,7 +147,7 @@ def ctl_latencies(state: Path, stop_at: float) -> list[float]:
     """`aegis ctl status` request round trips (seconds) until `stop_at`, one after another."""
     import asyncio
 
-    from aegis.cli.ctl import load_config
+    from aegis.cli.ctl_config import load_config
     from aegis.protocol.control import make_request
     from aegis.protocol.subjects import JobSubjects
     from aegis.runtime.transport.auth import UserCredentials
