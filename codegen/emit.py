@@ -14,7 +14,8 @@ import jinja2
 from aegis.values import Fn, ModelValue, Value, sorted_values
 from codegen import ir
 from codegen.errors import CodegenError
-from codegen.pyexpr import RESERVED, Env, ExprCompiler, Scope, lit, py_name
+from codegen.pyenv import RESERVED, Env, Scope, lit, py_name
+from codegen.pyexpr import ExprCompiler
 from codegen.pystmt import StepCompiler
 
 HEADER = "# Generated from {spec} by codegen — do not edit."

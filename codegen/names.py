@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from codegen import ir
 from codegen.errors import CodegenError
-from codegen.pyexpr import py_name
+from codegen.pyenv import py_name
 
 
 def check_names(files: dict[str, str], module: ir.Module) -> None:

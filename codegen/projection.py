@@ -25,7 +25,8 @@ from typing import Any
 from codegen import ir
 from codegen.emit import HEADER
 from codegen.errors import CodegenError
-from codegen.pyexpr import RESERVED, Env, ExprCompiler, Scope, py_name, python_names
+from codegen.pyenv import RESERVED, Env, Scope, py_name, python_names
+from codegen.pyexpr import ExprCompiler
 from codegen.pystmt import StepCompiler
 
 AGENT_ACTIONS = ("agentWork", "agentHang", "agentCheckpoint", "agentEvict")

@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 
 from codegen import ir
 from codegen.errors import CodegenError, UnsupportedError
-from codegen.pyexpr import AND, NOT, OR, Env, ExprCompiler, Py, Scope, let_env
+from codegen.pyenv import AND, NOT, OR, Env, Py, Scope, let_env
+from codegen.pyexpr import ExprCompiler
 
 Lines = list[str]
 COMMENT_WIDTH = 96
