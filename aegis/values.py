@@ -256,21 +256,31 @@ def sorted_values(vs: Iterable[Value]) -> list[Value]:
 
 def render(v: Value) -> str:
     """The value in TLC's print syntax."""
+    if isinstance(v, bool | int | str | ModelValue):
+        return _render_atom(v)
+    if isinstance(v, frozenset):
+        return "{" + ", ".join(render(x) for x in sorted_values(v)) + "}"
+    if isinstance(v, tuple):
+        return "<<" + ", ".join(render(x) for x in v) + ">>"
+    if isinstance(v, Fn):
+        return _render_fn(v)
+    raise TypeError(f"not a TLA+ value: {v!r}")
+
+
+def _render_atom(v: bool | int | str | ModelValue) -> str:
+    """A boolean, integer, string or model value in TLC's print syntax."""
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
     if isinstance(v, int):
         return str(v)
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, ModelValue):
-        return v.name
-    if isinstance(v, frozenset):
-        return "{" + ", ".join(render(x) for x in sorted_values(v)) + "}"
-    if isinstance(v, tuple):
-        return "<<" + ", ".join(render(x) for x in v) + ">>"
-    if isinstance(v, Fn):
-        keys = sorted_values(v)
-        if keys and all(isinstance(k, str) for k in keys):
-            return "[" + ", ".join(f"{k} |-> {render(v[k])}" for k in keys) + "]"
-        return "(" + " @@ ".join(f"{render(k)} :> {render(v[k])}" for k in keys) + ")"
-    raise TypeError(f"not a TLA+ value: {v!r}")
+    return v.name
+
+
+def _render_fn(f: Fn) -> str:
+    """A function: a record when every key is a string, else `k :> v @@ ...`."""
+    keys = sorted_values(f)
+    if keys and all(isinstance(k, str) for k in keys):
+        return "[" + ", ".join(f"{k} |-> {render(f[k])}" for k in keys) + "]"
+    return "(" + " @@ ".join(f"{render(k)} :> {render(f[k])}" for k in keys) + ")"

@@ -72,102 +72,122 @@ class _CountedStore(FileStatusStore):
         super().save(status)
 
 
-def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[str, Any]:
-    pods = tuple(f"{JOB}-worker-{i}" for i in range(agents))
-    status = state_dir / "status.json"
-    started = time.perf_counter()
-    steplog = StepLog(state_dir / "steps.jsonl")
-    wal = WriteAheadLog(state_dir / "wal.jsonl")
-    store = _CountedStore(status)
-    core = ControllerCore(
-        JobConfig(JOB, NAMESPACE, pods, max_retry),
-        store,
-        steplog,
-        wal=wal,
-    )
-    core.autocommit = False  # as in the service: a commit per batch
-    cores = {p: AgentCore(JOB, NAMESPACE, p, Sender(f"inc-{p}")) for p in pods}
-    events: list[float] = []
-    report_s = snapshot_s = 0.0
-    order_bytes = commits = uncommitted = 0
-    work: dict[str, Work] = {}
+class _InProcessJob:
+    """A controller core and one agent core per pod in this process, events applied in
+    batches of `batch` per commit (as in the service), each event's time kept."""
 
-    def commit() -> None:
+    def __init__(self, agents: int, max_retry: int, batch: int, state_dir: Path) -> None:
+        pods = tuple(f"{JOB}-worker-{i}" for i in range(agents))
+        self.batch = batch
+        self.steplog = StepLog(state_dir / "steps.jsonl")
+        self.wal = WriteAheadLog(state_dir / "wal.jsonl")
+        self.store = _CountedStore(state_dir / "status.json")
+        self.core = ControllerCore(
+            JobConfig(JOB, NAMESPACE, pods, max_retry), self.store, self.steplog, wal=self.wal
+        )
+        self.core.autocommit = False  # as in the service: a commit per batch
+        self.cores = {p: AgentCore(JOB, NAMESPACE, p, Sender(f"inc-{p}")) for p in pods}
+        self.events: list[float] = []
+        self.report_s = self.snapshot_s = 0.0
+        self.order_bytes = self.commits = self.uncommitted = self.publishes = 0
+        self.work: dict[str, Work] = {}
+
+    def commit(self) -> None:
         """Commit the events since the last one; its time is added to the last event's."""
-        nonlocal commits, uncommitted
-        if uncommitted:
+        if self.uncommitted:
             t = time.perf_counter()
-            core.journal.commit(compact=False)
-            events[-1] += time.perf_counter() - t
-            commits += 1
-            uncommitted = 0
+            self.core.journal.commit(compact=False)
+            self.events[-1] += time.perf_counter() - t
+            self.commits += 1
+            self.uncommitted = 0
 
-    def timed(call: Any, msg: Message) -> Message | None:
-        nonlocal uncommitted
+    def timed(self, call: Any, msg: Message) -> Message | None:
+        """Apply one event (timed); commit when a batch is full."""
         t = time.perf_counter()
         reply = call(msg).reply
-        events.append(time.perf_counter() - t)
-        uncommitted += 1
-        if uncommitted >= batch:
-            commit()
+        self.events.append(time.perf_counter() - t)
+        self.uncommitted += 1
+        if self.uncommitted >= self.batch:
+            self.commit()
         return reply
 
-    for pod, agent in cores.items():
-        reply = timed(core.on_ack, agent.ack())
-        assert reply is not None
-        decision = agent.on_order(reply, working=False)
+    def join(self) -> None:
+        """Every agent acks; the work its first order gives is noted."""
+        for pod, agent in self.cores.items():
+            reply = self.timed(self.core.on_ack, agent.ack())
+            assert reply is not None
+            self._note(pod, agent.on_order(reply, working=False))
+
+    def _note(self, pod: str, decision: Any) -> None:
         if isinstance(decision, Work):
-            work[pod] = decision
-    publishes = 0
-    while core.terminal is None:
-        if core.orders.needs_publish:
-            publishes += 1
-            commit()  # persist before publish
-            orders = [*core.orders.pod_orders(), core.orders.order_for()]
-            core.orders.mark_published()
-            t = time.perf_counter()
-            core.journal.compact()
-            snapshot_s += time.perf_counter() - t
-            for msg in orders:
-                order_bytes = max(order_bytes, len(msg.encode()))
-                for pod, agent in cores.items():
-                    if msg.pod_name in ("master", pod):
-                        decision = agent.on_order(msg, working=pod in work)
-                        if isinstance(decision, Work):
-                            work[pod] = decision
-        if not work:
-            raise RuntimeError(f"the job is stuck in {core.state.phase}: nothing to work on")
-        for pod, w in list(work.items()):
-            agent = cores[pod]
+            self.work[pod] = decision
+
+    def publish(self) -> None:
+        """Persist, then publish the orders to the agents they address (a snapshot timed)."""
+        core = self.core
+        self.publishes += 1
+        self.commit()  # persist before publish
+        orders = [*core.orders.pod_orders(), core.orders.order_for()]
+        core.orders.mark_published()
+        t = time.perf_counter()
+        core.journal.compact()
+        self.snapshot_s += time.perf_counter() - t
+        for msg in orders:
+            self.order_bytes = max(self.order_bytes, len(msg.encode()))
+            for pod, agent in self.cores.items():
+                if msg.pod_name in ("master", pod):
+                    self._note(pod, agent.on_order(msg, working=pod in self.work))
+
+    def finish_work(self) -> None:
+        """Each pod finishes its work and reports it (timed), then the batch is committed."""
+        if not self.work:
+            raise RuntimeError(f"the job is stuck in {self.core.state.phase}: nothing to work on")
+        for pod, w in list(self.work.items()):
+            agent = self.cores[pod]
             report = agent.finish_work(w.seq, w.order.spec_phase, "Finish", Report(agent.sender))
-            del work[pod]
+            del self.work[pod]
             if report is not None:
                 t = time.perf_counter()
-                timed(core.on_report, report)
-                report_s += time.perf_counter() - t
+                self.timed(self.core.on_report, report)
+                self.report_s += time.perf_counter() - t
         t = time.perf_counter()
-        commit()  # the last batch of the phase (its order is published next)
-        report_s += time.perf_counter() - t
-    final = core.orders.order_for()
-    left = sum(isinstance(a.on_order(final, working=False), Leave) for a in cores.values())
-    steplog.close()
-    wal.close()
-    reports = len(events) - agents
-    ordered = sorted(events)
+        self.commit()  # the last batch of the phase (its order is published next)
+        self.report_s += time.perf_counter() - t
+
+    def run(self) -> int:
+        """Run the job to its end; the agents that leave on the final order."""
+        self.join()
+        while self.core.terminal is None:
+            if self.core.orders.needs_publish:
+                self.publish()
+            self.finish_work()
+        final = self.core.orders.order_for()
+        left = sum(isinstance(a.on_order(final, working=False), Leave) for a in self.cores.values())
+        self.steplog.close()
+        self.wal.close()
+        return left
+
+
+def _measure(agents: int, max_retry: int, batch: int, state_dir: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    job = _InProcessJob(agents, max_retry, batch, state_dir)
+    left = job.run()
+    reports = len(job.events) - agents
+    ordered = sorted(job.events)
     return {
         "mode": "in-process",
         "agents": agents,
-        "succeeded": core.terminal == "Succeed" and left == agents,
+        "succeeded": job.core.terminal == "Succeed" and left == agents,
         "job_s": round(time.perf_counter() - started, 3),
         "reports": reports,
-        "reports_per_s": round(reports / report_s, 1) if report_s else None,
+        "reports_per_s": round(reports / job.report_s, 1) if job.report_s else None,
         "event_p50_ms": round(ordered[len(ordered) // 2] * 1000, 3),
         "event_p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000, 3),
-        "publishes": publishes,
-        "commits": commits,
-        "status_saves": store.saves,
-        "snapshot_s": round(snapshot_s, 3),
-        "order_bytes": order_bytes,
-        "status_bytes": status.stat().st_size,
+        "publishes": job.publishes,
+        "commits": job.commits,
+        "status_saves": job.store.saves,
+        "snapshot_s": round(job.snapshot_s, 3),
+        "order_bytes": job.order_bytes,
+        "status_bytes": (state_dir / "status.json").stat().st_size,
         "process_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }

@@ -59,22 +59,10 @@ class ProcFleet:
         self.expected.update(incarnations)
         self.stats.started = time.monotonic()  # until a child's own start is known
         shares = [share for i in range(self.procs) if (share := pods[i :: self.procs])]
-        root = Path(__file__).resolve().parents[1]
         talks: list[asyncio.Task[tuple[bytes, bytes]]] = []
         try:
             for share in shares:
-                argv = dies_with_parent([sys.executable, "-m", "bench.fleet_procs"])
-                pipe = asyncio.subprocess.PIPE
-                child = await asyncio.create_subprocess_exec(
-                    *argv, stdin=pipe, stdout=pipe, cwd=root
-                )
-                self.children.append(child)
-                spec = {
-                    "cfg": dataclasses.asdict(self.cfg),
-                    "pods": share,
-                    "incarnations": {p: incarnations[p] for p in share},
-                }
-                talks.append(asyncio.create_task(child.communicate(json.dumps(spec).encode())))
+                talks.append(await self._start(share, incarnations))
             await asyncio.wait(talks)
         except asyncio.CancelledError:  # past the bench's timeout: the figures so far
             self.end()
@@ -83,16 +71,37 @@ class ProcFleet:
             self._merge(talks)
             raise
         finally:
-            for child in self.children:
-                if child.returncode is None:
-                    child.kill()
-                    await child.wait()
+            await self._kill_left()
             for talk in talks:
                 talk.cancel()
         for child in self.children:
             if child.returncode != 0:
                 raise RuntimeError(f"a fleet process exited with {child.returncode}")
         self._merge(talks)
+
+    async def _start(
+        self, share: tuple[str, ...], incarnations: dict[str, str]
+    ) -> asyncio.Task[tuple[bytes, bytes]]:
+        """A child running `share` of the pods; the task that sends its spec and reads its
+        figures."""
+        argv = dies_with_parent([sys.executable, "-m", "bench.fleet_procs"])
+        pipe = asyncio.subprocess.PIPE
+        root = Path(__file__).resolve().parents[1]
+        child = await asyncio.create_subprocess_exec(*argv, stdin=pipe, stdout=pipe, cwd=root)
+        self.children.append(child)
+        spec = {
+            "cfg": dataclasses.asdict(self.cfg),
+            "pods": share,
+            "incarnations": {p: incarnations[p] for p in share},
+        }
+        return asyncio.create_task(child.communicate(json.dumps(spec).encode()))
+
+    async def _kill_left(self) -> None:
+        """Kill the children still running."""
+        for child in self.children:
+            if child.returncode is None:
+                child.kill()
+                await child.wait()
 
     @property
     def processes(self) -> int:

@@ -4,7 +4,7 @@ several processes are merged."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,26 +58,69 @@ class FleetStats:
         out = cls()
         for f in dataclasses.fields(cls):
             values = [getattr(p, f.name) for p in parts]
-            if f.name in ("started", "first_command_report"):
-                known = [v for v in values if v is not None]
-                merged: Any = min(known) if known else getattr(out, f.name)
-            elif f.name in ("order_bytes", "pod_order_bytes"):
-                merged = max(values, default=0)
-            elif f.name == "first_seen":  # an order's first arrival at any agent
-                merged = {}
-                for seen in values:
-                    for seq, t in seen.items():
-                        merged[seq] = min(t, merged.get(seq, t))
-            elif f.name == "receipts":
-                merged = {}
-                for counts in values:
-                    for result, n in counts.items():
-                        merged[result] = merged.get(result, 0) + n
-            elif isinstance(getattr(out, f.name), list):
-                merged = [v for part in values for v in part]
-            elif isinstance(getattr(out, f.name), dict):  # pod -> ...: each pod in one part
-                merged = {k: v for part in values for k, v in part.items()}
-            else:  # counts
-                merged = sum(values)
-            setattr(out, f.name, merged)
+            default = getattr(out, f.name)
+            merge = _MERGED.get(f.name) or _merge_by_type(default)
+            setattr(out, f.name, merge(values, default))
         return out
+
+
+Merge = Callable[[list[Any], Any], Any]  # (each part's value, the default) -> the fleet's
+
+
+def _earliest(values: list[Any], default: Any) -> Any:
+    known = [v for v in values if v is not None]
+    return min(known) if known else default
+
+
+def _largest(values: list[Any], default: Any) -> Any:
+    return max(values, default=0)
+
+
+def _earliest_each(values: list[dict[Any, float]], default: Any) -> dict[Any, float]:
+    """An order's first arrival at any agent."""
+    merged: dict[Any, float] = {}
+    for seen in values:
+        for seq, t in seen.items():
+            merged[seq] = min(t, merged.get(seq, t))
+    return merged
+
+
+def _added_each(values: list[dict[Any, int]], default: Any) -> dict[Any, int]:
+    merged: dict[Any, int] = {}
+    for counts in values:
+        for result, n in counts.items():
+            merged[result] = merged.get(result, 0) + n
+    return merged
+
+
+def _joined(values: list[list[Any]], default: Any) -> list[Any]:
+    return [v for part in values for v in part]
+
+
+def _united(values: list[dict[Any, Any]], default: Any) -> dict[Any, Any]:
+    """pod -> ...: each pod is in one part."""
+    return {k: v for part in values for k, v in part.items()}
+
+
+def _added(values: list[Any], default: Any) -> Any:
+    return sum(values)
+
+
+# the fields not merged as their type says
+_MERGED: dict[str, Merge] = {
+    "started": _earliest,
+    "first_command_report": _earliest,
+    "order_bytes": _largest,
+    "pod_order_bytes": _largest,
+    "first_seen": _earliest_each,
+    "receipts": _added_each,
+}
+
+
+def _merge_by_type(default: Any) -> Merge:
+    """Lists joined, dicts united, counts added."""
+    if isinstance(default, list):
+        return _joined
+    if isinstance(default, dict):
+        return _united
+    return _added

@@ -136,19 +136,30 @@ def main(argv: Sequence[str]) -> int:
     try:
         for i in range(args.rounds):
             for kind, res in results.items():
-                try:
-                    res.times.append(run(kind, hosts, args.nproc, args.run_timeout))
-                    what = str(res.times[-1])
-                except NotRecovered as exc:
-                    res.failures.append(str(exc))
-                    what = f"not recovered: {exc}"
+                what = _measure(kind, hosts, args.nproc, args.run_timeout, res)
                 if args.verbose:
                     print(f"  round {i + 1} {kind}: {what}", flush=True)
     finally:
         hosts.close()
+    _report(results, args.nproc, args.rounds)
+    return 0
+
+
+def _measure(kind: str, hosts: Hosts, nproc: int, timeout: float, res: Results) -> str:
+    """One run: its times into `res`, or why it did not recover; what happened."""
+    try:
+        res.times.append(run(kind, hosts, nproc, timeout))
+    except NotRecovered as exc:
+        res.failures.append(str(exc))
+        return f"not recovered: {exc}"
+    return str(res.times[-1])
+
+
+def _report(results: dict[str, Results], nproc: int, rounds: int) -> None:
+    """Each peer's medians, their ratio, and why the runs that did not recover did not."""
     print(
-        f"3 namespaced hosts x {args.nproc} rank(s), rank {args.nproc + 1 if args.nproc > 1 else 1}"
-        f" crashes once; medians of the recovered runs of {args.rounds} rounds"
+        f"3 namespaced hosts x {nproc} rank(s), rank {nproc + 1 if nproc > 1 else 1}"
+        f" crashes once; medians of the recovered runs of {rounds} rounds"
     )
     print(f"{'':<10} {'recovered':>9} {'relaunch s':>11} {'pg-ready s':>11}")
     for kind, res in results.items():
@@ -164,7 +175,6 @@ def main(argv: Sequence[str]) -> int:
     for kind, res in results.items():
         for why in res.failures:
             print(f"{kind} did not recover: {why}")
-    return 0
 
 
 if __name__ == "__main__":

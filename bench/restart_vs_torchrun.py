@@ -59,6 +59,19 @@ def parse_times(text: str, world: int) -> Times:
     crashed and every rank of `world` was relaunched after the crash and got its process
     group once after it, in that attempt, and never started again (process groups before
     the crash are the first attempt's: a crash mid-training)."""
+    crashes, starts, pgs = _records(text)
+    if len(crashes) != 1:
+        raise NotRecovered(f"{len(crashes)} crashes recorded, expected 1")
+    crash = crashes[0]
+    each = [
+        _recovery(rank, crash, starts.get(rank, []), pgs.get(rank, [])) for rank in range(world)
+    ]
+    relaunch, ready, spawn = zip(*each, strict=True)
+    return Times(max(relaunch), max(ready), max(spawn))
+
+
+def _records(text: str) -> tuple[list[float], dict[int, list[float]], dict[int, list[float]]]:
+    """The TIMES_FILE's crash times, and each rank's start and process-group times."""
     crashes: list[float] = []
     starts: dict[int, list[float]] = {}
     pgs: dict[int, list[float]] = {}
@@ -68,27 +81,24 @@ def parse_times(text: str, world: int) -> Times:
             crashes.append(float(t))
         elif kind in ("start", "pg"):
             (starts if kind == "start" else pgs).setdefault(int(who), []).append(float(t))
-    if len(crashes) != 1:
-        raise NotRecovered(f"{len(crashes)} crashes recorded, expected 1")
-    crash = crashes[0]
-    relaunch: list[float] = []
-    ready: list[float] = []
-    spawn: list[float] = []
-    for rank in range(world):
-        pg = [t for t in pgs.get(rank, []) if t > crash]
-        if len(pg) != 1:
-            raise NotRecovered(f"rank {rank}: process groups at {pg}, expected one after the crash")
-        # the second attempt's start: the last one before its process group (a first attempt
-        # may start just after the crash, or be stopped before it could say so)
-        before = sorted(t for t in starts.get(rank, []) if t <= pg[0])
-        if not before or before[-1] <= crash:
-            raise NotRecovered(f"rank {rank} was not relaunched after the crash")
-        if len(starts[rank]) > len(before):
-            raise NotRecovered(f"rank {rank} started again after its process group was ready")
-        relaunch.append(before[-1] - crash)
-        ready.append(pg[0] - crash)
-        spawn.append(pg[0] - before[-1])
-    return Times(max(relaunch), max(ready), max(spawn))
+    return crashes, starts, pgs
+
+
+def _recovery(
+    rank: int, crash: float, starts: list[float], pgs: list[float]
+) -> tuple[float, float, float]:
+    """One rank's (relaunch, process group ready, spawn -> process group) after the crash."""
+    pg = [t for t in pgs if t > crash]
+    if len(pg) != 1:
+        raise NotRecovered(f"rank {rank}: process groups at {pg}, expected one after the crash")
+    # the second attempt's start: the last one before its process group (a first attempt
+    # may start just after the crash, or be stopped before it could say so)
+    before = sorted(t for t in starts if t <= pg[0])
+    if not before or before[-1] <= crash:
+        raise NotRecovered(f"rank {rank} was not relaunched after the crash")
+    if len(starts) > len(before):
+        raise NotRecovered(f"rank {rank} started again after its process group was ready")
+    return before[-1] - crash, pg[0] - crash, pg[0] - before[-1]
 
 
 @dataclass(frozen=True)
@@ -197,24 +207,35 @@ def _run(kind: str, layout: Layout, setup: Setup, tmp: str) -> Times:
             )
             for argv, out in zip(argvs, outs, strict=True)
         ]
-    errors = []
     try:
-        for proc in procs:
-            _, err = proc.communicate(timeout=setup.timeout)
-            if proc.returncode != 0:
-                errors.append(f"exited {proc.returncode}: {err[-2000:]}")
+        errors = _errors(procs, setup.timeout)
     finally:
-        left = [d for proc in procs for d in descendants(proc.pid)]
-        for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        for pid in left:  # e.g. the workers of a torchrun that hung in its re-rendezvous
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        _kill_all(procs)
     if errors:
         raise NotRecovered(errors[0])
     return parse_times(times.read_text() if times.exists() else "", layout.world)
+
+
+def _errors(procs: list[subprocess.Popen[str]], timeout: float) -> list[str]:
+    """Wait for each process; how those that failed ended."""
+    errors = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=timeout)
+        if proc.returncode != 0:
+            errors.append(f"exited {proc.returncode}: {err[-2000:]}")
+    return errors
+
+
+def _kill_all(procs: list[subprocess.Popen[str]]) -> None:
+    """Kill each process's session, and every process below it (in sessions of its own)."""
+    left = [d for proc in procs for d in descendants(proc.pid)]
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    for pid in left:  # e.g. the workers of a torchrun that hung in its re-rendezvous
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def descendants(pid: int) -> list[int]:
@@ -303,7 +324,7 @@ def peers_of(layout: Layout, chosen: Sequence[str] = PEERS) -> list[str]:
     return [p for p in PEERS if p in chosen and (p == "torchrun" or layout.nodes > 1)]
 
 
-def main(argv: Sequence[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "sizes",
@@ -352,13 +373,26 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--script", default=TRAIN, help="the crash-once training script")
     parser.add_argument("--keep-failed", type=Path, help="copy the runs that did not recover here")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every run")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the numbers on the command line (None: nothing)."""
     if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
+        return "--rounds must be at least 1"
     if not 0 < args.run_timeout < math.inf:
-        parser.error("--run-timeout must be a finite number of seconds above 0")
+        return "--run-timeout must be a finite number of seconds above 0"
     if args.crash_after is not None and not 0 <= args.crash_after < args.run_timeout:
-        parser.error(f"--crash-after must be in 0..{args.run_timeout:g} s")
+        return f"--crash-after must be in 0..{args.run_timeout:g} s"
+    return None
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    problem = _problem(args)
+    if problem:
+        parser.error(problem)
     setup = Setup(args.script, args.keep_failed, args.crash_after, args.run_timeout)
     ours = [k for k, v in zip(AEGIS_KINDS, AEGIS_STARTS, strict=True) if v in args.aegis]
     layouts = [Layout.parse(s) for s in args.sizes]
@@ -366,19 +400,30 @@ def main(argv: Sequence[str]) -> int:
     print(f"{'layout':>6} {'':<17} {'recovered':>9}{head}", flush=True)
     print(f"{'':>6} medians (min-max) of the recovered runs of {args.rounds} interleaved rounds")
     for layout in layouts:
-        peers = peers_of(layout, args.peers)
-        results = {k: Results() for k in (*ours, *peers)}
-        for i in range(args.rounds):
-            for kind, res in results.items():
-                what = measure(kind, layout, res, setup)
-                if args.verbose:
-                    print(f"  round {i + 1} {layout} {kind}: {what}", flush=True)
-        for row in table(layout, results):
-            print(row, flush=True)
-        for kind, res in results.items():
-            for why in res.failures:
-                print(f"       {kind} did not recover: {why}", flush=True)
+        results = {k: Results() for k in (*ours, *peers_of(layout, args.peers))}
+        _rounds(layout, results, args.rounds, setup, args.verbose)
+        _print_layout(layout, results)
     return 0
+
+
+def _print_layout(layout: Layout, results: dict[str, Results]) -> None:
+    """The layout's rows, then why each run that did not recover did not."""
+    for row in table(layout, results):
+        print(row, flush=True)
+    for kind, res in results.items():
+        for why in res.failures:
+            print(f"       {kind} did not recover: {why}", flush=True)
+
+
+def _rounds(
+    layout: Layout, results: dict[str, Results], rounds: int, setup: Setup, verbose: bool
+) -> None:
+    """`rounds` interleaved runs of each kind on one layout."""
+    for i in range(rounds):
+        for kind, res in results.items():
+            what = measure(kind, layout, res, setup)
+            if verbose:
+                print(f"  round {i + 1} {layout} {kind}: {what}", flush=True)
 
 
 if __name__ == "__main__":

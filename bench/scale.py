@@ -132,22 +132,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         f"{','.join(map(str, FLEET_GC_THRESHOLDS))}; CPython's own: 700,10,10)",
     )
     args = p.parse_args(argv)
-    if args.fleet_procs < 1 or args.fleet_procs > max(1, args.agents):
-        p.error("--fleet-procs must be in 1..agents")
-    if not 0.0 <= args.crash_at <= 2.0:
-        p.error("--crash-at must be in 0..2")
-    if args.agents < 1 or not 0 <= args.faults <= args.agents:
-        p.error("--agents must be >= 1 and --faults in 0..agents")
-    kill = args.kill_controller_after
-    if kill is not None and not (math.isfinite(kill) and kill >= 0):
-        p.error("--kill-controller-after must be a finite number of seconds >= 0")
-    if not 0 <= args.drop_orders <= 1:
-        p.error("--drop-orders must be in 0..1")
-    if not (math.isfinite(args.heartbeat_rate) and args.heartbeat_rate >= 0):
-        p.error("--heartbeat-rate must be a finite number >= 0 (0: no budget)")
-    if args.state_dir is not None and args.state_dir.exists():
-        p.error(f"--state-dir {args.state_dir}: exists (give a new directory)")
+    problem = next((why for bad, why in _problems(args) if bad), None)
+    if problem is not None:
+        p.error(problem)
     return args
+
+
+def _problems(args: argparse.Namespace) -> list[tuple[bool, str]]:
+    """(wrong, what must be) for each check of the flags, in the order they are reported."""
+    kill = args.kill_controller_after
+    rate = args.heartbeat_rate
+    return [
+        (args.fleet_procs < 1 or args.fleet_procs > max(1, args.agents),
+         "--fleet-procs must be in 1..agents"),
+        (not 0.0 <= args.crash_at <= 2.0, "--crash-at must be in 0..2"),
+        (args.agents < 1 or not 0 <= args.faults <= args.agents,
+         "--agents must be >= 1 and --faults in 0..agents"),
+        (kill is not None and not (math.isfinite(kill) and kill >= 0),
+         "--kill-controller-after must be a finite number of seconds >= 0"),
+        (not 0 <= args.drop_orders <= 1, "--drop-orders must be in 0..1"),
+        (not (math.isfinite(rate) and rate >= 0),
+         "--heartbeat-rate must be a finite number >= 0 (0: no budget)"),
+        (args.state_dir is not None and args.state_dir.exists(),
+         f"--state-dir {args.state_dir}: exists (give a new directory)"),
+    ]  # fmt: skip
 
 
 async def _main(args: argparse.Namespace) -> dict[str, Any]:

@@ -104,13 +104,13 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         # the controller ended it Succeed and every agent left on the final order, or (one
         # that lost it, --drop-orders) was stopped after the controller exited
         "succeeded": healthy.controller_exit == 0 and len(s.left) + s.stopped_at_end == n,
-        "creds_s": round(creds[-1] - s.started, 3) if len(creds) == n else None,
-        "creds_to_runcommand_s": round(run[-1] - s.started, 3) if len(run) == n else None,
+        "creds_s": _all_done_s(creds, n, s.started),
+        "creds_to_runcommand_s": _all_done_s(run, n, s.started),
         "job_s": round(healthy.ended - s.started, 3),
         "credentials": len(s.creds_done),  # issued (a job that did not end: how far it got)
         "joined": len(s.joined),  # ACKs answered (a job that did not end: how far it got)
         "reports": len(s.report_ms),
-        "reports_per_s": round(len(s.report_ms) / busy, 1) if busy else None,
+        "reports_per_s": _per_s(len(s.report_ms), busy),
         "event_p50_ms": _pct(s.report_ms, 0.5),
         "event_p99_ms": _pct(s.report_ms, 0.99),
         "receipts": s.receipts,
@@ -119,10 +119,8 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         # CPU seconds from the fleet's start to the job's end: the controller's per ACK or
         # report (its heartbeats ride along); "fleet" includes the credential service
         "cpu_s": healthy.cpu_s,
-        "controller_cpu_ms_per_event": (
-            round(1000 * healthy.cpu_s["controller"] / events, 3)
-            if (events := len(s.joined) + len(s.report_ms))
-            else None
+        "controller_cpu_ms_per_event": _ms_per(
+            healthy.cpu_s["controller"], len(s.joined) + len(s.report_ms)
         ),
         "order_bytes": s.order_bytes,
         "pod_order_bytes": s.pod_order_bytes,
@@ -156,33 +154,61 @@ def figures(args: argparse.Namespace, healthy: JobRun, faulty: JobRun | None) ->
         }
     out |= cpu_windows(healthy, os.cpu_count() or 1)
     if faulty is not None:
-        f = faulty.stats
-        delays = []
-        for lost_at, seen in faulty.faults:
-            later = [t for seq, t in f.first_seen.items() if seq > seen and t >= lost_at]
-            if later:
-                delays.append((min(later) - lost_at) * 1000)
-        out["faults"] = args.faults
-        out["fault_job_succeeded"] = faulty.controller_exit == 0 and len(f.left) == n
-        out["fault_job_fleet_procs"] = faulty.fleet_procs
-        out["fault_to_order_ms"] = {
+        out |= fault_figures(args, faulty)
+    return out
+
+
+def _all_done_s(times: list[float], n: int, started: float) -> float | None:
+    """Seconds from the start to the last of `n` events (None: not all of them came)."""
+    return round(times[-1] - started, 3) if len(times) == n else None
+
+
+def _per_s(count: int, seconds: float) -> float | None:
+    return round(count / seconds, 1) if seconds else None
+
+
+def _ms_per(cpu_s: float, events: int) -> float | None:
+    return round(1000 * cpu_s / events, 3) if events else None
+
+
+def _fault_delays_ms(faulty: JobRun) -> list[float]:
+    """Each loss -> the first order after it that an agent received (ms)."""
+    f = faulty.stats
+    delays = []
+    for lost_at, seen in faulty.faults:
+        later = [t for seq, t in f.first_seen.items() if seq > seen and t >= lost_at]
+        if later:
+            delays.append((min(later) - lost_at) * 1000)
+    return delays
+
+
+def fault_figures(args: argparse.Namespace, faulty: JobRun) -> dict[str, Any]:
+    """The figures of the job with lost pods: how soon an order followed each loss."""
+    f = faulty.stats
+    n = args.agents
+    delays = _fault_delays_ms(faulty)
+    return {
+        "faults": args.faults,
+        "fault_job_succeeded": faulty.controller_exit == 0 and len(f.left) == n,
+        "fault_job_fleet_procs": faulty.fleet_procs,
+        "fault_to_order_ms": {
             "p50": _pct(delays, 0.5),
             "p99": _pct(delays, 0.99),
             "measured": len(delays),
             "each": [round(d, 1) for d in delays],
-        }
+        },
         # the same, on the controller's clock: from reading the loss to publishing the order
         # (the fleet's own delay in taking the order is not in it); bucket bounds
-        out["controller_fault_to_order_ms"] = {
+        "controller_fault_to_order_ms": {
             "p50_le": _bucket_pct(faulty.fault_to_order, 0.5),
             "p99_le": _bucket_pct(faulty.fault_to_order, 0.99),
             "measured": faulty.fault_to_order[-1][1] if faulty.fault_to_order else 0,
-        }
-        out["fault_job_work_superseded"] = f.superseded
-        out["fault_job_s"] = round(faulty.ended - f.started, 3)
-        out["fault_job_controller_rss_mb"] = round(faulty.rss_peak_mb, 1)
-        out["fault_job_controller_gc"] = faulty.controller_gc
-    return out
+        },
+        "fault_job_work_superseded": f.superseded,
+        "fault_job_s": round(faulty.ended - f.started, 3),
+        "fault_job_controller_rss_mb": round(faulty.rss_peak_mb, 1),
+        "fault_job_controller_gc": faulty.controller_gc,
+    }
 
 
 def idle_figures(job: JobRun) -> dict[str, Any]:
@@ -230,39 +256,71 @@ def cpu_windows(job: JobRun, cores: int) -> dict[str, Any]:
         "nats_server": job.sampled[1],
         "controller": job.sampled[0],
     }
+    figures = _to_runcommand(job, groups, run[-1], cores)
+    return figures | _command_round(s.report_times, groups, run[0], cores)
 
-    def used(start: float, end: float) -> dict[str, float] | None:
-        out = {}
-        for name, group in groups.items():
-            a, b = group.cpu_at(start), group.cpu_at(end)
-            if a is None or b is None:
-                return None
-            out[name] = b - a
-        return out
 
-    figures: dict[str, Any] = {}
-    to_run = used(s.started, run[-1])
-    if to_run is not None:
-        figures["cpu_s_to_runcommand"] = {k: round(v, 2) for k, v in to_run.items()}
-        figures["runcommand_floor_s"] = round((to_run["fleet"] + to_run["nats_server"]) / cores, 2)
-        bench = job.bench_sample
-        a = None if bench is None else bench.cpu_at(s.started)
-        b = None if bench is None else bench.cpu_at(run[-1])
-        if a is not None and b is not None:
-            # the agents in child processes: the bench's own process is the credential
-            # service (and the bench's bookkeeping), a part of the system under test
-            service = min(b - a, to_run["fleet"])
-            figures["fleet_split_to_runcommand"] = {
-                "bench_process": round(service, 2),
-                "agent_processes": round(to_run["fleet"] - service, 2),
-            }
-            system = service + to_run["nats_server"] + to_run["controller"]
-            figures["system_floor_s"] = round(system / cores, 2)
-    round_reports = [answered for sent, answered in s.report_times if sent >= run[0]]
-    in_round = used(run[0], max(round_reports)) if round_reports else None
-    if in_round is not None:
-        per = {k: 1000 * v / len(round_reports) for k, v in in_round.items()}
-        figures["command_round_cpu_ms_per_report"] = {k: round(v, 3) for k, v in per.items()}
-        others = per["fleet"] + per["nats_server"]
-        figures["reports_per_s_ceiling"] = round(1000 * cores / others, 1) if others else None
-    return figures
+Groups = dict[str, ProcSample | GroupSample]
+
+
+def _cpu_used(groups: Groups, start: float, end: float) -> dict[str, float] | None:
+    """Each group's CPU seconds from `start` to `end` (None: a sample is missing)."""
+    out = {}
+    for name, group in groups.items():
+        a, b = group.cpu_at(start), group.cpu_at(end)
+        if a is None or b is None:
+            return None
+        out[name] = b - a
+    return out
+
+
+def _to_runcommand(job: JobRun, groups: Groups, last_run: float, cores: int) -> dict[str, Any]:
+    """The CPU from the fleet's start to the last RunCommand order, and the floor it puts
+    on that time on `cores`."""
+    started = job.stats.started
+    to_run = _cpu_used(groups, started, last_run)
+    if to_run is None:
+        return {}
+    figures: dict[str, Any] = {
+        "cpu_s_to_runcommand": {k: round(v, 2) for k, v in to_run.items()},
+        "runcommand_floor_s": round((to_run["fleet"] + to_run["nats_server"]) / cores, 2),
+    }
+    return figures | _fleet_split(job.bench_sample, started, last_run, to_run, cores)
+
+
+def _fleet_split(
+    bench: GroupSample | None, start: float, end: float, to_run: dict[str, float], cores: int
+) -> dict[str, Any]:
+    """With the agents in child processes: the bench's own process is the credential service
+    (and the bench's bookkeeping), a part of the system under test; the floor without the
+    agents' cost."""
+    a = None if bench is None else bench.cpu_at(start)
+    b = None if bench is None else bench.cpu_at(end)
+    if a is None or b is None:
+        return {}
+    service = min(b - a, to_run["fleet"])
+    system = service + to_run["nats_server"] + to_run["controller"]
+    return {
+        "fleet_split_to_runcommand": {
+            "bench_process": round(service, 2),
+            "agent_processes": round(to_run["fleet"] - service, 2),
+        },
+        "system_floor_s": round(system / cores, 2),
+    }
+
+
+def _command_round(
+    report_times: list[tuple[float, float]], groups: Groups, first_run: float, cores: int
+) -> dict[str, Any]:
+    """The CPU per report in the command round, and the reports/s it allows on `cores`
+    with a controller that cost nothing."""
+    round_reports = [answered for sent, answered in report_times if sent >= first_run]
+    in_round = _cpu_used(groups, first_run, max(round_reports)) if round_reports else None
+    if in_round is None:
+        return {}
+    per = {k: 1000 * v / len(round_reports) for k, v in in_round.items()}
+    others = per["fleet"] + per["nats_server"]
+    return {
+        "command_round_cpu_ms_per_report": {k: round(v, 3) for k, v in per.items()},
+        "reports_per_s_ceiling": round(1000 * cores / others, 1) if others else None,
+    }

@@ -19,6 +19,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,29 +161,9 @@ async def _run_job(
         service = CredentialService(nats.url, throttle=throttle)
         service.add_job(account, expects=lambda pod, inc: expected.get(pod) == inc)
         async with CredentialServer(service) as grpc_server:
-            creds = account.controller_credentials()
-            creds_path = state_dir / "controller.creds.json"
-            creds_path.write_text(json.dumps({"jwt": creds.user_jwt, "seed": creds.seed.decode()}))
-            creds_path.chmod(0o600)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)  # children reaped so far
             children_cpu = before.ru_utime + before.ru_stime
-            controller = ControllerProc(
-                [
-                    sys.executable, "-m", "aegis.cli", "controller",
-                    "--state-dir", str(state_dir),
-                    "--nats-url", nats.url, "--creds", str(creds_path), "--events",
-                    "--metrics-port", str(free_port()),  # metrics.prom, read once it exits
-                ],
-                env={
-                    **os.environ,
-                    **JobSettings(
-                        JOB, NAMESPACE, args.agents, max_retry, args.heartbeat_timeout,
-                        args.heartbeat_rate,
-                    ).to_env(),  # the job's settings, whole
-                    "AEGIS_LAUNCHER_PID": str(os.getpid()),
-                },
-                cwd=Path(__file__).resolve().parents[1],
-            )  # fmt: skip
+            controller = _controller(args, state_dir, nats.url, account, max_retry)
             await controller.start()
             ctl_status = await _wait_serving(nats.url, account)  # then the fleet starts
             assert nats.pid is not None
@@ -209,39 +190,16 @@ async def _run_job(
                 assert stdin is not None
                 stdin.write((json.dumps(event) + "\n").encode())
 
-            cfg = FleetConfig(
-                job=JOB,
-                namespace=NAMESPACE,
-                grpc_target=grpc_server.address,
-                token=account.bootstrap_token,
-                heartbeat_s=args.heartbeat_s,
-                work_s=args.work_s,
-                crash_at=args.crash_at,
-                crashes=crashes,
-                start_rate=args.start_rate,
-                drop_orders=args.drop_orders,
-                gc_thresholds=args.fleet_gc,
-            )
-            procs = args.fleet_procs
-            if procs == 1:
-                fleet = Fleet(cfg, expected, lost)
-            elif crashes:  # the crashing pods beside the launcher's hook, the rest in children
-                fleet = SplitFleet(cfg, expected, lost, procs)
-            else:
-                fleet = ProcFleet(cfg, expected, procs)
+            cfg = _fleet_config(args, grpc_server.address, account, crashes)
+            fleet = _fleet(cfg, expected, lost, args.fleet_procs)
             running.append(fleet)
             resumed: list[float] = []  # the kill -> the restarted controller answering
+            killer = None
             if args.kill_controller_after is not None and not crashes:
-
-                async def kill() -> None:
-                    if await controller.kill_and_restart(args.kill_controller_after):
-                        assert controller.killed_at is not None
-                        if await _wait_serving(nats.url, account) is not None:
-                            resumed.append(time.monotonic() - controller.killed_at)
-
-                killer: asyncio.Task[None] | None = asyncio.create_task(kill())
-            else:
-                killer = None
+                kill = _kill_controller(
+                    controller, args.kill_controller_after, nats.url, account, resumed
+                )
+                killer = asyncio.create_task(kill)
             try:
                 code: int | None = await _run_fleet(fleet, pods, controller, args.timeout)
             except TimeoutError:
@@ -254,26 +212,15 @@ async def _run_job(
                 cpu = {"fleet": round(time.process_time() - fleet_cpu + children_fleet, 2)}
                 stop_sampling.set()
                 await sampler
-                if killer is not None:
-                    killer.cancel()
-                    await asyncio.gather(killer, return_exceptions=True)
+                await _cancel(killer)
                 cpu["nats_server"] = sampled[1].cpu_used
-                last = controller.current
-                if last.returncode is None:
-                    last.terminate()
-                    try:  # a controller busy with a backlog may not get to its SIGTERM handler
-                        await asyncio.wait_for(last.wait(), 10)
-                    except TimeoutError:
-                        last.kill()
-                        await last.wait()
+                await _stop(controller.current)
                 # reaped: its whole CPU time is in RUSAGE_CHILDREN (nats-server's is not yet)
                 # (less the fleet's child processes, reaped too: their own count at their end)
                 children = resource.getrusage(resource.RUSAGE_CHILDREN)
                 used = children.ru_utime + children.ru_stime - children_cpu - controller_cpu
                 cpu["controller"] = round(used - children_fleet, 2)
-            status = state_dir / "status.json"
-            size = status.stat().st_size if status.exists() else 0
-            final = json.loads(status.read_bytes()) if size else {}
+            size, final = _final_status(state_dir / "status.json")
     rss = max(sampled[0].rss_mb, default=0.0)
     run = JobRun(
         fleet.stats,
@@ -290,16 +237,123 @@ async def _run_job(
         fleet.processes,
     )
     run.final_phase, run.recover_count = final.get("phase"), final.get("recoverCount")
-    if controller.killed_at is not None:
-        run.controller_kill = {
-            "killed_at_s": round(controller.killed_at - fleet.stats.started, 3),
-            "resume_s": round(resumed[0], 3) if resumed else None,
-            "processes": len(controller.pids),
-        }
+    run.controller_kill = _controller_kill(controller, fleet.stats.started, resumed)
     run.fault_to_order = _buckets(state_dir / "metrics.prom", "aegis_fault_to_order_seconds")
     run.report_copies = _counts(state_dir / "metrics.prom", "aegis_report_copies", "outcome")
     run.controller_gc = controller_gc(state_dir / "metrics.prom")
     return run
+
+
+def _controller(
+    args: argparse.Namespace, state_dir: Path, nats_url: str, account: JobAccount, max_retry: int
+) -> ControllerProc:
+    """The controller process (not started), with its credentials in `state_dir`."""
+    creds = account.controller_credentials()
+    creds_path = state_dir / "controller.creds.json"
+    creds_path.write_text(json.dumps({"jwt": creds.user_jwt, "seed": creds.seed.decode()}))
+    creds_path.chmod(0o600)
+    return ControllerProc(
+        [
+            sys.executable, "-m", "aegis.cli", "controller",
+            "--state-dir", str(state_dir),
+            "--nats-url", nats_url, "--creds", str(creds_path), "--events",
+            "--metrics-port", str(free_port()),  # metrics.prom, read once it exits
+        ],
+        env={
+            **os.environ,
+            **JobSettings(
+                JOB, NAMESPACE, args.agents, max_retry, args.heartbeat_timeout,
+                args.heartbeat_rate,
+            ).to_env(),  # the job's settings, whole
+            "AEGIS_LAUNCHER_PID": str(os.getpid()),
+        },
+        cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+
+
+def _fleet_config(
+    args: argparse.Namespace, grpc_target: str, account: JobAccount, crashes: tuple[str, ...]
+) -> FleetConfig:
+    return FleetConfig(
+        job=JOB,
+        namespace=NAMESPACE,
+        grpc_target=grpc_target,
+        token=account.bootstrap_token,
+        heartbeat_s=args.heartbeat_s,
+        work_s=args.work_s,
+        crash_at=args.crash_at,
+        crashes=crashes,
+        start_rate=args.start_rate,
+        drop_orders=args.drop_orders,
+        gc_thresholds=args.fleet_gc,
+    )
+
+
+def _fleet(
+    cfg: FleetConfig,
+    expected: dict[str, str],
+    lost: Callable[[str, str, int], None],
+    procs: int,
+) -> Fleet | ProcFleet | SplitFleet:
+    """The fleet in this process, or over `procs` processes (the crashing pods beside the
+    launcher's hook, the rest in children)."""
+    if procs == 1:
+        return Fleet(cfg, expected, lost)
+    if cfg.crashes:
+        return SplitFleet(cfg, expected, lost, procs)
+    return ProcFleet(cfg, expected, procs)
+
+
+async def _kill_controller(
+    controller: ControllerProc,
+    after: float,
+    nats_url: str,
+    account: JobAccount,
+    resumed: list[float],
+) -> None:
+    """Kill the controller `after` s and restart it; note how long until it answers again."""
+    if await controller.kill_and_restart(after):
+        assert controller.killed_at is not None
+        if await _wait_serving(nats_url, account) is not None:
+            resumed.append(time.monotonic() - controller.killed_at)
+
+
+async def _cancel(task: asyncio.Task[None] | None) -> None:
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def _controller_kill(
+    controller: ControllerProc, started: float, resumed: list[float]
+) -> dict[str, Any] | None:
+    """When the controller was killed (since the fleet started), how long until it answered
+    again, and its processes (None: it was not killed)."""
+    if controller.killed_at is None:
+        return None
+    return {
+        "killed_at_s": round(controller.killed_at - started, 3),
+        "resume_s": round(resumed[0], 3) if resumed else None,
+        "processes": len(controller.pids),
+    }
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """Stop the controller process if it still runs (SIGTERM, SIGKILL 10 s later)."""
+    if proc.returncode is not None:
+        return
+    proc.terminate()
+    try:  # a controller busy with a backlog may not get to its SIGTERM handler
+        await asyncio.wait_for(proc.wait(), 10)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+def _final_status(status: Path) -> tuple[int, dict[str, Any]]:
+    """The saved status's size and its object (0 and {} when there is none)."""
+    size = status.stat().st_size if status.exists() else 0
+    return size, json.loads(status.read_bytes()) if size else {}
 
 
 async def _run_fleet(

@@ -40,10 +40,7 @@ def check_burn(params: CheckParams) -> CheckResult:
         dev = torch.device("cuda", params.device_index) if cuda else torch.device("cpu")
         details["device"] = torch.cuda.get_device_name(dev) if cuda else "cpu"
         details["threads"] = None if cuda else torch.get_num_threads()
-        if params.simulates("gpu_lost"):
-            raise RuntimeError("simulated device error (gpu_lost)")
-        if params.simulates("runtime_error"):
-            raise RuntimeError("simulated runtime error (runtime_error)")
+        _raise_simulated(params)
         n = params.burn_size or (GPU_SIZE if cuda else CPU_SIZE)
         details["size"] = n
         iters, elapsed, consistent = _stress(dev, n, seconds)
@@ -61,11 +58,9 @@ def check_burn(params: CheckParams) -> CheckResult:
             t0,
             **details,
         )
-    cut = (
-        f" (cut from {params.burn_seconds:g} s by its budget)"
-        if seconds < params.burn_seconds
-        else ""
-    )
+    cut = ""
+    if seconds < params.burn_seconds:
+        cut = f" (cut from {params.burn_seconds:g} s by its budget)"
     return passed(
         CheckType.BURN,
         f"{gflops:.1f} GFLOP/s: {iters} matmuls of {n}x{n} in {elapsed:.2f} s on "
@@ -73,6 +68,14 @@ def check_burn(params: CheckParams) -> CheckResult:
         t0,
         **details,
     )
+
+
+def _raise_simulated(params: CheckParams) -> None:
+    """The device or runtime error a test asks the burn to simulate."""
+    if params.simulates("gpu_lost"):
+        raise RuntimeError("simulated device error (gpu_lost)")
+    if params.simulates("runtime_error"):
+        raise RuntimeError("simulated runtime error (runtime_error)")
 
 
 def _stress(dev: torch.device, n: int, seconds: float) -> tuple[int, float, bool]:

@@ -119,19 +119,9 @@ def _performance(
     token = torch.zeros(1, device=dev)
     groups.set_timeout(deadline - time.monotonic())
     dist.all_reduce(buf.copy_(src))  # warm-up
-    measurements: list[list[float]] = []
-    group_bw = 0.0
-    for _ in range(max(params.perf_attempts, 1) if n > 1 else 1):
-        own = _samples(groups, params, (src, buf, token), iters, deadline)
-        mine = torch.tensor(own, dtype=torch.float64, device=dev)
-        everyone = [torch.empty_like(mine) for _ in range(n)]
-        groups.set_timeout(deadline - time.monotonic())
-        dist.all_gather(everyone, mine)
-        samples = [[(float(s), float(c)) for s, c in t.cpu().tolist()] for t in everyone]
-        figures, group_bw = rank_figures(samples, nbytes)
-        measurements.append(figures)
-        if not slow_in_every(measurements, params.slow_ratio):
-            break
+    measurements, group_bw = _measurements(
+        groups, params, (src, buf, token), iters, nbytes, deadline
+    )
     figures = measurements[-1]
     slow_ranks = slow_in_every(measurements, params.slow_ratio)
     verdict = judge(figures, r, params.slow_ratio)
@@ -162,6 +152,33 @@ def _performance(
         return passed(check, text, t0, **details)
     others = f"; slow rank(s) {list(slow_ranks)}" if slow_ranks else ""
     return passed(check, f"bus bandwidth {verdict.own_gbps:.3f} GB/s{others}", t0, **details)
+
+
+def _measurements(
+    groups: GroupManager,
+    params: CheckParams,
+    bufs: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    iters: int,
+    nbytes: int,
+    deadline: float,
+) -> tuple[list[list[float]], float]:
+    """Every rank's bus bandwidth per measurement (all ranks share their samples), taken
+    again while a rank is slow in each so far; and the group's bandwidth in the last one."""
+    n, dev = groups.world_size, groups.device
+    measurements: list[list[float]] = []
+    group_bw = 0.0
+    for _ in range(max(params.perf_attempts, 1) if n > 1 else 1):
+        own = _samples(groups, params, bufs, iters, deadline)
+        mine = torch.tensor(own, dtype=torch.float64, device=dev)
+        everyone = [torch.empty_like(mine) for _ in range(n)]
+        groups.set_timeout(deadline - time.monotonic())
+        dist.all_gather(everyone, mine)
+        samples = [[(float(s), float(c)) for s, c in t.cpu().tolist()] for t in everyone]
+        figures, group_bw = rank_figures(samples, nbytes)
+        measurements.append(figures)
+        if not slow_in_every(measurements, params.slow_ratio):
+            break
+    return measurements, group_bw
 
 
 def _samples(

@@ -168,23 +168,35 @@ class HangWatch:
         return self._latest_checkpoint
 
     def _observe(self, now: float) -> None:
+        """Look at each sign of progress: the progress file, the checkpoint marker, the
+        output, and (while no progress file is written) the process group's CPU time."""
+        self._observe_record(now)
+        marker = self._marker_sig()
+        if marker is not None and marker != self._marker_seen:
+            self._progress(now, CHECKPOINT_FILE)
+        self._marker_seen = marker
+        self._observe_output(now)
+        if not self._file_live and self.pgid is not None:
+            self._observe_cpu(now)
+
+    def _observe_record(self, now: float) -> None:
         rec = self._read_record()
         if rec is not None and rec != self._record:
             self._record = rec
             self._file_live = True
             self._note_checkpoint(rec)
             self._progress(now, PROGRESS_FILE)
-        marker = self._marker_sig()
-        if marker is not None and marker != self._marker_seen:
-            self._progress(now, CHECKPOINT_FILE)
-        self._marker_seen = marker
+
+    def _observe_output(self, now: float) -> None:
+        """New output is progress (when no progress file is written)."""
         out = self._last_output()
         if out is not None and (self._output_seen is None or out > self._output_seen):
             self._output_seen = out
             if not self._file_live:
                 self._progress(min(out, now), OUTPUT)
-        if self._file_live or self.pgid is None:
-            return
+
+    def _observe_cpu(self, now: float) -> None:
+        """CPU time spent in the process group over a poll interval is progress."""
         since, cpu0 = self._cpu_window
         if now - since >= self.poll_interval_s:
             cpu = self._group_cpu()

@@ -83,14 +83,7 @@ def decode_request(line: bytes | str) -> Request:
     known = {c.value for c in CheckType}
     if set(checks) - known:
         raise ParamsError(f"unknown check(s) {sorted(set(checks) - known)}; use {sorted(known)}")
-    store = None
-    if op == "store":
-        port, world = obj.get("port"), obj.get("world_size")
-        if not (isinstance(port, int) and 0 <= port < 65536 and isinstance(world, int)):
-            raise ParamsError(f"a store needs a port in 0..65535 and a world size: {obj}")
-        if port and world < 1:
-            raise ParamsError(f"a store needs a world size of at least 1: {obj}")
-        store = StoreSpec(str(obj.get("host", "")), port, world)
+    store = _store(obj) if op == "store" else None
     return Request(
         id=int(obj.get("id", 0)),
         op=str(op),
@@ -99,6 +92,16 @@ def decode_request(line: bytes | str) -> Request:
         params=CheckParams.from_dict(obj.get("params")),
         store=store,
     )
+
+
+def _store(obj: dict[str, Any]) -> StoreSpec:
+    """The store a `store` request names (ParamsError if its port or world size is bad)."""
+    port, world = obj.get("port"), obj.get("world_size")
+    if not (isinstance(port, int) and 0 <= port < 65536 and isinstance(world, int)):
+        raise ParamsError(f"a store needs a port in 0..65535 and a world size: {obj}")
+    if port and world < 1:
+        raise ParamsError(f"a store needs a world size of at least 1: {obj}")
+    return StoreSpec(str(obj.get("host", "")), port, world)
 
 
 def encode_response(resp: Response) -> bytes:

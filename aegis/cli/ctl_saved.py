@@ -31,7 +31,7 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _object(value: Any) -> dict[str, Any]:
+def json_object(value: Any) -> dict[str, Any]:
     """`value` if it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}
 
@@ -79,24 +79,17 @@ def ended(status: Mapping[str, Any]) -> bool:
     return phase == "Succeed" or (phase == "Failed" and status.get("shouldQuit") is True)
 
 
-def saved_view(state_dir: Path) -> dict[str, Any] | None:
-    """The status view of the job saved in `state_dir` (None if it holds no status)."""
-    status = _read_json(state_dir / STATUS_FILE)
-    if not isinstance(status, dict) or not isinstance(status.get("phase"), str):
-        return None
-    job = _read_json(state_dir / JOB_FILE)
-    job = job if isinstance(job, dict) else {}
-    variables = (status.get("specState") or {}).get("variables") or {}
+def _pod_views(
+    status: Mapping[str, Any], variables: Mapping[str, Any], faults: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Each pod's entry of the view, from the saved status, spec state and fault log."""
     agent_states = _fn(variables.get("agentState"))
-    counted = variables.get("countedFailures")
-    max_retry = _max_retry(state_dir)
-    faults = _faults(state_dir)
     last = {str(f.get("pod")): f for f in faults}
-    runtime = _object(status.get("runtime"))
-    failures = _object(runtime.get("failures"))
+    runtime = json_object(status.get("runtime"))
+    failures = json_object(runtime.get("failures"))
     pods = {}
     for pod, info in sorted((status.get("podInfos") or {}).items()):
-        info = info if isinstance(info, dict) else {}
+        info = json_object(info)
         fault = last.get(pod)
         pods[pod] = {
             "innerPhase": info.get("innerPhase", "-"),
@@ -110,26 +103,14 @@ def saved_view(state_dir: Path) -> dict[str, Any] | None:
             if fault is None
             else {k: fault.get(k) for k in ("message", "time", "node")},
         }
-    counters = _object(runtime.get("counters"))
-    name = str(job.get("job") or (next(iter(pods), "job").rsplit("-worker-", 1)[0]))
-    phase = str(status["phase"])
-    view: dict[str, Any] = {
-        "saved": True,
-        "ended": ended(status),
-        "job": name,
-        "namespace": str(job.get("namespace") or "default"),
-        "phase": phase,
-        "terminal": phase if ended(status) else None,
-        "recoverCount": status.get("recoverCount"),
-        "countedFailures": counted,
-        "maxRetry": max_retry,
-        "shouldQuit": status.get("shouldQuit") is True,
-        "pods": pods,
-        "errorNodes": status.get("errorNodes") or [],
-        "counters": counters,
-    }
+    return pods
+
+
+def _summary(name: str, phase: str, max_retry: int | None, runtime: Mapping[str, Any]) -> str:
+    """The job's ending in one line (aegis.protocol.outcome)."""
+    counters = json_object(runtime.get("counters"))
     orders = runtime.get("commandOrders")
-    view["summary"] = JobOutcome(
+    return JobOutcome(
         name,
         phase,
         max_retry,
@@ -137,6 +118,39 @@ def saved_view(state_dir: Path) -> dict[str, Any] | None:
         counters.get("node_faults", 0) if counters else None,
         counters.get("evicted_slow", 0) if counters else None,
     ).line()
+
+
+def saved_view(state_dir: Path) -> dict[str, Any] | None:
+    """The status view of the job saved in `state_dir` (None if it holds no status)."""
+    status = _read_json(state_dir / STATUS_FILE)
+    if not isinstance(status, dict) or not isinstance(status.get("phase"), str):
+        return None
+    job = json_object(_read_json(state_dir / JOB_FILE))
+    variables = json_object(json_object(status.get("specState")).get("variables"))
+    counted = variables.get("countedFailures")
+    max_retry = _max_retry(state_dir)
+    faults = _faults(state_dir)
+    pods = _pod_views(status, variables, faults)
+    runtime = json_object(status.get("runtime"))
+    name = str(job.get("job") or (next(iter(pods), "job").rsplit("-worker-", 1)[0]))
+    phase = str(status["phase"])
+    is_ended = ended(status)
+    view: dict[str, Any] = {
+        "saved": True,
+        "ended": is_ended,
+        "job": name,
+        "namespace": str(job.get("namespace") or "default"),
+        "phase": phase,
+        "terminal": phase if is_ended else None,
+        "recoverCount": status.get("recoverCount"),
+        "countedFailures": counted,
+        "maxRetry": max_retry,
+        "shouldQuit": status.get("shouldQuit") is True,
+        "pods": pods,
+        "errorNodes": status.get("errorNodes") or [],
+        "counters": json_object(runtime.get("counters")),
+        "summary": _summary(name, phase, max_retry, runtime),
+    }
     if phase == "Failed":
         view["cause"] = fault_log_cause(
             faults, counted if isinstance(counted, int) else None, max_retry

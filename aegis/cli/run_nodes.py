@@ -148,21 +148,7 @@ def node_job(args: argparse.Namespace, env: Mapping[str, str]) -> NodeJob:
     """The node's place in the job from the flags, Slurm's variables filling the gaps."""
     from aegis.runtime.launcher.node import NodeJob
 
-    try:
-        slurm = slurm_nodes(env)
-    except HostlistError as exc:
-        raise NodeFlagError(str(exc)) from None
-    count = args.workers if args.workers is not None else slurm and str(slurm.nnodes)
-    rank = args.node_rank if args.node_rank is not None else slurm and slurm.node_rank
-    endpoint = args.rdzv_endpoint or (slurm and slurm.rdzv_endpoint)
-    for flag, value, slurm_var in (
-        ("--nnodes", count, "SLURM_NNODES"),
-        ("--node-rank", rank, "SLURM_NODEID"),
-        ("--rdzv-endpoint", endpoint, "SLURM_JOB_NODELIST"),
-    ):
-        if value is None:
-            raise NodeFlagError(f"a job across hosts needs {flag} (or run under srun: {slurm_var})")
-    assert isinstance(count, str) and isinstance(rank, int) and isinstance(endpoint, str)
+    count, rank, endpoint = _placement(args, env)
     low, high = parse_nnodes(count)
     if not 0 <= rank < high:
         raise NodeFlagError(f"--node-rank {rank}: use 0..{high - 1} (--nnodes {count})")
@@ -183,6 +169,32 @@ def node_job(args: argparse.Namespace, env: Mapping[str, str]) -> NodeJob:
         join_timeout=args.join_timeout,
         host_timeout=args.host_timeout,
     )
+
+
+def _placement(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, int, str]:
+    """(--nnodes, --node-rank, --rdzv-endpoint), each from its flag or else from Slurm's
+    variables (NodeFlagError naming the first that neither gives)."""
+    try:
+        slurm = slurm_nodes(env)
+    except HostlistError as exc:
+        raise NodeFlagError(str(exc)) from None
+    count = args.workers if args.workers is not None else slurm and str(slurm.nnodes)
+    rank = args.node_rank if args.node_rank is not None else slurm and slurm.node_rank
+    endpoint = args.rdzv_endpoint or (slurm and slurm.rdzv_endpoint)
+    _require(
+        ("--nnodes", count, "SLURM_NNODES"),
+        ("--node-rank", rank, "SLURM_NODEID"),
+        ("--rdzv-endpoint", endpoint, "SLURM_JOB_NODELIST"),
+    )
+    assert isinstance(count, str) and isinstance(rank, int) and isinstance(endpoint, str)
+    return count, rank, endpoint
+
+
+def _require(*given: tuple[str, object, str]) -> None:
+    """NodeFlagError for the first (flag, value, Slurm variable) without a value."""
+    for flag, value, slurm_var in given:
+        if value is None:
+            raise NodeFlagError(f"a job across hosts needs {flag} (or run under srun: {slurm_var})")
 
 
 def forget_secret() -> None:

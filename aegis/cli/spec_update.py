@@ -112,11 +112,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out
     loop = _Loop()
     shown = display_path(spec)
-    loop.begin("translate")
-    if has_pluscal(spec.read_text(encoding="utf-8")):
-        loop.step("translate", "updated" if translate(spec) else "already current")
-    else:
-        loop.step("translate", "no PlusCal algorithm: nothing to translate")
+    _translate(spec, loop)
     extra = ("-deadlock",) if args.deadlock else ()
     loop.begin("check")
     result = run_tlc(spec, cfg, workers=args.workers, extra_args=extra)
@@ -140,13 +136,26 @@ def run(args: argparse.Namespace) -> int:
         return loop.finish()
     _behaviours(args.behaviours, spec, base, loop)
     if args.mutants != "skip":
-        ctx = Recheck(spec, cfg, base, run=args.mutants == "run", progress=loop.say)
-        for name, check in MUTANT_CHECKS.items():
-            loop.begin(f"{name} mutants")
-            total, found = check(ctx)
-            loop.step(f"{name} mutants", f"{total} listed, {len(found)} to look at")
-            loop.decide += [str(f) for f in found]
+        _mutants(Recheck(spec, cfg, base, run=args.mutants == "run", progress=loop.say), loop)
     return loop.finish()
+
+
+def _translate(spec: Path, loop: _Loop) -> None:
+    """Translate the spec's PlusCal (when it has some) into its TLA+."""
+    loop.begin("translate")
+    if has_pluscal(spec.read_text(encoding="utf-8")):
+        loop.step("translate", "updated" if translate(spec) else "already current")
+    else:
+        loop.step("translate", "no PlusCal algorithm: nothing to translate")
+
+
+def _mutants(ctx: Recheck, loop: _Loop) -> None:
+    """Recheck the spec's and the generated code's mutants; what they find is to decide."""
+    for name, check in MUTANT_CHECKS.items():
+        loop.begin(f"{name} mutants")
+        total, found = check(ctx)
+        loop.step(f"{name} mutants", f"{total} listed, {len(found)} to look at")
+        loop.decide += [str(f) for f in found]
 
 
 def _behaviours(path: Path | None, spec: Path, base: Baseline, loop: _Loop) -> None:

@@ -62,6 +62,26 @@ def _timeline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fault_records(path: Path) -> list[dict[str, Any]]:
+    """The fault records in a file of pods' logs (`--faults`): its lines that are JSON
+    objects with a pod, a message and a time."""
+    from aegis.timeline.model import TimelineError
+
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise TimelineError(f"--faults {path}: {exc}") from None
+    faults = []
+    for line in (raw.strip() for raw in lines):
+        try:
+            obj = json.loads(line) if line.startswith("{") else None
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and {"pod", "message", "time"} <= set(obj):
+            faults.append(obj)
+    return faults
+
+
 def _from_kube(args: argparse.Namespace, name: str) -> Any:
     from aegis.k8s.api import KubeApi
     from aegis.k8s.chunked_store import read_snapshot
@@ -70,21 +90,7 @@ def _from_kube(args: argparse.Namespace, name: str) -> Any:
     from aegis.runtime.errors import CorruptStatusError
     from aegis.timeline.model import TimelineError, from_cr_status
 
-    faults: list[dict[str, Any]] = []
-    if args.faults is not None:
-        try:
-            lines = args.faults.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError as exc:
-            raise TimelineError(f"--faults {args.faults}: {exc}") from None
-        for line in lines:
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict) and {"pod", "message", "time"} <= set(obj):
-                    faults.append(obj)
+    faults = _fault_records(args.faults) if args.faults is not None else []
     try:
         api = KubeApi.from_config(args.kubeconfig, args.context)
         try:

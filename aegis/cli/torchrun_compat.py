@@ -103,13 +103,23 @@ def add_torchrun_flags(run: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run a .py script as it is, without python in front (it needs its '#!' line)",
     )
-    # torchrun's underscore spellings of the flags defined so far, as hidden aliases (the help
-    # shows one spelling; argparse has no public way to give an action another one)
+    _add_underscore_aliases(run)
+    _add_refusals(run)
+
+
+def _add_underscore_aliases(run: argparse.ArgumentParser) -> None:
+    """torchrun's underscore spellings of the flags defined so far, as hidden aliases (the
+    help shows one spelling; argparse has no public way to give an action another one)."""
     known = run._option_string_actions
     for flag, action in list(known.items()):
         alias = _underscored(flag)
         if flag.startswith("--") and alias != flag and alias not in known:
             known[alias] = action
+
+
+def _add_refusals(run: argparse.ArgumentParser) -> None:
+    """torchrun's flags that Aegis refuses (each spelling not already a flag of its own)."""
+    known = run._option_string_actions
     for flag in REFUSED:
         spellings = [flag, _underscored(flag)]
         spellings += [s for s, long in SHORT_REFUSED.items() if long == flag]

@@ -90,29 +90,37 @@ def check_code_mutants(ctx: Recheck) -> tuple[int, list[Finding]]:
     if Path(str(package.__file__)).parent.name != "aegis_phase":
         return 0, []
     src = Path(str(package.__file__)).parent
-    found: list[Finding] = []
-    for i, m in enumerate(code_mutants.MUTANTS, start=1):
-        source = (src / f"{m.file}.py").read_text(encoding="utf-8")
-        try:
-            code_mutants.patch(source, m)
-        except AegisError as exc:
-            where = "aegis/conformance/mutants.py"
-            found.append(Finding("code", m.name, f"{exc}; update its text in {where}"))
-            continue
-        killed = ctx.run and m.name in code_mutants.FAST and kill([ctx.base], m).killed
-        if ctx.run and m.name in code_mutants.FAST:
-            said = "killed" if killed else "survives"
-            ctx.progress(f"code mutant {i}/{len(code_mutants.MUTANTS)} {m.name}: {said}")
-        if ctx.run and m.name in code_mutants.FAST and not killed:
-            found.append(
-                Finding(
-                    "code",
-                    m.name,
-                    "survives conformance: it became equivalent, or the "
-                    "model no longer reaches what it breaks",
-                )
-            )
-    return len(code_mutants.MUTANTS), found
+    total = len(code_mutants.MUTANTS)
+    found = [
+        finding
+        for i, m in enumerate(code_mutants.MUTANTS, start=1)
+        if (finding := _check_code_mutant(ctx, src, m, f"{i}/{total}")) is not None
+    ]
+    return total, found
+
+
+def _check_code_mutant(
+    ctx: Recheck, src: Path, m: code_mutants.Mutant, counted: str
+) -> Finding | None:
+    """What is wrong with one generated-code mutant: its text no longer applies, or (with
+    `run`, a fast one) conformance no longer kills it; None if nothing."""
+    source = (src / f"{m.file}.py").read_text(encoding="utf-8")
+    try:
+        code_mutants.patch(source, m)
+    except AegisError as exc:
+        where = "aegis/conformance/mutants.py"
+        return Finding("code", m.name, f"{exc}; update its text in {where}")
+    if not (ctx.run and m.name in code_mutants.FAST):
+        return None
+    killed = kill([ctx.base], m).killed
+    ctx.progress(f"code mutant {counted} {m.name}: {'killed' if killed else 'survives'}")
+    if killed:
+        return None
+    return Finding(
+        "code",
+        m.name,
+        "survives conformance: it became equivalent, or the model no longer reaches what it breaks",
+    )
 
 
 MUTANT_CHECKS: dict[str, MutantCheck] = {

@@ -108,24 +108,27 @@ class KubeApi:
         items: list[Any] = []
         token, version = "", ""
         while True:
-            paging = [("limit", str(LIST_PAGE)), *([("continue", token)] if token else [])]
             try:
-                page = self._json("GET", path, query=[*query, *paging])
+                page = self._page(path, query, token)
             except ApiError as exc:
-                if not (token and exc.status == 410):
+                if not token or exc.status != 410:
                     raise
-                page = self._json("GET", path, query=query)
-                items, version = page.get("items") or [], _version(page)
-                break
+                return self._list_whole(path, query)  # the list's version has expired
             items += page.get("items") or []
             version = version or _version(page)  # the first page's: the list's version
-            meta = page.get("metadata")
-            last, token = token, str(meta.get("continue") or "") if isinstance(meta, dict) else ""
+            token = _continue_token(page, token, path)
             if not token:
-                break
-            if token == last:  # a server that would page forever
-                raise ApiError(0, "BadResponse", f"GET {path}: the same continue token twice")
-        return [i for i in items if isinstance(i, dict)], version
+                return _objects(items), version
+
+    def _page(self, path: str, query: Query, token: str) -> dict[str, Any]:
+        """One page of LIST_PAGE objects of a list, after `token` ("": the first)."""
+        paging = [("limit", str(LIST_PAGE)), *([("continue", token)] if token else [])]
+        return self._json("GET", path, query=[*query, *paging])
+
+    def _list_whole(self, path: str, query: Query) -> tuple[Items, str]:
+        """A list read in one piece, and its resourceVersion."""
+        page = self._json("GET", path, query=query)
+        return _objects(page.get("items") or []), _version(page)
 
     def create(
         self, res: Resource, namespace: str | None, body: Mapping[str, Any]
@@ -241,6 +244,20 @@ def _loads(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return json.loads(data)
+
+
+def _objects(items: list[Any]) -> Items:
+    """The JSON objects among a list's items."""
+    return [i for i in items if isinstance(i, dict)]
+
+
+def _continue_token(page: Mapping[str, Any], last: str, path: str) -> str:
+    """The token of a list's next page ("": this was the last page)."""
+    meta = page.get("metadata")
+    token = str(meta.get("continue") or "") if isinstance(meta, dict) else ""
+    if token and token == last:  # a server that would page forever
+        raise ApiError(0, "BadResponse", f"GET {path}: the same continue token twice")
+    return token
 
 
 def _version(page: Mapping[str, Any]) -> str:

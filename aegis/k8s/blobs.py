@@ -83,13 +83,16 @@ def is_part_of(obj: Mapping[str, Any], cr: str, blob: str, uid: str | None) -> b
     meta = obj.get("metadata") or {}
     labels = meta.get("labels") or {}
     owners = meta.get("ownerReferences") or []
-    return (
-        isinstance(labels, Mapping)
-        and labels.get(LABEL_CR) == cr
-        and labels.get(LABEL_BLOB) == blob
-        and isinstance(owners, list)
-        and (uid is None or any(isinstance(o, Mapping) and o.get("uid") == uid for o in owners))
-    )
+    if not isinstance(labels, Mapping) or not isinstance(owners, list):
+        return False
+    if (labels.get(LABEL_CR), labels.get(LABEL_BLOB)) != (cr, blob):
+        return False
+    return uid is None or any(_owner_uid(o) == uid for o in owners)
+
+
+def _owner_uid(owner: Any) -> Any:
+    """An ownerReference's uid (None if it is not an object)."""
+    return owner.get("uid") if isinstance(owner, Mapping) else None
 
 
 def uid_tag(owner: Mapping[str, Any]) -> str:

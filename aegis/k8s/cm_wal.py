@@ -158,18 +158,7 @@ class ConfigMapWal:
 
     def read(self) -> list[WalRecord]:
         """The whole records, oldest first; a last record missing parts is dropped."""
-        uid = self._owner_reference()["uid"]
-        parts: dict[int, dict[int, tuple[int, bytes, str]]] = {}
-        for obj in self.api.list(CONFIG_MAP, self.namespace, selector(self.cr, BLOB)):
-            if not is_part_of(obj, self.cr, BLOB, uid):
-                continue
-            parsed = parsed_part(obj)
-            if parsed is None:
-                raise CorruptStatusError(
-                    f"{self.where}: ConfigMap {name_of(obj)} is not a record part; {self.fix}"
-                )
-            number, k, total, data = parsed
-            parts.setdefault(number, {})[k] = (total, data, name_of(obj))
+        parts = self._parts()
         self.torn = []
         records: list[WalRecord] = []
         numbers = sorted(parts)
@@ -189,6 +178,23 @@ class ConfigMapWal:
         # background) deletes every record up to `_last`
         self._last = records[-1].number if records else 0
         return records
+
+    def _parts(self) -> dict[int, dict[int, tuple[int, bytes, str]]]:
+        """The record parts in the ConfigMaps: record number -> part -> (parts in the
+        record, data, ConfigMap name)."""
+        uid = self._owner_reference()["uid"]
+        parts: dict[int, dict[int, tuple[int, bytes, str]]] = {}
+        for obj in self.api.list(CONFIG_MAP, self.namespace, selector(self.cr, BLOB)):
+            if not is_part_of(obj, self.cr, BLOB, uid):
+                continue
+            parsed = parsed_part(obj)
+            if parsed is None:
+                raise CorruptStatusError(
+                    f"{self.where}: ConfigMap {name_of(obj)} is not a record part; {self.fix}"
+                )
+            number, k, total, data = parsed
+            parts.setdefault(number, {})[k] = (total, data, name_of(obj))
+        return parts
 
     def _record(self, number: int, parts: list[bytes]) -> WalRecord:
         try:

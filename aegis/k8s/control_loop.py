@@ -83,18 +83,8 @@ class ControlLoop(Generic[K]):
         ]
         for worker in workers:
             worker.start()
-        next_resync, next_tick = time.monotonic() + s.resync_s, 0.0
         try:
-            while not stop.is_set():
-                now = time.monotonic()
-                if self.tick is not None and now >= next_tick:
-                    self.tick()
-                    next_tick = now + s.tick_s
-                if now >= next_resync:
-                    for key in self.resync_keys():
-                        self.queue.add(key)
-                    next_resync = now + s.resync_s
-                stop.wait(min(TURN_S, s.tick_s))
+            self._keep_time(stop)
         finally:
             stop.set()
             self.queue.shut_down()
@@ -104,6 +94,21 @@ class ControlLoop(Generic[K]):
                 worker.join()
         if self._crash:
             raise self._crash[0]
+
+    def _keep_time(self, stop: threading.Event) -> None:
+        """Call `tick` every tick_s and queue every key every resync_s, until `stop`."""
+        s = self.settings
+        next_resync, next_tick = time.monotonic() + s.resync_s, 0.0
+        while not stop.is_set():
+            now = time.monotonic()
+            if self.tick is not None and now >= next_tick:
+                self.tick()
+                next_tick = now + s.tick_s
+            if now >= next_resync:
+                for key in self.resync_keys():
+                    self.queue.add(key)
+                next_resync = now + s.resync_s
+            stop.wait(min(TURN_S, s.tick_s))
 
     def _work(self, stop: threading.Event) -> None:
         while (key := self.queue.get()) is not None:

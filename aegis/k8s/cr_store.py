@@ -101,27 +101,45 @@ def _to_cr(
     return {**status, "specState": {**status["specState"], "variables": keyed}}
 
 
+def _field(obj: Any, key: str) -> Any:
+    """obj[key] if obj is a JSON object (else None)."""
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
+def _only(obj: Any, key: str) -> Any:
+    """obj[key] if obj is a JSON object with that one key (else None)."""
+    return obj.get(key) if isinstance(obj, dict) and len(obj) == 1 else None
+
+
 def _keyed_from(last: tuple[Any, Any] | None, value: Any) -> Any:
     """`_keyed(value)`, from the last (encoding, CR form) where the encoding is a copy of the
     last one with some entries replaced (StateEncoder): a copy of the last map with those."""
-    old_pairs = last[0].get("fn") if last is not None and isinstance(last[0], dict) else None
-    new_pairs = value.get("fn") if isinstance(value, dict) and len(value) == 1 else None
-    old_map = last[1].get("fnOfMv") if last is not None and isinstance(last[1], dict) else None
-    if (
-        not isinstance(old_pairs, list)
-        or not isinstance(new_pairs, list)
-        or not isinstance(old_map, dict)
-        or len(old_pairs) != len(new_pairs)
-    ):
+    if last is None:
         return _keyed(value)
+    old_pairs, old_map = _field(last[0], "fn"), _field(last[1], "fnOfMv")
+    new_pairs = _only(value, "fn")
+    if not (isinstance(old_pairs, list) and isinstance(new_pairs, list)):
+        return _keyed(value)
+    if not isinstance(old_map, dict) or len(old_pairs) != len(new_pairs):
+        return _keyed(value)
+    out = _replaced(old_map, old_pairs, new_pairs)
+    return _keyed(value) if out is None else {"fnOfMv": out}
+
+
+def _replaced(
+    old_map: dict[str, Any], old_pairs: list[Any], new_pairs: list[Any]
+) -> dict[str, Any] | None:
+    """A copy of `old_map` with the pairs that are new objects; None if one of them has
+    another key at its place (the map is then made afresh)."""
     out = dict(old_map)
     for new, old in zip(new_pairs, old_pairs, strict=True):
-        if new is not old:
-            name = new[0].get("mv") if isinstance(new[0], dict) and len(new[0]) == 1 else None
-            if name is None or new[0] != old[0]:  # another key at this place: start afresh
-                return _keyed(value)
-            out[name] = new[1]
-    return {"fnOfMv": out}
+        if new is old:
+            continue
+        name = _only(new[0], "mv")
+        if name is None or new[0] != old[0]:
+            return None
+        out[name] = new[1]
+    return out
 
 
 def _from_cr(status: dict[str, Any]) -> dict[str, Any]:
@@ -140,17 +158,19 @@ def _variables(status: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _keyed(value: Any) -> Any:
-    pairs = value.get("fn") if isinstance(value, dict) and len(value) == 1 else None
+    """A TLA+ function of model values ({"fn": [[{"mv": pod}, v], ...]}) as {"fnOfMv":
+    {pod: v}}; any other value as it is."""
+    pairs = _only(value, "fn")
     if not isinstance(pairs, list) or not pairs:
         return value
-    names = [k.get("mv") if isinstance(k, dict) and len(k) == 1 else None for k, _ in pairs]
+    names = [_only(k, "mv") for k, _ in pairs]
     if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
         return value
     return {"fnOfMv": {name: v for name, (_, v) in zip(names, pairs, strict=True)}}
 
 
 def _listed(value: Any) -> Any:
-    keyed = value.get("fnOfMv") if isinstance(value, dict) and len(value) == 1 else None
+    keyed = _only(value, "fnOfMv")
     if not isinstance(keyed, dict):
         return value
     return {"fn": [[{"mv": name}, keyed[name]] for name in sorted(keyed)]}

@@ -251,12 +251,17 @@ class JobController:
         """Carry out one action; tolerate 'already exists' and 'already gone'. False when a
         pod was refused as invalid (and the job failed for it)."""
         _log_action(job, action)
-        ns, name = job.namespace, job.name
         match action:
-            case AddFinalizer():
-                self._set_finalizers(job, [*job.finalizers, FINALIZER])
-            case RemoveFinalizer():
-                self._set_finalizers(job, [f for f in job.finalizers if f != FINALIZER])
+            case CreateSecret() | CreateService() | CreateAegis() | CreatePod() | CreatePodGroup():
+                return self._make(job, action)
+            case _:
+                self._change(job, action)
+                return True
+
+    def _make(self, job: JobView, action: Action) -> bool:
+        """A creation; False when the API server refused a pod as invalid (the job failed)."""
+        ns = job.namespace
+        match action:
             case CreateSecret():
                 self._create(SECRET, ns, bootstrap_secret(job, self._new_token()))
             case CreateService():
@@ -266,19 +271,28 @@ class JobController:
             case CreatePod(rank=rank, excluded_nodes=nodes, container_restarts=level2):
                 body = worker_pod(job, rank, nodes, self.config.pod, container_restarts=level2)
                 return self._create_pod(job, body)
+            case CreatePodGroup():
+                return self._create_pod_group(job)
+        return True
+
+    def _change(self, job: JobView, action: Action) -> None:
+        """A finalizer, a deletion, a pod's annotation or the job's status."""
+        ns, name = job.namespace, job.name
+        match action:
+            case AddFinalizer():
+                self._set_finalizers(job, [*job.finalizers, FINALIZER])
+            case RemoveFinalizer():
+                self._set_finalizers(job, [f for f in job.finalizers if f != FINALIZER])
             case DeletePod(name=pod):
                 self._delete(POD, ns, pod)
                 self.pods.deleted(ns, pod)
             case DeleteAegis() | DeleteSecret() | DeleteService() | DeletePodGroup() | DeleteJob():
                 res, named = _DELETED[type(action)]
                 self._delete(res, ns, named(name))
-            case CreatePodGroup():
-                return self._create_pod_group(job)
             case MarkPodFinal(name=pod):
                 self._patch_pod(ns, pod, {"metadata": {"annotations": {KUEUE_FINAL: "false"}}})
             case UpdateJobStatus():
                 self.api.patch(AEGIS_JOB, ns, name, {"status": _status_body(action)}, sub="status")
-        return True
 
     def _create_aegis(self, job: JobView) -> None:
         secret = self._get(SECRET, job.namespace, secret_name(job.name))

@@ -71,6 +71,11 @@ class AegisControllerConfig:
     status_limit_bytes: int = MAX_STATUS_BYTES
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` if it is a JSON object, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
 @dataclass(frozen=True)
 class AegisSpec:
     """What the controller needs from an Aegis CR (metadata and spec; of the status only
@@ -96,10 +101,8 @@ class AegisSpec:
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> AegisSpec:
         """Parse an Aegis CR as the API returns it."""
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-        spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
-        assert isinstance(meta, Mapping) and isinstance(spec, Mapping)
-        status = obj.get("status")
+        meta, spec = _mapping(obj.get("metadata")), _mapping(obj.get("spec"))
+        status = _mapping(obj.get("status"))  # a CR's status: saved by a controller before
         namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
         settings = JobSettings.from_cr(name, namespace, spec)
         return cls(
@@ -110,9 +113,9 @@ class AegisSpec:
             max_retry=settings.max_retry,
             token_sha256=str(spec.get("bootstrapTokenSHA256") or ""),
             deleting=bool(meta.get("deletionTimestamp")),
-            resumed=isinstance(status, Mapping) and "version" in status,
-            chunked=isinstance(status, Mapping) and "snapshot" in status,
-            ended=isinstance(status, Mapping) and status.get("phase") in ENDED,
+            resumed="version" in status,
+            chunked="snapshot" in status,
+            ended=status.get("phase") in ENDED,
         )
 
     def problem(self) -> str | None:

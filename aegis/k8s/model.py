@@ -37,6 +37,11 @@ def _rank_counts(value: Any) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(out.items()))
 
 
+def _field(obj: Mapping[str, Any], key: str) -> str:
+    """obj[key] as text ("" when missing or empty)."""
+    return str(obj.get(key) or "")
+
+
 def _strs(value: Any) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
@@ -77,29 +82,29 @@ class JobView:
     def from_obj(cls, obj: Mapping[str, Any]) -> JobView:
         """Parse an AegisJob object as the API returns it."""
         meta, spec, status = _map(obj, "metadata"), _map(obj, "spec"), _map(obj, "status")
-        namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+        namespace, name = _field(meta, "namespace") or "default", _field(meta, "name")
         settings = JobSettings.from_cr(name, namespace, spec)
         return cls(
             namespace=namespace,
             name=name,
-            uid=str(meta.get("uid") or ""),
+            uid=_field(meta, "uid"),
             worker_num=settings.workers,
             max_retry=settings.max_retry,
             template=_map(spec, "template"),
             nproc_per_node=str(spec.get("nprocPerNode", 1)),
             finalizers=_strs(meta.get("finalizers")),
             deleting=bool(meta.get("deletionTimestamp")),
-            resource_version=str(meta.get("resourceVersion") or ""),
-            phase=str(status.get("phase") or ""),
-            message=str(status.get("message") or ""),
-            aegis_ref=str(status.get("aegisRef") or ""),
+            resource_version=_field(meta, "resourceVersion"),
+            phase=_field(status, "phase"),
+            message=_field(status, "message"),
+            aegis_ref=_field(status, "aegisRef"),
             excluded_nodes=_strs(status.get("excludedNodes")),
             pod_restarts=_int(status.get("podRestarts"), 0),
             container_restarts=_rank_counts(status.get("containerRestarts")),
             run_policy=RunPolicy.from_spec(spec, _map(meta, "labels")),
-            start_time=str(status.get("startTime") or ""),
-            completion_time=str(status.get("completionTime") or ""),
-            reason=str(status.get("reason") or ""),
+            start_time=_field(status, "startTime"),
+            completion_time=_field(status, "completionTime"),
+            reason=_field(status, "reason"),
         )
 
     @property

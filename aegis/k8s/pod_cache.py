@@ -78,6 +78,13 @@ def _number(value: Any) -> int | None:
     return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
+def _changed_jobs(
+    pods: Mapping[PodKey, CachedPod], other: Mapping[PodKey, CachedPod]
+) -> set[JobKey]:
+    """The (namespace, job) of each pod of `pods` that `other` does not hold as it is."""
+    return {(k[0], p.job) for k, p in pods.items() if other.get(k) != p}
+
+
 def _key(obj: Mapping[str, Any]) -> PodKey:
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
@@ -140,17 +147,21 @@ class PodCache:
         fresh = {_key(o): CachedPod.from_obj(o) for o in objs}
         with self._lock:
             self._version = max(self._version, _number(version) or 0)
-            moved = {(k[0], p.job) for k, p in self._pods.items() if fresh.get(k) != p}
-            moved |= {(k[0], p.job) for k, p in fresh.items() if self._pods.get(k) != p}
+            moved = _changed_jobs(self._pods, fresh) | _changed_jobs(fresh, self._pods)
             self._pods, self._by_job = {}, {}
             for key, pod in fresh.items():
                 self._put(key, pod)
                 self._drop_created(key, pod.uid)
-            for key, (_, _, made) in list(self._created.items()):
-                if made is not None and made <= self._version:
-                    del self._created[key]  # the list holds what became of it
+            self._forget_listed_creations()
             self._synced = True
         return {k for k in moved if k[1]}
+
+    def _forget_listed_creations(self) -> None:
+        """Drop the pods created at or before the list's version: the list holds what became
+        of them. Call with the lock held."""
+        for key, (_, _, made) in list(self._created.items()):
+            if made is not None and made <= self._version:
+                del self._created[key]
 
     def apply(self, kind: str, obj: Mapping[str, Any]) -> JobKey | None:
         """A watch event; the job to reconcile when it changed what a reconcile reads of the

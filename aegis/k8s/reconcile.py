@@ -226,37 +226,48 @@ def _ended(job: JobView, seen: Observed) -> list[Action]:
     """An ended job, at each reconcile: its end's removals (a pod made meanwhile, a deletion
     that failed), Kueue told its gang is over, the completion time of a job that ended
     before it was written, and the AegisJob deleted once its TTL has passed."""
-    ttl, now = job.run_policy.ttl_after_finished_s, seen.now
-    if now is not None and ttl is not None:
-        ended = epoch(job.completion_time)
-        if ended is not None and now >= ended + ttl:
-            return [DeleteJob()]
+    now = seen.now
+    if _ttl_passed(job, now):
+        return [DeleteJob()]
     why = "job failed" if job.phase == FAILED else "job succeeded"
     actions = _end(job, seen, job.reason, why)
     if job.phase == FAILED and job.run_policy.gang == KUEUE:
-        doomed = {a.name for a in actions if isinstance(a, DeletePod)}
-        actions += [
-            MarkPodFinal(p.name)
-            for p in seen.pods
-            if p.phase in ("Succeeded", "Failed") and not p.group_final and p.name not in doomed
-        ]
+        actions += _gang_over(seen.pods, actions)
     if not job.completion_time and now is not None:
         actions.insert(0, _status(job, job.phase, job.message, aegis_ref=job.aegis_ref, now=now))
     return actions
 
 
+def _ttl_passed(job: JobView, now: float | None) -> bool:
+    """Whether the ended job's ttlSecondsAfterFinished has passed."""
+    ttl = job.run_policy.ttl_after_finished_s
+    if now is None or ttl is None:
+        return False
+    ended = epoch(job.completion_time)
+    return ended is not None and now >= ended + ttl
+
+
+def _gang_over(pods: Sequence[PodView], actions: list[Action]) -> list[Action]:
+    """Kueue: each ended pod the end does not delete is marked final (its gang is over)."""
+    doomed = {a.name for a in actions if isinstance(a, DeletePod)}
+    return [
+        MarkPodFinal(p.name)
+        for p in pods
+        if p.phase in ("Succeeded", "Failed") and not p.group_final and p.name not in doomed
+    ]
+
+
 def _cleanup(job: JobView, seen: Observed) -> list[Action]:
+    """A deleted job: its pods and owned objects deleted, then its finalizer removed."""
+    owned: list[tuple[bool, Action]] = [
+        (seen.aegis is not None, DeleteAegis()),
+        (bool(seen.secret), DeleteSecret()),
+        (bool(seen.service), DeleteService()),
+        (bool(seen.pod_group), DeletePodGroup()),
+    ]
     actions: list[Action] = _delete_all(seen.pods, "job deleted")
-    if seen.aegis is not None:
-        actions.append(DeleteAegis())
-    if seen.secret:
-        actions.append(DeleteSecret())
-    if seen.service:
-        actions.append(DeleteService())
-    if seen.pod_group:
-        actions.append(DeletePodGroup())
-    gone = not seen.pods and seen.aegis is None and not seen.secret and not seen.service
-    gone = gone and not seen.pod_group
+    actions += [delete for present, delete in owned if present]
+    gone = not seen.pods and not any(present for present, _ in owned)
     if gone and FINALIZER in job.finalizers:
         actions.append(RemoveFinalizer())
     return actions
@@ -313,6 +324,24 @@ class _PodPlan:
     # (reason, message): a worker's command cannot start, the job fails at once
     user_error: tuple[str, str] | None = None
 
+    def add(self, rank: int, pod: PodView) -> None:
+        """Count worker `rank`'s live pod: running, the user's error, or failed (recreate)."""
+        if pod.phase in ("Running", "Succeeded"):  # pod phases
+            self.running += 1
+        elif pod.phase == "Failed" and pod.exit_code == AgentExit.BAD_COMMAND:
+            self.user_error = self.user_error or _bad_command(rank, pod)
+        elif pod.phase == "Failed":
+            self._recreate(rank, pod)
+
+    def _recreate(self, rank: int, pod: PodView) -> None:
+        """A failed pod is deleted (and made again); a node fault blames its node."""
+        self.deletes.append(DeletePod(pod.name, _why(pod)))
+        self.restarts += 1
+        if pod.exit_code == AgentExit.NODE_FAULT and pod.node:
+            self.faults.add(pod.node)
+        if pod.exit_code == AgentExit.RESTART_CONTAINER:
+            self.level2[rank] = self.level2.get(rank, 0) + 1
+
     def counters(self, job: JobView) -> Counters:
         """(faulty nodes seen, pod recreations, Level 2 recreations per rank) after this plan."""
         level2 = dict(job.container_restarts)
@@ -330,26 +359,19 @@ def _plan_pods(job: JobView, pods: Sequence[PodView]) -> _PodPlan:
     present = {p.name for p in pods}
     plan.missing += [rank for name, rank in wanted.items() if name not in present]
     for name in wanted.keys() & live.keys():
-        pod = live[name]
-        if pod.phase in ("Running", "Succeeded"):  # pod phases
-            plan.running += 1
-        elif pod.phase == "Failed" and pod.exit_code == AgentExit.BAD_COMMAND:
-            # the user's error: no retry or other node would change it; no node excluded
-            said = f": {pod.message}" if pod.message else ""
-            plan.user_error = plan.user_error or (
-                BAD_COMMAND,
-                f"worker {wanted[name]}'s command cannot start (agent exit "
-                f"{AgentExit.BAD_COMMAND}, the user's error; no node blamed){said}",
-            )
-        elif pod.phase == "Failed":
-            plan.deletes.append(DeletePod(name, _why(pod)))
-            plan.restarts += 1
-            if pod.exit_code == AgentExit.NODE_FAULT and pod.node:
-                plan.faults.add(pod.node)
-            if pod.exit_code == AgentExit.RESTART_CONTAINER:
-                plan.level2[wanted[name]] = plan.level2.get(wanted[name], 0) + 1
+        plan.add(wanted[name], live[name])
     plan.deletes.sort(key=lambda a: a.name)
     return plan
+
+
+def _bad_command(rank: int, pod: PodView) -> tuple[str, str]:
+    """The user's error: no retry or other node would change it; no node excluded."""
+    said = f": {pod.message}" if pod.message else ""
+    return (
+        BAD_COMMAND,
+        f"worker {rank}'s command cannot start (agent exit "
+        f"{AgentExit.BAD_COMMAND}, the user's error; no node blamed){said}",
+    )
 
 
 def _why(pod: PodView) -> str:

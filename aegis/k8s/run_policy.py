@@ -77,16 +77,7 @@ class RunPolicy:
                 for k in ("queue", "priorityClass")
             ),
         ]
-        if label_queue and queue != label_queue:
-            problems.append(
-                f"the AegisJob's label {KUEUE_QUEUE}={label_queue} names another queue than "
-                f"{at}schedulingPolicy.queue ({queue!r})"
-            )
-        if gang == KUEUE and not (isinstance(queue, str) and _LABEL_VALUE.fullmatch(queue)):
-            problems.append(
-                f"{at}schedulingPolicy.gang Kueue needs a LocalQueue in {at}schedulingPolicy"
-                f".queue (or the AegisJob's label {KUEUE_QUEUE}), got {queue!r}"
-            )
+        problems += _queue_problems(gang, queue, label_queue)
         invalid = next((p for p in problems if p), "")
         if invalid:
             return cls(invalid=invalid)
@@ -153,6 +144,23 @@ class RunPolicy:
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _queue_problems(gang: Any, queue: Any, label_queue: Any) -> list[str]:
+    """The Kueue queue: the label and the policy agree, and a Kueue gang names one."""
+    at = "spec.runPolicy.schedulingPolicy"
+    problems = []
+    if label_queue and queue != label_queue:
+        problems.append(
+            f"the AegisJob's label {KUEUE_QUEUE}={label_queue} names another queue than "
+            f"{at}.queue ({queue!r})"
+        )
+    if gang == KUEUE and not (isinstance(queue, str) and _LABEL_VALUE.fullmatch(queue)):
+        problems.append(
+            f"{at}.gang Kueue needs a LocalQueue in {at}"
+            f".queue (or the AegisJob's label {KUEUE_QUEUE}), got {queue!r}"
+        )
+    return problems
 
 
 def _one_of(name: str, value: Any, allowed: Sequence[str]) -> str:

@@ -56,6 +56,21 @@ def _enum(kind: type[StrEnum], value: object, key: str) -> Any:
     raise MalformedMessage(f"{key} must be one of {allowed}; got {value!r}")
 
 
+def _timestamp(ts: Any) -> float:
+    """A message's TimeStamp: a finite number (MalformedMessage if not)."""
+    if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts):
+        raise MalformedMessage(f"TimeStamp must be a finite number; got {ts!r}")
+    return float(ts)
+
+
+def _check_seq(seq: Any) -> None:
+    """A message's Seq: an integer in 0..2^63-1 (MalformedMessage if not)."""
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise MalformedMessage(f"Seq must be an integer; got {seq!r}")
+    if not 0 <= seq <= MAX_SEQ:
+        raise MalformedMessage(f"Seq must be in 0..2^63-1; got {seq}")
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One bus message; `pod_name == "master"` addresses every worker."""
@@ -81,14 +96,8 @@ class Message:
         if not isinstance(self.data, Mapping) or not all(isinstance(k, str) for k in self.data):
             raise MalformedMessage("Data must be a JSON object with string keys")
         object.__setattr__(self, "data", MappingProxyType(dict(self.data)))
-        ts = self.timestamp
-        if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts):
-            raise MalformedMessage(f"TimeStamp must be a finite number; got {ts!r}")
-        object.__setattr__(self, "timestamp", float(ts))
-        if isinstance(self.seq, bool) or not isinstance(self.seq, int):
-            raise MalformedMessage(f"Seq must be an integer; got {self.seq!r}")
-        if not 0 <= self.seq <= MAX_SEQ:
-            raise MalformedMessage(f"Seq must be in 0..2^63-1; got {self.seq}")
+        object.__setattr__(self, "timestamp", _timestamp(self.timestamp))
+        _check_seq(self.seq)
 
     @property
     def is_broadcast(self) -> bool:

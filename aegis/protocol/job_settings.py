@@ -148,10 +148,7 @@ class JobSettings:
         if not isinstance(obj, dict) or set(obj) != {f.name for f in fields(cls)}:
             raise ConfigError(f"{ENV_VAR} must hold exactly {[f.name for f in fields(cls)]}")
         for f in fields(cls):
-            want = (int, float) if f.type == "float" else (int,) if f.type == "int" else (str,)
-            value = obj[f.name]
-            if isinstance(value, bool) or not isinstance(value, want):
-                raise ConfigError(f"{ENV_VAR}: {f.name} must be {f.type}, got {value!r:.40}")
+            _check_type(f.name, str(f.type), obj[f.name])
         return cls(**obj).checked()
 
     @classmethod
@@ -168,6 +165,17 @@ class JobSettings:
             max_retry=_int(spec.get("maxRetry"), DEFAULT_MAX_RETRY),
             **others,
         )
+
+
+# a field's annotation -> the JSON types its value may have (never a bool)
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"float": (int, float), "int": (int,), "str": (str,)}
+
+
+def _check_type(name: str, annotation: str, value: Any) -> None:
+    """ConfigError unless `value` fits a field annotated `annotation` (else: a string)."""
+    want = _JSON_TYPES.get(annotation, (str,))
+    if isinstance(value, bool) or not isinstance(value, want):
+        raise ConfigError(f"{ENV_VAR}: {name} must be {annotation}, got {value!r:.40}")
 
 
 def _int(value: Any, default: int) -> int:

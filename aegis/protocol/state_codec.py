@@ -6,7 +6,7 @@ bool, int and str are themselves; a model value is {"mv": name}, a set {"set": [
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aegis.generated.aegis_phase import VARIABLES, State
@@ -52,15 +52,31 @@ def decode(o: Any) -> Value:
         return o
     if isinstance(o, dict) and len(o) == 1:
         ((tag, body),) = o.items()
-        if tag == "mv" and isinstance(body, str):
-            return ModelValue(body)
-        if tag == "set" and isinstance(body, list):
-            return frozenset(decode(x) for x in body)
-        if tag == "seq" and isinstance(body, list):
-            return tuple(decode(x) for x in body)
-        if tag == "fn" and isinstance(body, list):
-            return Fn((decode(k), decode(v)) for k, v in body)
+        form = _TAGGED.get(tag)
+        if form is not None and isinstance(body, form[0]):
+            return form[1](body)
     raise CodecError(f"not an encoded spec value: {o!r:.80}")
+
+
+def _decode_set(body: list[Any]) -> Value:
+    return frozenset(decode(x) for x in body)
+
+
+def _decode_seq(body: list[Any]) -> Value:
+    return tuple(decode(x) for x in body)
+
+
+def _decode_fn(body: list[Any]) -> Value:
+    return Fn((decode(k), decode(v)) for k, v in body)
+
+
+# tag -> (the type its body must have, its decoder)
+_TAGGED: dict[str, tuple[type, Callable[[Any], Value]]] = {
+    "mv": (str, ModelValue),
+    "set": (list, _decode_set),
+    "seq": (list, _decode_seq),
+    "fn": (list, _decode_fn),
+}
 
 
 def encode_state(s: State) -> dict[str, Any]:
@@ -102,27 +118,53 @@ def _encode_from(
     """(value, encoding, positions) of `value`, from the last one's where both are functions
     over the same model values, else encoded afresh."""
     if seen is not None and isinstance(value, Fn) and isinstance(seen[0], Fn):
-        old, old_enc, positions = seen
-        pairs = old_enc.get("fn") if isinstance(old_enc, dict) else None
-        if pairs and len(old) == len(value) and isinstance(pairs[0][0], dict):
-            if positions is None:  # the fast path's encoding: [[{"mv": name}, v], ...]
-                positions = {k["mv"]: i for i, (k, _) in enumerate(pairs)}
-            get = old.lookup()
-            # a key outside the old domain reads as _MISSING: changed, and then not found
-            changed = [
-                (k, v)
-                for k, v in value.pairs()
-                if (was := get(k, _MISSING)) is not v and (type(was) is not type(v) or was != v)
-            ]
-            out = list(pairs)
-            for k, v in changed:
-                i = positions.get(k.name) if type(k) is ModelValue else None
-                if i is None:
-                    break
-                out[i] = [{"mv": k.name}, v if type(v) in _PLAIN else encode(v)]
-            else:
-                return value, {"fn": out} if changed else old_enc, positions
+        patched = _patched(seen[0], seen[1], seen[2], value)
+        if patched is not None:
+            return patched
     return value, encode(value), None
+
+
+def _patched(
+    old: Fn, old_enc: Any, positions: dict[str, int] | None, value: Fn
+) -> tuple[Value, Any, dict[str, int] | None] | None:
+    """(value, encoding, positions) of `value` as the last encoding of `old` with the entries
+    that differ encoded again; None when that encoding is not one of the fast path's over the
+    same model values."""
+    pairs = old_enc.get("fn") if isinstance(old_enc, dict) else None
+    if not (pairs and len(old) == len(value) and isinstance(pairs[0][0], dict)):
+        return None
+    if positions is None:  # the fast path's encoding: [[{"mv": name}, v], ...]
+        positions = {k["mv"]: i for i, (k, _) in enumerate(pairs)}
+    changed = _changed_pairs(old, value)
+    if not changed:
+        return value, old_enc, positions
+    out = _replaced_pairs(pairs, positions, changed)
+    return None if out is None else (value, {"fn": out}, positions)
+
+
+def _replaced_pairs(
+    pairs: list[Any], positions: dict[str, int], changed: list[tuple[Any, Value]]
+) -> list[Any] | None:
+    """A copy of `pairs` with the changed entries encoded at their positions (None if a key
+    is not a model value of the old domain)."""
+    out = list(pairs)
+    for k, v in changed:
+        i = positions.get(k.name) if type(k) is ModelValue else None
+        if i is None:
+            return None
+        out[i] = [{"mv": k.name}, v if type(v) in _PLAIN else encode(v)]
+    return out
+
+
+def _changed_pairs(old: Fn, new: Fn) -> list[tuple[Any, Value]]:
+    """The (key, value) pairs of `new` that `old` does not hold (one scan, no sort)."""
+    get = old.lookup()
+    # a key outside the old domain reads as _MISSING: changed, and then not found
+    return [
+        (k, v)
+        for k, v in new.pairs()
+        if (was := get(k, _MISSING)) is not v and (type(was) is not type(v) or was != v)
+    ]
 
 
 def decode_state(o: Mapping[str, Any]) -> State:

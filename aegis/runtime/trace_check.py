@@ -102,20 +102,24 @@ def same_successor(
         a, b = getattr(succ, name), getattr(logged, name)
         if a is b:
             continue
-        old = getattr(before, name)
-        keys = _changed_keys(a, old)
-        if keys is not None and b is not old:  # the log changed it too: at the keys it names
-            ch = changes.get(name)
-            if ch is None or ch.kind != "except":
-                keys = None
-            else:
-                keys |= {k for k, _ in ch.pairs}
-        if keys is None:
-            if a != b:
-                return False
-        elif any(a[k] != b[k] for k in keys):
+        keys = _compared_keys(a, b, getattr(before, name), changes.get(name))
+        if keys is None and a != b:
+            return False
+        if keys is not None and any(a[k] != b[k] for k in keys):
             return False
     return True
+
+
+def _compared_keys(a: object, b: object, old: object, ch: Change | None) -> set[Value] | None:
+    """The keys at which the successors' values `a` and `b` of a variable that was `old` can
+    differ (None: compare them whole)."""
+    keys = _changed_keys(a, old)
+    if keys is None or b is old:
+        return keys
+    # the log changed it too: at the keys its except-change names (any other change: whole)
+    if ch is None or ch.kind != "except":
+        return None
+    return keys | {k for k, _ in ch.pairs}
 
 
 def _changed_keys(f: object, old: object) -> set[Value] | None:

@@ -103,13 +103,22 @@ class LeanNats(asyncio.Protocol):
         elif line == b"PING":
             self.write("PONG\r\n")
         elif line == b"PONG":
-            if self.pong is not None and not self.pong.done():
-                self.pong.set_result(None)
+            if (pong := self._pong_awaited()) is not None:
+                pong.set_result(None)
         elif line.startswith(b"-ERR"):
-            self.errors.append(line.decode(errors="replace"))
-            refused = b"Permissions Violation" in line  # one subject refused, still connected
-            if not refused and self.pong is not None and not self.pong.done():
-                self.pong.set_exception(NatsError(self.errors[-1]))
+            self._error(line)
+
+    def _pong_awaited(self) -> asyncio.Future[None] | None:
+        """The future of the PING that waits for its PONG (None: none waits)."""
+        return self.pong if self.pong is not None and not self.pong.done() else None
+
+    def _error(self, line: bytes) -> None:
+        """-ERR: kept; one that ends the connection fails the PING awaited."""
+        self.errors.append(line.decode(errors="replace"))
+        refused = b"Permissions Violation" in line  # one subject refused, still connected
+        pong = self._pong_awaited()
+        if not refused and pong is not None:
+            pong.set_exception(NatsError(self.errors[-1]))
 
     def write(self, text: str, payload: bytes = b"") -> None:
         """Send one protocol line (and a payload)."""

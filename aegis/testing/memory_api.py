@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -140,36 +140,32 @@ class MemoryApi:
         self.before("watch", res)
         inbox: queue.Queue[Event] = queue.Queue()
         with self._lock:
-            if resource_version:
-                since = int(resource_version)
-                if since < self._version and (not self._history or self._history[0][0] > since + 1):
-                    raise ApiError(410, "Expired", f"too old resource version: {since}")
-                backlog = [e for e in self._history if e[0] > since]
-            else:
-                backlog = [
-                    (0, "ADDED", plural, orjson.dumps(obj))
-                    for (plural, _, _), obj in self.objects.items()
-                    if plural == res.plural
-                ]
-            for event in backlog:
+            for event in self._backlog(res, resource_version):
                 inbox.put(event)
             self._watchers.add(inbox)
         deadline = time.monotonic() + timeout_s
         try:
-            while (left := deadline - time.monotonic()) > 0:
-                try:
-                    event = inbox.get(timeout=left)
-                except queue.Empty:
-                    return
-                if event is _END:
-                    return
-                _, kind, plural, data = event
+            for kind, plural, data in _events(inbox, deadline):
                 obj = orjson.loads(data) if plural == res.plural else None
                 if obj is not None and _selects(obj, namespace, label_selector):
                     yield kind, obj
         finally:
             with self._lock:
                 self._watchers.discard(inbox)
+
+    def _backlog(self, res: Resource, resource_version: str) -> Sequence[Event]:
+        """What a watch from `resource_version` has missed (410 if the history no longer
+        holds it); without one, every object as ADDED. Called under the lock."""
+        if not resource_version:
+            return [
+                (0, "ADDED", plural, orjson.dumps(obj))
+                for (plural, _, _), obj in self.objects.items()
+                if plural == res.plural
+            ]
+        since = int(resource_version)
+        if since < self._version and (not self._history or self._history[0][0] > since + 1):
+            raise ApiError(410, "Expired", f"too old resource version: {since}")
+        return [e for e in self._history if e[0] > since]
 
     def close_watches(self) -> None:
         """End every open watch now."""
@@ -210,16 +206,10 @@ class MemoryApi:
         self.before("patch", res)
         with self._lock:
             obj = self._find(res, namespace, name)
-            meta = obj["metadata"]
             wanted = (patch.get("metadata") or {}).get("resourceVersion")
-            if wanted and wanted != meta["resourceVersion"]:
+            if wanted and wanted != obj["metadata"]["resourceVersion"]:
                 raise ApiError(409, "Conflict", "the object has been modified")
-            for part, value in patch.items():
-                if part == "metadata" and sub != "status":
-                    kept = {k: v for k, v in value.items() if k not in ("resourceVersion", "uid")}
-                    apply_merge_patch(meta, _copy(kept))
-                elif part != "metadata" and (sub != "status" or part == "status"):
-                    obj[part] = apply_merge_patch(obj.get(part), _copy(value))
+            _merge(obj, patch, sub)
             self._changed(res, "MODIFIED", obj)
             return _copy(obj)
 
@@ -241,6 +231,30 @@ class MemoryApi:
         if obj is None:
             raise ApiError(404, "NotFound", f"{res.plural} {name} not found")
         return obj
+
+
+def _events(inbox: queue.Queue[Event], deadline: float) -> Iterator[tuple[str, str, bytes]]:
+    """(kind, plural, JSON) of each event a watch's inbox gets, until `deadline` or the end."""
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            event = inbox.get(timeout=left)
+        except queue.Empty:
+            return
+        if event is _END:
+            return
+        _, kind, plural, data = event
+        yield kind, plural, data
+
+
+def _merge(obj: dict[str, Any], patch: Mapping[str, Any], sub: str) -> None:
+    """Merge-patch `obj`: through the status subresource only its `status`; else every part,
+    its metadata less resourceVersion and uid."""
+    for part, value in patch.items():
+        if part == "metadata" and sub != "status":
+            kept = {k: v for k, v in value.items() if k not in ("resourceVersion", "uid")}
+            apply_merge_patch(obj["metadata"], _copy(kept))
+        elif part != "metadata" and (sub != "status" or part == "status"):
+            obj[part] = apply_merge_patch(obj.get(part), _copy(value))
 
 
 def _selects(obj: Mapping[str, Any], namespace: str | None, label_selector: str) -> bool:

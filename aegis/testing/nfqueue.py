@@ -21,6 +21,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 NETLINK_NETFILTER = 12
@@ -63,18 +64,7 @@ def _attrs(data: bytes) -> dict[int, bytes]:
 
 def serve(queue: int, delay_s: float, loss: float, ready: Path) -> None:
     """Bind `queue` and judge its packets until SIGTERM."""
-    sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
-    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
-    sock.bind((0, 0))
-    cmd = _attr(NFQA_CFG_CMD, struct.pack("!BBH", NFQNL_CFG_CMD_BIND, 0, 0))
-    params = _attr(NFQA_CFG_PARAMS, struct.pack("!IB", 0, NFQNL_COPY_META) + b"\0\0\0")
-    maxlen = _attr(NFQA_CFG_QUEUE_MAXLEN, struct.pack("!I", 100_000))
-    for seq, attrs in enumerate((cmd, params, maxlen), 1):
-        sock.send(_message(NFQNL_MSG_CONFIG, NLM_F_REQUEST | NLM_F_ACK, seq, queue, attrs))
-        answer = sock.recv(4096)
-        kind = struct.unpack_from("=H", answer, 4)[0]
-        if kind == NLMSG_ERROR and struct.unpack_from("=i", answer, 16)[0] != 0:
-            raise OSError(f"nfqueue config {seq} refused: {struct.unpack_from('=i', answer, 16)}")
+    sock = _bound(queue)
     ready.write_text("ready")
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
@@ -92,21 +82,42 @@ def serve(queue: int, delay_s: float, loss: float, ready: Path) -> None:
             continue
         if not readable:
             continue
-        data = sock.recv(1 << 16)
-        pos = 0
-        while pos + 16 <= len(data):
-            size, kind = struct.unpack_from("=IH", data, pos)
-            if kind & 0xFF == NFQNL_MSG_PACKET and kind >> 8 == NFNL_SUBSYS_QUEUE:
-                hdr = _attrs(data[pos + 20 : pos + size]).get(NFQA_PACKET_HDR)
-                if hdr is not None:
-                    pid = struct.unpack_from("!I", hdr)[0]
-                    if rng.random() < loss:
-                        _verdict(sock, queue, pid, NF_DROP)
-                    else:
-                        heapq.heappush(waiting, (time.monotonic() + delay_s, pid))
-            pos += (size + 3) & ~3
+        for pid in _packet_ids(sock.recv(1 << 16)):
+            if rng.random() < loss:
+                _verdict(sock, queue, pid, NF_DROP)
+            else:
+                heapq.heappush(waiting, (time.monotonic() + delay_s, pid))
     for _, pid in waiting:
         _verdict(sock, queue, pid, NF_ACCEPT)
+
+
+def _bound(queue: int) -> socket.socket:
+    """A netlink socket bound to `queue`, copying only the packets' metadata."""
+    sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
+    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
+    sock.bind((0, 0))
+    cmd = _attr(NFQA_CFG_CMD, struct.pack("!BBH", NFQNL_CFG_CMD_BIND, 0, 0))
+    params = _attr(NFQA_CFG_PARAMS, struct.pack("!IB", 0, NFQNL_COPY_META) + b"\0\0\0")
+    maxlen = _attr(NFQA_CFG_QUEUE_MAXLEN, struct.pack("!I", 100_000))
+    for seq, attrs in enumerate((cmd, params, maxlen), 1):
+        sock.send(_message(NFQNL_MSG_CONFIG, NLM_F_REQUEST | NLM_F_ACK, seq, queue, attrs))
+        answer = sock.recv(4096)
+        kind = struct.unpack_from("=H", answer, 4)[0]
+        if kind == NLMSG_ERROR and struct.unpack_from("=i", answer, 16)[0] != 0:
+            raise OSError(f"nfqueue config {seq} refused: {struct.unpack_from('=i', answer, 16)}")
+    return sock
+
+
+def _packet_ids(data: bytes) -> Iterator[int]:
+    """The ids of the queued packets in one netlink read."""
+    pos = 0
+    while pos + 16 <= len(data):
+        size, kind = struct.unpack_from("=IH", data, pos)
+        if kind & 0xFF == NFQNL_MSG_PACKET and kind >> 8 == NFNL_SUBSYS_QUEUE:
+            hdr = _attrs(data[pos + 20 : pos + size]).get(NFQA_PACKET_HDR)
+            if hdr is not None:
+                yield struct.unpack_from("!I", hdr)[0]
+        pos += (size + 3) & ~3
 
 
 def _verdict(sock: socket.socket, queue: int, pid: int, verdict: int) -> None:

@@ -192,15 +192,20 @@ def _read_steps(steplog: Path) -> _Steps:
         else:
             state = apply_changes(state, ev.changes)
             markers.extend(step_marker(ev.action, dict(ev.choices), t, pods))
-            change = ev.changes.get("innerPhase")
-            moved = [] if change is None else _keys_of(change, keys)
-        for k in moved:
-            phase = str(apply(state.innerPhase, k))
-            if phase != inner[k]:
-                inner[k] = phase
-                pod_seq[str(k)].append((t, phase, 0))
+            moved = _keys_of(ev.changes.get("innerPhase"), keys)
+        for k, phase in _moved_phases(state, moved, inner):
+            inner[k] = phase
+            pod_seq[str(k)].append((t, phase, 0))
         job_seq.append((t, str(state.phase), _used(state, max_retry)))
     return _Steps(pods, pod_seq, job_seq, markers, t0, t, state, max_retry)
+
+
+def _moved_phases(state: Any, moved: Sequence[Any], inner: Mapping[Any, str]) -> list[Any]:
+    """(pod, inner phase) of each pod in `moved` whose inner phase is not `inner`'s."""
+    from aegis.values import apply
+
+    now = ((k, str(apply(state.innerPhase, k))) for k in moved)
+    return [(k, phase) for k, phase in now if phase != inner[k]]
 
 
 def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None = None) -> Timeline:
@@ -211,12 +216,9 @@ def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None 
         run = _read_steps(steplog)
     except (StepLogError, OSError) as exc:
         raise TimelineError(str(exc)) from None
-    fault_records = _read_json_lines(faults) if faults is not None and faults.is_file() else []
+    fault_records = _fault_records(faults)
     status_obj = _load_status(status)
-    end = max([run.t, *(float(r.get("time", 0)) for r in fault_records)])
-    if str(run.last.phase) in _TERMINAL:
-        # a terminal phase is a state, not an interval: its band gets a width to be seen
-        end += max(TERMINAL_BAND * (end - run.t0), MIN_TERMINAL_BAND_S)
+    end = _end_of(run, fault_records)
     job = str(status_obj.get("job") or _job_of(run.pods))
     markers, job_markers = fault_markers(fault_records, run.pods, job)
     tl = Timeline(
@@ -242,6 +244,20 @@ def from_steplog(steplog: Path, faults: Path | None = None, status: Path | None 
     return tl
 
 
+def _fault_records(faults: Path | None) -> list[dict[str, Any]]:
+    """The fault log's records ([] without one)."""
+    return _read_json_lines(faults) if faults is not None and faults.is_file() else []
+
+
+def _end_of(run: _Steps, fault_records: Sequence[Mapping[str, Any]]) -> float:
+    """Where the run's bands end: its last step or fault, plus a terminal band's width."""
+    end = max([run.t, *(float(r.get("time", 0)) for r in fault_records)])
+    if str(run.last.phase) in _TERMINAL:
+        # a terminal phase is a state, not an interval: its band gets a width to be seen
+        end += max(TERMINAL_BAND * (end - run.t0), MIN_TERMINAL_BAND_S)
+    return end
+
+
 _TERMINAL = ("Succeed", "Failed")
 TERMINAL_BAND = 0.03  # of the run's span: the width of the final (terminal) band
 MIN_TERMINAL_BAND_S = 0.5
@@ -260,8 +276,10 @@ def _used(state: Any, max_retry: int) -> int:
 
 
 def _keys_of(change: Any, keys: Sequence[Any]) -> Sequence[Any]:
-    """The pods a step's change of innerPhase may have moved: the keys of an except, else
-    (a phase change sets every pod) all of them."""
+    """The pods a step's change of innerPhase may have moved: none without a change, the keys
+    of an except, else (a phase change sets every pod) all of them."""
+    if change is None:
+        return []
     if change.kind == "except":
         return [k for k, _ in change.pairs]
     return keys
@@ -332,15 +350,13 @@ def from_cr_status(
     now: float | None = None,
 ) -> Timeline:
     """A Kubernetes job from its Aegis CR (and, optionally, fault records of its pods)."""
-    pod_infos = _mapping(status.get("podInfos"))
-    worker_num = int(spec.get("workerNum") or 0)
-    pods = sorted(pod_infos) or [f"{name}-worker-{i}" for i in range(worker_num)]
+    pods = _cr_pods(name, status, spec)
     markers, job_markers = _job_markers(name, faults, status, pods)
-    times = [m.time for m in markers]
     end = now if now is not None else time.time()
-    start = min(times) if times else end - 60
+    start = min((m.time for m in markers), default=end - 60)
     phase = str(status.get("phase") or "Pending")
     recovered = int(status.get("recoverCount") or 0)
+    max_retry = int(spec["maxRetry"]) if isinstance(spec.get("maxRetry"), int) else None
     tl = Timeline(
         title="",
         job=name,
@@ -351,16 +367,21 @@ def from_cr_status(
         pod_bands={p: [] for p in pods},
         job_bands=[Band(phase, start, end, recovered)],
         markers=sorted(markers, key=lambda m: m.time),
-        error_nodes=[dict(e) for e in status.get("errorNodes") or [] if isinstance(e, Mapping)],
+        error_nodes=[dict(e) for e in _error_nodes(status)],
         phase=phase,
-        recover_count=recovered,
-        max_retry=int(spec["maxRetry"]) if isinstance(spec.get("maxRetry"), int) else None,
+        recover_count=recovered if max_retry is None else min(recovered, max_retry),
+        max_retry=max_retry,
         job_markers=job_markers,
     )
-    if tl.max_retry is not None:
-        tl.recover_count = min(tl.recover_count, tl.max_retry)
     tl.title = summary_line(tl, status)
     return tl
+
+
+def _cr_pods(name: str, status: Mapping[str, Any], spec: Mapping[str, Any]) -> list[str]:
+    """The pods the CR's status knows, else the job's workers by name."""
+    pod_infos = _mapping(status.get("podInfos"))
+    worker_num = int(spec.get("workerNum") or 0)
+    return sorted(pod_infos) or [f"{name}-worker-{i}" for i in range(worker_num)]
 
 
 def _job_markers(
@@ -391,12 +412,20 @@ def _cr_markers(status: Mapping[str, Any], pods: Sequence[str]) -> list[Marker]:
         ts = float(info.get("updatedTimestamp") or 0)
         if reason and ts:
             markers.append(Marker(pod, ts, FaultKind.OTHER.value, None, "", reason))
-    for e in status.get("errorNodes") or []:
-        if isinstance(e, Mapping) and e.get("time"):
-            reason, node = str(e.get("reason", "")), str(e.get("node", ""))
-            # the pod it names (ErrorNode keeps no pod of its own), else the first
-            pod = next((p for p in pods if p in reason), pods[0] if pods else "")
-            level = RecoveryLevel.NODE.value
-            kind = FaultKind.RESCHEDULE.value
-            markers.append(Marker(pod, float(e["time"]), kind, level, node, reason))
-    return markers
+    timed = [e for e in _error_nodes(status) if e.get("time")]
+    return markers + [_reschedule_marker(e, pods) for e in timed]
+
+
+def _error_nodes(status: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The CR status's error nodes (the objects among them)."""
+    return [e for e in status.get("errorNodes") or [] if isinstance(e, Mapping)]
+
+
+def _reschedule_marker(e: Mapping[str, Any], pods: Sequence[str]) -> Marker:
+    """An error node as a Level 3 reschedule of the pod its reason names (ErrorNode keeps no
+    pod of its own), else of the first pod."""
+    reason, node = str(e.get("reason", "")), str(e.get("node", ""))
+    pod = next((p for p in pods if p in reason), pods[0] if pods else "")
+    level = RecoveryLevel.NODE.value
+    kind = FaultKind.RESCHEDULE.value
+    return Marker(pod, float(e["time"]), kind, level, node, reason)

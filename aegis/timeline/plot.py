@@ -52,8 +52,6 @@ def render_image(tl: Timeline, path: Path) -> None:
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.fonttype"] = "none"  # SVG text stays text (searchable)
     from matplotlib import pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
     pods = image_pods(tl)
     rows = ["job", *pods]
@@ -80,39 +78,15 @@ def render_image(tl: Timeline, path: Path) -> None:
         draw(0, tl.job_bands, True)
         for i, pod in enumerate(pods, start=1):
             draw(i, tl.pod_bands.get(pod, []), False)
-        index = {p: i for i, p in enumerate(pods, start=1)}
-        for m in [*tl.markers, *tl.job_markers]:
-            colour, shape = MARKER_STYLE.get(m.kind, MARKER_STYLE["other"])
-            y = 0 if m in tl.job_markers else index.get(m.pod)
-            if y is None:
-                continue
-            ax.plot(m.time - t0, y, _MPL_MARKERS[shape], color=colour, markersize=8, zorder=3)
-            if m.kind in ("reschedule", "container_restart", "evicted"):
-                ax.annotate(
-                    m.label, (m.time - t0, y), xytext=(6, 8), textcoords="offset points", fontsize=7
-                )
+        _draw_markers(ax, tl, pods)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([tl.job_label, *pods])
         ax.invert_yaxis()
         ax.set_xlim(0, max(tl.end - t0, 1e-3))
         ax.set_xlabel("seconds since the job started")
-        title = tl.title
-        if tl.cause:
-            cause = textwrap.wrap(f"why it failed: {tl.cause}", 120)
-            title += "\n" + "\n".join(cause[:2]) + (" …" if len(cause) > 2 else "")
-        if len(pods) < len(tl.pods):
-            title += (
-                f"\n{len(pods)} of {len(tl.pods)} pods shown, those with faults first "
-                "(the HTML timeline shows every pod)"
-            )
+        title = _title(tl, len(pods))
         ax.set_title(title, fontsize=10)
-        handles: list[Any] = [Patch(color=c, label=p) for p, c in PHASE_COLOURS.items()]
-        present = {m.kind for m in [*tl.markers, *tl.job_markers]}
-        for k in [k for k in LEGEND_LABELS if k in present]:  # the legend's order, user names
-            colour, shape = MARKER_STYLE[k]
-            marker = _MPL_MARKERS[shape]
-            label = LEGEND_LABELS[k]
-            handles.append(Line2D([], [], marker=marker, color=colour, linestyle="", label=label))
+        handles = _legend_handles(tl)
         # the legend below the axes, in room of its own (it ran into the axis label)
         legend_in = 0.22 * -(-len(handles) // LEGEND_COLUMNS) + 0.1
         height = 1.2 + 0.5 * len(rows) + 0.18 * title.count("\n") + legend_in
@@ -124,6 +98,49 @@ def render_image(tl: Timeline, path: Path) -> None:
         fig.savefig(path, format=path.suffix.lstrip(".").lower(), dpi=100)
     finally:
         plt.close(fig)
+
+
+def _draw_markers(ax: Any, tl: Timeline, pods: list[str]) -> None:
+    """Each marker on its pod's row (the job's on the top row); the recoveries labelled."""
+    index = {p: i for i, p in enumerate(pods, start=1)}
+    for m in [*tl.markers, *tl.job_markers]:
+        colour, shape = MARKER_STYLE.get(m.kind, MARKER_STYLE["other"])
+        y = 0 if m in tl.job_markers else index.get(m.pod)
+        if y is None:
+            continue
+        x = m.time - tl.start
+        ax.plot(x, y, _MPL_MARKERS[shape], color=colour, markersize=8, zorder=3)
+        if m.kind in ("reschedule", "container_restart", "evicted"):
+            ax.annotate(m.label, (x, y), xytext=(6, 8), textcoords="offset points", fontsize=7)
+
+
+def _title(tl: Timeline, shown: int) -> str:
+    """The run's line, why it failed (two lines at most), and how many pods are drawn."""
+    title = tl.title
+    if tl.cause:
+        cause = textwrap.wrap(f"why it failed: {tl.cause}", 120)
+        title += "\n" + "\n".join(cause[:2]) + (" …" if len(cause) > 2 else "")
+    if shown < len(tl.pods):
+        title += (
+            f"\n{shown} of {len(tl.pods)} pods shown, those with faults first "
+            "(the HTML timeline shows every pod)"
+        )
+    return title
+
+
+def _legend_handles(tl: Timeline) -> list[Any]:
+    """The phases' colours, then the kinds of marker drawn (in the legend's order)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles: list[Any] = [Patch(color=c, label=p) for p, c in PHASE_COLOURS.items()]
+    present = {m.kind for m in [*tl.markers, *tl.job_markers]}
+    for k in [k for k in LEGEND_LABELS if k in present]:  # the legend's order, user names
+        colour, shape = MARKER_STYLE[k]
+        marker = _MPL_MARKERS[shape]
+        label = LEGEND_LABELS[k]
+        handles.append(Line2D([], [], marker=marker, color=colour, linestyle="", label=label))
+    return handles
 
 
 def retry_labels(bands: list[Band], t0: float, span: float) -> list[tuple[float, str]]:

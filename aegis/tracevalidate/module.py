@@ -58,6 +58,15 @@ class TlaConstants:
     fault_offset: int  # subtracted from every logged value of `faults`
 
 
+def _scalar(v: bool | int | str) -> str:
+    """A boolean, integer or string as TLA+ text."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int):
+        return str(v) if v >= 0 else f"(0 - {-v})"  # Naturals has no unary minus
+    return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
 class Writer:
     """Renders spec values as TLA+ text, with the pods as the module's constants."""
 
@@ -78,12 +87,8 @@ class Writer:
 
     def value(self, v: Value) -> str:
         """v as a TLA+ expression."""
-        if isinstance(v, bool):
-            return "TRUE" if v else "FALSE"
-        if isinstance(v, int):
-            return str(v) if v >= 0 else f"(0 - {-v})"  # Naturals has no unary minus
-        if isinstance(v, str):
-            return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        if isinstance(v, bool | int | str):
+            return _scalar(v)
         if isinstance(v, ModelValue):
             if v not in self.names:
                 raise TraceModuleError(f"model value {v.name} is not one of the run's pods")
@@ -100,14 +105,18 @@ class Writer:
         if not f:
             return "<<>>"
         if frozenset(f) == self.workers:
-            values = [f[w] for w in self.order]
-            if all(x == values[0] for x in values):
-                return f"TraceAll({self.value(values[0])})"
-            return "TraceFW(<<" + ", ".join(self.value(x) for x in values) + ">>)"
+            return self._per_worker(f)
         keys = sorted_values(f)
         if all(isinstance(k, str) and _IDENT.match(k) for k in keys):
             return "[" + ", ".join(f"{k} |-> {self.value(f[k])}" for k in keys) + "]"
         return "(" + " @@ ".join(f"{self.value(k)} :> {self.value(f[k])}" for k in keys) + ")"
+
+    def _per_worker(self, f: Fn) -> str:
+        """A function over all the pods: TraceAll(v) when it is constant, else TraceFW."""
+        values = [f[w] for w in self.order]
+        if all(x == values[0] for x in values):
+            return f"TraceAll({self.value(values[0])})"
+        return "TraceFW(<<" + ", ".join(self.value(x) for x in values) + ">>)"
 
     def var_value(self, name: str, v: Value) -> str:
         """A variable's value (faults shifted by the offset)."""
@@ -272,6 +281,11 @@ def _wrap(line: str, width: int) -> str:
     code = _outside_strings(body)
     if "/\\" in code or "\\/" in code:
         return line
+    return ("\n" + " " * (start + 4)).join(_cut_after_commas(line, width))
+
+
+def _cut_after_commas(line: str, width: int) -> list[str]:
+    """`line` cut after the first `, ` (outside strings) at least `width` past each cut."""
     parts: list[str] = []
     cut, in_string, i = 0, False, 0
     while i < len(line):
@@ -286,7 +300,7 @@ def _wrap(line: str, width: int) -> str:
             cut = i + 2
         i += 1
     parts.append(line[cut:])
-    return ("\n" + " " * (start + 4)).join(parts)
+    return parts
 
 
 def _outside_strings(s: str) -> str:

@@ -157,44 +157,15 @@ def validate_log(
     cfg = cfg_text(tla_constants(header.constants, writer, plan.max_seq))
     side_by_side = parallel_runs()
     parts = _parts(header.init, checked, texts, part_bytes or PART_BYTES, side_by_side)
-    runs = [
-        _Run(
-            part,
-            module_text(
-                SPEC_MODULE,
-                actions,
-                part.start,
-                texts[part.first : part.end]
-                + ([writer.pin(part.pin)] if part.pin is not None else []),
-                writer,
-                str(path),
-                from_init=part.first == 0,
-            ),
-        )
-        for part in parts
-    ]
+    runs = [_Run(part, _part_module(part, actions, texts, writer, str(path))) for part in parts]
     results = _run_all(spec_path, runs, cfg, timeout, keep, side_by_side)
-    mismatch = None
-    for run, result in zip(runs, results, strict=True):
-        if result.errors or result.timed_out or result.exit_code != 0:
-            why = (
-                "timed out"
-                if result.timed_out
-                else "\n".join(result.errors)
-                or (f"exit {result.exit_code}, {result.violation or 'no violation reported'}")
-            )
-            raise TraceValidationError(f"TLC could not validate {path}: {why}")
-        found = result.distinct_states or 0  # no initial state: the logged one is not Init's
-        depth = (result.depth or found) if found else 0
-        mismatch = _verdict(header, plan, checked, run.part, depth)
-        if mismatch is not None:
-            break
-    steps = sum(isinstance(e, LoggedStep) for e in plan.events)
+    mismatch = _first_mismatch(str(path), header, plan, checked, runs, results)
+    steps, resumes, unlogged = _event_counts(plan.events)
     return Verdict(
         path=str(path),
         steps=steps,
-        resumes=sum(isinstance(e, Resume) for e in plan.events),
-        unlogged_steps=sum(e.steps for e in plan.events if isinstance(e, Gap)),
+        resumes=resumes,
+        unlogged_steps=unlogged,
         pods=len(header.constants.Workers),
         matched=mismatch is None,
         first_mismatch=mismatch,
@@ -203,6 +174,63 @@ def validate_log(
         distinct_states=sum(r.distinct_states or 0 for r in results),
         tlc_runs=len(runs),
     )
+
+
+def _event_counts(events: list[Event]) -> tuple[int, int, int]:
+    """The logged steps, the resumes and the unlogged steps (in gaps) among `events`."""
+    return (
+        sum(isinstance(e, LoggedStep) for e in events),
+        sum(isinstance(e, Resume) for e in events),
+        sum(e.steps for e in events if isinstance(e, Gap)),
+    )
+
+
+def _part_module(
+    part: _Part, actions: dict[str, BoundAction], texts: list[str], writer: Writer, path: str
+) -> str:
+    """The trace module of one part: its events, then the state the next part starts from."""
+    pinned = [writer.pin(part.pin)] if part.pin is not None else []
+    return module_text(
+        SPEC_MODULE,
+        actions,
+        part.start,
+        texts[part.first : part.end] + pinned,
+        writer,
+        path,
+        from_init=part.first == 0,
+    )
+
+
+def _tlc_failure(result: TlcResult) -> str | None:
+    """Why TLC gave no verdict on a part (None: it did)."""
+    if not (result.errors or result.timed_out or result.exit_code != 0):
+        return None
+    if result.timed_out:
+        return "timed out"
+    return "\n".join(result.errors) or (
+        f"exit {result.exit_code}, {result.violation or 'no violation reported'}"
+    )
+
+
+def _first_mismatch(
+    path: str,
+    header: Header,
+    plan: _Plan,
+    checked: list[Event],
+    runs: list[_Run],
+    results: list[TlcResult],
+) -> Mismatch | None:
+    """The first event TLC could not match, part by part (TraceValidationError if TLC failed)."""
+    for run, result in zip(runs, results, strict=True):
+        why = _tlc_failure(result)
+        if why is not None:
+            raise TraceValidationError(f"TLC could not validate {path}: {why}")
+        found = result.distinct_states or 0  # no initial state: the logged one is not Init's
+        depth = (result.depth or found) if found else 0
+        mismatch = _verdict(header, plan, checked, run.part, depth)
+        if mismatch is not None:
+            return mismatch
+    return None
 
 
 # One TLC run's share of a long log. SANY's memory grows with the module's text (a
@@ -290,14 +318,7 @@ def _verdict(
         ev = checked[i]
         reached -= 1 + (ev.steps if isinstance(ev, Gap) else 0)
         if reached < 0:
-            gap = ev if isinstance(ev, Gap) else checked[i - 1] if i > 0 else None
-            if isinstance(gap, Gap):
-                why = (
-                    f"no {gap.steps} steps of the spec lead from step {gap.seq_no}, the last "
-                    "logged, to the state the resumed controller restored"
-                )
-                return explain(header, plan.events, i + 1 if gap is ev else i, why)
-            return explain(header, plan.events, i, "")
+            return _unmatched(header, plan, checked, i)
     if part.pin is not None:
         if reached < 1:
             raise TraceValidationError(
@@ -309,6 +330,19 @@ def _verdict(
     if plan.problem is not None:
         return explain(header, plan.events, plan.problem[0], plan.problem[1])
     return None
+
+
+def _unmatched(header: Header, plan: _Plan, checked: list[Event], i: int) -> Mismatch:
+    """Event `i` is beyond TLC's depth: it, or (after a gap) the resume that ends the gap."""
+    ev = checked[i]
+    gap = ev if isinstance(ev, Gap) else checked[i - 1] if i > 0 else None
+    if not isinstance(gap, Gap):
+        return explain(header, plan.events, i, "")
+    why = (
+        f"no {gap.steps} steps of the spec lead from step {gap.seq_no}, the last "
+        "logged, to the state the resumed controller restored"
+    )
+    return explain(header, plan.events, i + 1 if gap is ev else i, why)
 
 
 def _choices(actions: dict[str, BoundAction], ev: Event) -> tuple[str, ...]:

@@ -51,4 +51,9 @@ def test_fault_log_lines(tmp_path: Path) -> None:
     stream = io.StringIO()
     FaultLogWriter(stream).write(rec)
     obj = json.loads(stream.getvalue())
-    assert set(obj) == {"pod", "pod_ip", "node", "node_ip", "time", "phase", "message"}
+    # the fields docs/operations.md, "Fault log" lists: where and when, and what was decided
+    assert set(obj) == {
+        "pod", "pod_ip", "node", "node_ip", "time", "phase", "message",
+        "kind", "level", "exit_code", "signal", "rank",
+    }  # fmt: skip
+    assert obj["kind"] == "other" and obj["level"] is None and obj["exit_code"] is None

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from aegis.cli.ctl import Plan, UsageError, execute, load_kube_config
+from aegis.cli.ctl_config import Plan, UsageError, load_kube_config
+from aegis.cli.ctl_send import execute
 from aegis.k8s.api import KubeApi
 from aegis.k8s.chunked_store import ChunkedStatusStore
 from aegis.k8s.cm_wal import Deleter

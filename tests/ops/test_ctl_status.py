@@ -121,7 +121,8 @@ def test_watch_needs_a_positive_interval(tmp_path: Path) -> None:
 
 
 def test_failing_status_saves_are_shown_and_fit_the_width() -> None:
-    from aegis.cli.ctl import WIDTH, CtlConfig, render_status
+    from aegis.cli.ctl_config import CtlConfig
+    from aegis.cli.ctl_status import WIDTH, render_status
 
     cfg = CtlConfig("nats://x", "jwt", "seed", "default", "local", None)
     view = {

@@ -159,7 +159,8 @@ def test_any_sequence_of_reports_keeps_the_spec_invariants(
 def test_the_status_view_of_a_large_job_fits_one_nats_message(tmp_path: Path) -> None:
     """At 12,500 pods the full view was 2.4 MB, past NATS's 1 MiB: `aegis ctl status` failed.
     Past STATUS_POD_LIMIT pods it lists those with something to see, and counts the rest."""
-    from aegis.cli.ctl import CtlConfig, render_status
+    from aegis.cli.ctl_config import CtlConfig
+    from aegis.cli.ctl_status import render_status
     from aegis.protocol.envelope import MAX_MESSAGE_BYTES
     from aegis.runtime.controller.view import STATUS_POD_LIMIT
 
