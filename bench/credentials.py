@@ -2,9 +2,11 @@
 
     python bench/credentials.py [--agents 2000] [--latency-ms 0 5 20] [--json]
 
-On Kubernetes the credential service accepts a request only for a pod the API has, with that
-uid and the job's label (`aegis.k8s.pod_identity.pod_expected`: one GET per request). The API
-here is an HTTP server answering that GET after `--latency-ms` (an API server's round trip: a
+On Kubernetes the credential service accepts a request only with the pod's own
+service-account token, reviewed by the API server (`aegis.k8s.token_review`: one TokenReview
+per request), and for a pod the API has, with that uid and the job's label
+(`aegis.k8s.pod_identity.pod_expected`: one GET per request). The API here is an HTTP server
+answering each TokenReview and GET after `--latency-ms` (an API server's round trip: a
 quorum read from etcd is milliseconds on a real cluster, more when it is busy; a fake, since no
 API server can run on these machines), in a process of its own; N agents ask at once from
 another process (real gRPC, each its own NKey), and the bench waits for every credential. This
@@ -52,6 +54,7 @@ from aegis.k8s.credential_process import ApiSource, CredentialProcess  # noqa: E
 from aegis.k8s.keys import token_sha256  # noqa: E402
 from aegis.k8s.pod_identity import pod_expected  # noqa: E402
 from aegis.k8s.resources import LABEL_JOB  # noqa: E402
+from aegis.k8s.token_review import POD_NAME_KEY, POD_UID_KEY, token_proves  # noqa: E402
 from aegis.runtime.transport.auth import JobAccount, Operator  # noqa: E402
 from aegis.runtime.transport.grpc_credentials import (  # noqa: E402
     CredentialServer,
@@ -80,6 +83,19 @@ def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection, watchi
     async def serve() -> None:
         gets = 0
         stopping = asyncio.Event()  # ends the watches: the server's cleanup waits for them
+
+        async def review(request: web.Request) -> web.Response:
+            """A TokenReview: the bench's tokens are `sa.<pod>.<uid>`, bound to that pod."""
+            await asyncio.sleep(latency_s)
+            spec = (await request.json()).get("spec") or {}
+            parts = str(spec.get("token", "")).split(".", 2)
+            pod_name, uid = (parts[1], parts[2]) if len(parts) == 3 else ("", "")
+            status: dict[str, Any] = {"authenticated": False}
+            if uids.get(pod_name) == uid:
+                extra = {POD_NAME_KEY: [pod_name], POD_UID_KEY: [uid]}
+                user = {"username": f"system:serviceaccount:{NAMESPACE}:default", "extra": extra}
+                status = {"authenticated": True, "user": user, "audiences": spec["audiences"]}
+            return web.json_response({"kind": "TokenReview", "status": status}, status=201)
 
         async def pod(request: web.Request) -> web.Response:
             nonlocal gets
@@ -111,6 +127,7 @@ def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection, watchi
             return stream
 
         app = web.Application()
+        app.router.add_post("/apis/authentication.k8s.io/v1/tokenreviews", review)
         app.router.add_get("/api/v1/namespaces/{ns}/pods/{name}", pod)
         app.router.add_get("/api/v1/namespaces/{ns}/pods", pods)
         app.router.add_get("/api/v1/pods", pods)  # every namespace's
@@ -128,16 +145,16 @@ def _serve_pods(uids: dict[str, str], latency_s: float, conn: Connection, watchi
     asyncio.run(serve())
 
 
-def _ask_all(address: str, token: str, uids: dict[str, str], conn: Connection) -> None:
-    """The agents' process: every pod of `uids` asks at once; sends the seconds until all
-    got their credential."""
+def _ask_all(address: str, uids: dict[str, str], conn: Connection) -> None:
+    """The agents' process: every pod of `uids` asks at once, with its own service-account
+    token; sends the seconds until all got their credential."""
 
     async def ask() -> float:
         started = time.perf_counter()
         await asyncio.gather(
             *(
                 request_credentials(
-                    address, namespace=NAMESPACE, job=JOB, pod_name=pod, bootstrap_token=token,
+                    address, namespace=NAMESPACE, job=JOB, pod_name=pod, proof=f"sa.{pod}.{uid}",
                     incarnation=uid, attempts=1, timeout=600.0,
                 )
                 for pod, uid in uids.items()
@@ -179,7 +196,7 @@ def measure(agents: int, latency_s: float, way: str, timeout_s: float = 600.0) -
             if way == "cached" and not watching.wait(60):  # (an idle wait: no CPU)
                 raise RuntimeError("the credential process never watched the pods")
             end, child = ctx.Pipe()
-            args = (server.address, account.bootstrap_token, uids, child)
+            args = (server.address, uids, child)
             agents_proc = ctx.Process(target=_ask_all, args=args, daemon=True)
             agents_proc.start()
             try:
@@ -216,7 +233,12 @@ class _ThreadServer:
     def __init__(self, account: JobAccount, url: str, blocks: bool) -> None:
         self.api = KubeApi.for_url(url)
         service = CredentialService(NATS_URL, throttle=Throttle(rate=1e9, burst=1e9))
-        service.add_job(account, pod_expected(self.api, NAMESPACE, JOB), expects_blocks=blocks)
+        service.add_job(
+            account,
+            pod_expected(self.api, NAMESPACE, JOB),
+            expects_blocks=blocks,
+            proves=token_proves(self.api, NAMESPACE),
+        )
         self.grpc = CredentialServer(service, "127.0.0.1", 0)
         self.thread = ServerThread("grpc-credentials", self.grpc.start, self.grpc.stop)
         self.thread.start()

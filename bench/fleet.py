@@ -197,7 +197,7 @@ class Fleet:
                     raise
                 await asyncio.sleep(min(0.05 * 2**attempt, 2.0) * random.uniform(0.5, 1.0))
                 continue
-            expected = (self.subjects.master, self.subjects.report(pod))
+            expected = (self.subjects.master, self.subjects.report(pod, incarnation))
             if (reply.subjects.master, reply.subjects.worker) != expected:
                 raise RuntimeError(f"credential service sent subjects {reply.subjects}")
             return reply.user_jwt, reply.nats_url
@@ -254,7 +254,8 @@ class SimAgent:
         while reply is None:  # as the real agent: one ACK, sent again until answered
             with contextlib.suppress(TimeoutError):
                 ack = self.core.ack()
-                reply = await self.request(self.subjects.join(self.pod), ack, join_waits())
+                subject = self.subjects.join(self.pod, self.incarnation)
+                reply = await self.request(subject, ack, join_waits())
         stats.joined.append(time.monotonic())
         self.beat = asyncio.create_task(self._heartbeat())
         self._order(reply, len(reply.encode()))
@@ -334,7 +335,8 @@ class SimAgent:
         reply = None
         while reply is None and not self.gone:  # as the agent (AgentService._send_report)
             with contextlib.suppress(TimeoutError):
-                reply = await self.request(self.subjects.report(self.pod), msg, report_waits())
+                subject = self.subjects.report(self.pod, self.incarnation)
+                reply = await self.request(subject, msg, report_waits())
         if reply is None:
             return
         done = time.monotonic()
@@ -388,7 +390,8 @@ class SimAgent:
         own = self.fleet.cfg.heartbeat_s
         await asyncio.sleep(random.uniform(0, own))  # spread the fleet's beats
         while not self.gone and self.conn is not None:
-            self.conn.pub(self.subjects.heartbeat(self.pod), self.core.heartbeat().encode())
+            subject = self.subjects.heartbeat(self.pod, self.incarnation)
+            self.conn.pub(subject, self.core.heartbeat().encode())
             self.fleet.stats.heartbeats += 1
             await asyncio.sleep(self.core.heartbeat_period(own))
 

@@ -86,7 +86,7 @@ async def measure(way: str, n: int, broadcasts: int) -> dict[str, Any]:
     async with NatsServer(op, [job]) as nats:
         pods = [f"clients-worker-{i}" for i in range(n)]
         keys = {pod: new_user_keypair() for pod in pods}
-        creds = {p: UserCredentials(job.worker_jwt(k.public_key.decode(), p), bytes(k.seed))
+        creds = {p: UserCredentials(job.worker_jwt(k.public_key.decode(), p, "i1"), bytes(k.seed))
                  for p, k in keys.items()}  # fmt: skip
         connect = connect_lean if way == "lean" else connect_nats_py
         gate = asyncio.Semaphore(CONNECTING_AT_ONCE)

@@ -64,14 +64,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="TLC runs at once (default 1)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per TLC run")
     args = parser.parse_args()
-    mutants = load_mutants(MUTANTS)
-    if args.only:
-        unknown = set(args.only) - {m.name for m in mutants}
-        if unknown:
-            parser.error(f"no such mutant(s): {', '.join(sorted(unknown))}")
-        mutants = [m for m in mutants if m.name in args.only]
-    if args.origin:
-        mutants = [m for m in mutants if m.origin == args.origin]
+    mutants = selected(parser, args)
     start = time.monotonic()
     base = run_tlc(SPEC, CFG, workers=1, extra_args=("-lncheck", "final"))
     print(
@@ -81,9 +74,29 @@ def main() -> int:
     )
     if not base.ok:
         return 1
+    rows = check_all(mutants, args.jobs, args.timeout)
+    print_score(rows, time.monotonic() - start)
+    return 0 if all(r.ok for r in rows) else 1
+
+
+def selected(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Mutant]:
+    """The mutants `--only` and `--origin` select (all by default)."""
+    mutants = load_mutants(MUTANTS)
+    if args.only:
+        unknown = set(args.only) - {m.name for m in mutants}
+        if unknown:
+            parser.error(f"no such mutant(s): {', '.join(sorted(unknown))}")
+        mutants = [m for m in mutants if m.name in args.only]
+    if args.origin:
+        mutants = [m for m in mutants if m.origin == args.origin]
+    return mutants
+
+
+def check_all(mutants: list[Mutant], jobs: int, timeout: float) -> list[Row]:
+    """Check every mutant, `jobs` at once, printing each row as it comes."""
     rows: list[Row] = []
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for row in pool.map(lambda m: check(m, args.timeout), mutants):
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for row in pool.map(lambda m: check(m, timeout), mutants):
             rows.append(row)
             m = row.mutant
             print(
@@ -91,6 +104,11 @@ def main() -> int:
                 f"got {row.said:45} {row.seconds:5.1f}s",
                 flush=True,
             )
+    return rows
+
+
+def print_score(rows: list[Row], seconds: float) -> None:
+    """The mutation score: real mutants caught, equivalent ones confirmed."""
     real = [r for r in rows if r.mutant.equivalent is None]
     caught = sum(r.ok for r in real)
     equiv = len(rows) - len(real)
@@ -98,9 +116,8 @@ def main() -> int:
     print(
         f"spec mutation score: {caught}/{len(real)} = {score:.0f}% caught "
         f"({equiv} listed as equivalent, {sum(r.ok for r in rows) - caught} of them confirmed) "
-        f"in {time.monotonic() - start:.0f}s"
+        f"in {seconds:.0f}s"
     )
-    return 0 if all(r.ok for r in rows) else 1
 
 
 if __name__ == "__main__":

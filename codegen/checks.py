@@ -10,6 +10,13 @@ _TEMPORAL = {"always": "[]", "square_act": "[A]_v", "wf": "WF_", "sf": "SF_"}
 
 def check_spec(spec: ir.Spec) -> None:
     """Raise CodegenError on the first problem found."""
+    _check_constants(spec)
+    _check_predicates(spec)
+    _check_actions(spec)
+
+
+def _check_constants(spec: ir.Spec) -> None:
+    """The cfg gives values to CONSTANTs only, and has no ACTION_CONSTRAINT."""
     cfg, module = spec.config, spec.module
     for name in sorted(cfg.constants.keys() | cfg.substitutions.keys()):
         if name in cfg.substitutions and name not in module.constants:
@@ -23,6 +30,11 @@ def check_spec(spec: ir.Spec) -> None:
     if cfg.action_constraints:
         name = cfg.action_constraints[0]
         raise UnsupportedError(f"{cfg.at(name)}: ACTION_CONSTRAINT {name} is not supported")
+
+
+def _check_predicates(spec: ir.Spec) -> None:
+    """Every INVARIANT and CONSTRAINT is a defined state predicate without arguments."""
+    cfg, module = spec.config, spec.module
     for kind, names in (("INVARIANT", spec.invariants), ("CONSTRAINT", spec.constraints)):
         for name in names:
             d = module.defs.get(name)
@@ -32,6 +44,11 @@ def check_spec(spec: ir.Spec) -> None:
                 raise CodegenError(f"{kind} {name} must not take arguments", d.loc)
             if d.level > ir.STATE_LEVEL:
                 raise CodegenError(f"{kind} {name} must be a state predicate", d.loc)
+
+
+def _check_actions(spec: ir.Spec) -> None:
+    """A PlusCal Next has actions, each label once, none using a temporal operator."""
+    module = spec.module
     if "pc" in module.variables and not spec.actions:
         raise CodegenError(f"{module.path}: Next has no actions")
     labels = [a.label for a in spec.actions]

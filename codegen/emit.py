@@ -14,7 +14,8 @@ import jinja2
 from aegis.values import Fn, ModelValue, Value, sorted_values
 from codegen import ir
 from codegen.errors import CodegenError
-from codegen.pyexpr import RESERVED, Env, ExprCompiler, Scope, lit, py_name
+from codegen.pyenv import RESERVED, Env, Scope, lit, py_name
+from codegen.pyexpr import ExprCompiler
 from codegen.pystmt import StepCompiler
 
 HEADER = "# Generated from {spec} by codegen — do not edit."
@@ -113,29 +114,7 @@ class _Emitter:
         return {"name": name, "source": loc.file if loc else self.module.path}
 
     def defs_context(self) -> dict[str, Any]:
-        defs: list[dict[str, Any]] = []
-        for d in self._defs():
-            self.exprs.anchor = d.name
-            scope = self.scope()
-            env = Env(self.module, scope, state="s" if d.level else None)
-            params = ["c: Constants"] + (["s: State"] if d.level else [])
-            for ident in d.params:
-                name = scope.fresh(ident.name)
-                env = env.bind(ident, name)
-                params.append(f"{name}: Value")
-            body = self.exprs.compile(d.body, env).text
-            sig = d.name + (f"({', '.join(p.name for p in d.params)})" if d.params else "")
-            defs.append(
-                {
-                    "name": py_name(d.name),
-                    "signature": ", ".join(params),
-                    "body": body,
-                    "doc": f"{sig} ({d.loc.file}).",
-                    # a state's value of a 0-ary definition is kept on the state (its value
-                    # never changes: states are immutable), asked again by every guard
-                    "cached": self.incremental and d.level == ir.STATE_LEVEL and not d.params,
-                }
-            )
+        defs = [self.definition(d) for d in self._defs()]
         sites = self.sites()
         used = _names(*(d["body"] for d in defs), *(s["text"] for s in sites))
         if any(d["cached"] for d in defs):
@@ -143,22 +122,35 @@ class _Emitter:
         return {
             "defs": defs,
             "sites": sites,
-            "values_imports": ", ".join(n for n in _VALUES if n in used or n == "Value"),
+            "values_imports": _values_imports(used),
             "uses_tla": "_tla" in used,
             "uses_state": any(d.level for d in self._defs()),
         }
 
+    def definition(self, d: ir.OpDef) -> dict[str, Any]:
+        """One definition as a generated function: name, signature, body and doc."""
+        self.exprs.anchor = d.name
+        scope = self.scope()
+        env = Env(self.module, scope, state="s" if d.level else None)
+        params = ["c: Constants"] + (["s: State"] if d.level else [])
+        for ident in d.params:
+            name = scope.fresh(ident.name)
+            env = env.bind(ident, name)
+            params.append(f"{name}: Value")
+        sig = d.name + (f"({', '.join(p.name for p in d.params)})" if d.params else "")
+        return {
+            "name": py_name(d.name),
+            "signature": ", ".join(params),
+            "body": self.exprs.compile(d.body, env).text,
+            "doc": f"{sig} ({d.loc.file}).",
+            # a state's value of a 0-ary definition is kept on the state (its value
+            # never changes: states are immutable), asked again by every guard
+            "cached": self.incremental and d.level == ir.STATE_LEVEL and not d.params,
+        }
+
     def actions_context(self) -> dict[str, Any]:
-        self.exprs.anchor = "Init"
-        init_env = Env(self.module, self.scope(), state=None, init_mode=True)
-        init_lines = StepCompiler(self.module, self.exprs, init_mode=True).body(
-            self.spec.init, init_env, self._init_loc(), "Init"
-        )
+        init_body = _indent(self.init_lines())
         actions = [self.action(a) for a in self.spec.actions]
-        processes: dict[str | None, list[str]] = {}
-        for a in self.spec.actions:
-            processes.setdefault(a.process, []).append(a.label)
-        init_body = _indent(init_lines)
         sites = self.sites()
         used = _names(init_body, *(a["body"] for a in actions), *(a["ids"] for a in actions))
         used |= _names(*(s["text"] for s in sites))
@@ -167,13 +159,28 @@ class _Emitter:
             "init_source": self.source(self._init_loc()),
             "actions": actions,
             "sites": sites,
-            "processes": [
-                {"name": lit(p) if p is not None else "None", "labels": labels}
-                for p, labels in processes.items()
-            ],
-            "values_imports": ", ".join(n for n in _VALUES if n in used or n == "Value"),
+            "processes": self.processes(),
+            "values_imports": _values_imports(used),
             "defs_imports": ", ".join(sorted(self.def_names & used, key=_import_order)),
         }
+
+    def init_lines(self) -> list[str]:
+        """The body of the generated Init (the initial states, one per yield)."""
+        self.exprs.anchor = "Init"
+        init_env = Env(self.module, self.scope(), state=None, init_mode=True)
+        return StepCompiler(self.module, self.exprs, init_mode=True).body(
+            self.spec.init, init_env, self._init_loc(), "Init"
+        )
+
+    def processes(self) -> list[dict[str, Any]]:
+        """Each process (None: the actions of no process) with its labels, in action order."""
+        labels: dict[str | None, list[str]] = {}
+        for a in self.spec.actions:
+            labels.setdefault(a.process, []).append(a.label)
+        return [
+            {"name": lit(p) if p is not None else "None", "labels": names}
+            for p, names in labels.items()
+        ]
 
     def action(self, a: ir.Action) -> dict[str, str]:
         self.exprs.anchor = a.label
@@ -185,16 +192,7 @@ class _Emitter:
             env = env.bind(a.self_param, "self")
         steps = StepCompiler(self.module, self.exprs, init_mode=False, bind=self.incremental)
         lines = steps.body(a.body, env, a.loc, a.label)
-        process = next((p for p in self.spec.processes if a.label in p.labels), None)
-        const_env = Env(self.module, self.scope(), state=None)
-        if process is None or process.ids is None:
-            ids, kind, doc = "frozenset({None})", "none", "no process: id None"
-        elif process.kind == "set":
-            ids = f"frozenset({self.exprs.compile(process.ids, const_env).text})"
-            kind, doc = "set", f"process set {process.name}"
-        else:
-            ids = f"frozenset({{{self.exprs.compile(process.ids, const_env).text}}})"
-            kind, doc = "single", f"process {process.name}"
+        ids, kind, doc = self.process_ids(a)
         return {
             "label": a.label,
             "signature": f"{a.label}(self)" if a.self_param else a.label,
@@ -205,6 +203,16 @@ class _Emitter:
             "body": _indent(lines),
             "source": a.loc.file,
         }
+
+    def process_ids(self, a: ir.Action) -> tuple[str, str, str]:
+        """The ids of the process `a` belongs to (Python text), its kind and a doc line."""
+        process = next((p for p in self.spec.processes if a.label in p.labels), None)
+        if process is None or process.ids is None:
+            return "frozenset({None})", "none", "no process: id None"
+        ids = self.exprs.compile(process.ids, Env(self.module, self.scope(), state=None)).text
+        if process.kind == "set":
+            return f"frozenset({ids})", "set", f"process set {process.name}"
+        return f"frozenset({{{ids}}})", "single", f"process {process.name}"
 
     def invariants_context(self) -> dict[str, Any]:
         preds = []
@@ -245,22 +253,7 @@ class _Emitter:
             }
             for v in pm.states
         ]
-        events: dict[str, list[tuple[Value, Value]]] = {}
-        for label, src, dst in pm.transitions:
-            events.setdefault(label, []).append((src, dst))
-        taken = set(attrs.values()) | {"is_observed"}
-        ev = []
-        for label, pairs in events.items():
-            attr = label if label not in taken else f"{label}_"
-            guarded = len({s for s, _ in pairs}) < len(pairs)
-            ev.append(
-                {
-                    "label": label,
-                    "attr": attr,
-                    "guarded": guarded,
-                    "transitions": [{"source": attrs[s], "target": attrs[t]} for s, t in pairs],
-                }
-            )
+        ev = _phase_events(pm, attrs)
         all_str = all(isinstance(v, str) for v in pm.states)
         return {
             "variable": pm.variable,
@@ -362,6 +355,28 @@ def render_phase(v: Value) -> str:
     return v.name if isinstance(v, ModelValue) else str(v)
 
 
+def _phase_events(pm: ir.PhaseMachine, attrs: dict[Value, str]) -> list[dict[str, Any]]:
+    """Each action label's phase transitions; guarded: some source phase has two targets."""
+    events: dict[str, list[tuple[Value, Value]]] = {}
+    for label, src, dst in pm.transitions:
+        events.setdefault(label, []).append((src, dst))
+    taken = set(attrs.values()) | {"is_observed"}
+    return [
+        {
+            "label": label,
+            "attr": label if label not in taken else f"{label}_",
+            "guarded": len({s for s, _ in pairs}) < len(pairs),
+            "transitions": [{"source": attrs[s], "target": attrs[t]} for s, t in pairs],
+        }
+        for label, pairs in events.items()
+    ]
+
+
+def _values_imports(used: set[str]) -> str:
+    """The aegis.values names a generated module imports: those it uses, and Value."""
+    return ", ".join(n for n in _VALUES if n in used or n == "Value")
+
+
 def py_value(v: Value) -> str:
     """A value as a Python expression over aegis.values."""
     if isinstance(v, bool | int):
@@ -370,6 +385,11 @@ def py_value(v: Value) -> str:
         return lit(v)
     if isinstance(v, ModelValue):
         return f'ModelValue("{v.name}")'
+    return _collection_value(v)
+
+
+def _collection_value(v: Value) -> str:
+    """A set, tuple or function value as a Python expression over aegis.values."""
     if isinstance(v, frozenset):
         items = ", ".join(py_value(x) for x in sorted_values(v))
         return f"frozenset({{{items}}})" if v else "frozenset()"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import ClassVar
 
 from codegen import ir
 from codegen.errors import CodegenError, UnsupportedError
@@ -127,19 +128,23 @@ class ModuleIndex:
             if node.tag != "ModuleNode" or node.findtext("uniquename") != self.name:
                 continue
             for ref in node:
-                uid = int(ref.findtext("UID") or -1)
-                target = self._entries.get(uid)
-                if target is None or self._file_of(target) in STANDARD_MODULES:
-                    continue
-                name = target.findtext("uniquename") or ""
-                if ref.tag == "UserDefinedOpKindRef" and name not in self._by_name:
-                    self._top[uid] = name
-                    self._by_name[name] = uid
-                elif ref.tag == "OpDeclNodeRef" and uid not in self._top:
-                    self._top[uid] = name
-                    kind = target.findtext("kind")
-                    where = self._constants if kind == "2" else self._variables
-                    where.append((self.loc(target), name))
+                self._index_ref(ref)
+
+    def _index_ref(self, ref: ET.Element) -> None:
+        """Index one name the root module lists: a definition, a constant or a variable."""
+        uid = int(ref.findtext("UID") or -1)
+        target = self._entries.get(uid)
+        if target is None or self._file_of(target) in STANDARD_MODULES:
+            return
+        name = target.findtext("uniquename") or ""
+        if ref.tag == "UserDefinedOpKindRef" and name not in self._by_name:
+            self._top[uid] = name
+            self._by_name[name] = uid
+        elif ref.tag == "OpDeclNodeRef" and uid not in self._top:
+            self._top[uid] = name
+            kind = target.findtext("kind")
+            where = self._constants if kind == "2" else self._variables
+            where.append((self.loc(target), name))
 
     # -- declarations -------------------------------------------------------------------
 
@@ -205,19 +210,9 @@ class ModuleIndex:
             return self.defs[key]
         node = self._entries[uid]
         loc = self.loc(node)
-        if key in self._decoding:
-            raise UnsupportedError(f"recursive operator {key} is not supported", loc)
-        if node.tag != "UserDefinedOpKind":
-            raise UnsupportedError(f"{node.tag} {key} is not supported", loc)
-        if node.find("recursive") is not None:
-            raise UnsupportedError(f"RECURSIVE operator {key} is not supported", loc)
+        self._check_decodable(node, key, loc)
         self._decoding.add(key)
-        params = []
-        for lp in node.findall("params/leibnizparam"):
-            pnode = self._deref(lp[0])
-            if (pnode.findtext("arity") or "0") != "0":
-                raise UnsupportedError(f"higher-order parameter of {key}", loc)
-            params.append(ir.Ident(pnode.findtext("uniquename") or "", _uid(lp[0])))
+        params = self._params(node, key, loc)
         body_el = node.find("body")
         if body_el is None or len(body_el) == 0:
             raise UnsupportedError(f"{key} has no body", loc)
@@ -228,6 +223,25 @@ class ModuleIndex:
         self.defs[key] = ir.OpDef(key, name, tuple(params), body, level, loc, instanced)
         self._decoding.discard(key)
         return self.defs[key]
+
+    def _check_decodable(self, node: ET.Element, key: str, loc: ir.Loc) -> None:
+        """Refuse a definition that is recursive or not an operator definition."""
+        if key in self._decoding:
+            raise UnsupportedError(f"recursive operator {key} is not supported", loc)
+        if node.tag != "UserDefinedOpKind":
+            raise UnsupportedError(f"{node.tag} {key} is not supported", loc)
+        if node.find("recursive") is not None:
+            raise UnsupportedError(f"RECURSIVE operator {key} is not supported", loc)
+
+    def _params(self, node: ET.Element, key: str, loc: ir.Loc) -> list[ir.Ident]:
+        """The parameters of definition `key` (refused where one is an operator)."""
+        params = []
+        for lp in node.findall("params/leibnizparam"):
+            pnode = self._deref(lp[0])
+            if (pnode.findtext("arity") or "0") != "0":
+                raise UnsupportedError(f"higher-order parameter of {key}", loc)
+            params.append(ir.Ident(pnode.findtext("uniquename") or "", _uid(lp[0])))
+        return params
 
     def _def_key(self, uid: int) -> str:
         """`name` for a top-level definition of the spec; `name#uid` for one inlined where
@@ -244,30 +258,34 @@ class ModuleIndex:
         """Decode one expression element."""
         loc = self.loc(el, outer)
         level = int(el.findtext("level") or 0)
-        tag = el.tag
-        if tag == "NumeralNode":
-            return ir.Lit(loc, 0, int(el.findtext("IntValue") or 0))
-        if tag == "StringNode":
-            return ir.Lit(loc, 0, el.findtext("StringValue") or "")
-        if tag == "OpApplNode":
-            return self._opappl(el, loc, level)
-        if tag == "LetInNode":
-            keys = tuple(self._let_def(ref) for ref in el.findall("opDefs/*"))
-            body = self.expr(_only(el.find("body"), loc), loc)
-            return ir.Let(loc, level, keys, body)
-        if tag == "AtNode":
-            return ir.At(loc, level)
-        if tag == "SubstInNode":
-            return self._subst_in(el, loc)
-        if tag == "LabelNode":  # `l:: e` names a subexpression (for proofs): it is `e`
-            return self.expr(_only(el.find("body"), loc), loc)
-        what = {
-            "DecimalNode": "decimal number",
-            "OpArgNode": "operator argument (higher-order operator)",
-        }
-        raise UnsupportedError(f"{what.get(tag, tag)} is not supported", loc)
+        decode = self._EXPRS.get(el.tag)
+        if decode is None:
+            what = {
+                "DecimalNode": "decimal number",
+                "OpArgNode": "operator argument (higher-order operator)",
+            }
+            raise UnsupportedError(f"{what.get(el.tag, el.tag)} is not supported", loc)
+        return decode(self, el, loc, level)
 
-    def _subst_in(self, el: ET.Element, loc: ir.Loc) -> ir.Expr:
+    def _numeral(self, el: ET.Element, loc: ir.Loc, level: int) -> ir.Expr:
+        return ir.Lit(loc, 0, int(el.findtext("IntValue") or 0))
+
+    def _string(self, el: ET.Element, loc: ir.Loc, level: int) -> ir.Expr:
+        return ir.Lit(loc, 0, el.findtext("StringValue") or "")
+
+    def _let_in(self, el: ET.Element, loc: ir.Loc, level: int) -> ir.Expr:
+        keys = tuple(self._let_def(ref) for ref in el.findall("opDefs/*"))
+        body = self.expr(_only(el.find("body"), loc), loc)
+        return ir.Let(loc, level, keys, body)
+
+    def _at(self, el: ET.Element, loc: ir.Loc, level: int) -> ir.Expr:
+        return ir.At(loc, level)
+
+    def _labelled(self, el: ET.Element, loc: ir.Loc, level: int) -> ir.Expr:
+        """`l:: e` names a subexpression (for proofs): it is `e`."""
+        return self.expr(_only(el.find("body"), loc), loc)
+
+    def _subst_in(self, el: ET.Element, loc: ir.Loc, level: int) -> ir.Expr:
         """`INSTANCE M WITH x <- e` applied to one of M's expressions: M's declarations are
         replaced by their values (decoded here), and M's definitions it uses are decoded
         again under that substitution, under keys of their own (nothing of M leaks out)."""
@@ -302,37 +320,54 @@ class ModuleIndex:
         operands = el.find("operands")
         args_el = list(operands) if operands is not None else []
         if ref.tag == "OpDeclNodeRef":
-            if _uid(ref) in self._subst:
-                return self._subst[_uid(ref)]
-            kind = target.findtext("kind")
-            if kind == "2":
-                return ir.Const(loc, level, name)
-            if kind == "3":
-                return ir.Var(loc, level, name)
-            raise UnsupportedError(f"declaration {name} of kind {kind}", loc)
+            return self._declared(ref, target, name, loc, level)
         if ref.tag == "FormalParamNodeRef":
             if args_el:
                 raise UnsupportedError(f"higher-order parameter {name}", loc)
             return ir.Param(loc, level, ir.Ident(name, _uid(ref)))
         if ref.tag == "UserDefinedOpKindRef":
-            if name in self._overridden and not args_el and self._overrides(ref, target):
-                return ir.Const(loc, 0, name)
-            args = tuple(self.expr(a, loc) for a in args_el)
-            module = self._file_of(target)
-            if module in STANDARD_MODULES:
-                if name not in _STANDARD_OPS:
-                    raise UnsupportedError(
-                        f"operator {name} of module {module} is not supported", loc
-                    )
-                return ir.Builtin(loc, level, _STANDARD_OPS[name], args)
-            if target.find("recursive") is not None:
-                raise UnsupportedError(f"RECURSIVE operator {name} is not supported", loc)
-            key = self._def_key(_uid(ref))
-            self._decode_def(_uid(ref), key)
-            return ir.Call(loc, level, key, args)
+            return self._user_op(ref, target, args_el, loc, level)
         if ref.tag == "BuiltInKindRef":
             return self._builtin(name, el, args_el, loc, level)
         raise UnsupportedError(f"operator reference {ref.tag}", loc)
+
+    def _declared(
+        self, ref: ET.Element, target: ET.Element, name: str, loc: ir.Loc, level: int
+    ) -> ir.Expr:
+        """A CONSTANT or VARIABLE (inside an INSTANCE: the value it is replaced by)."""
+        if _uid(ref) in self._subst:
+            return self._subst[_uid(ref)]
+        kind = target.findtext("kind")
+        if kind == "2":
+            return ir.Const(loc, level, name)
+        if kind == "3":
+            return ir.Var(loc, level, name)
+        raise UnsupportedError(f"declaration {name} of kind {kind}", loc)
+
+    def _user_op(
+        self,
+        ref: ET.Element,
+        target: ET.Element,
+        args_el: list[ET.Element],
+        loc: ir.Loc,
+        level: int,
+    ) -> ir.Expr:
+        """An application of a defined operator: a cfg-given constant, a standard module's
+        built-in, or a call of a definition (decoded here)."""
+        name = target.findtext("uniquename") or ""
+        if name in self._overridden and not args_el and self._overrides(ref, target):
+            return ir.Const(loc, 0, name)
+        args = tuple(self.expr(a, loc) for a in args_el)
+        module = self._file_of(target)
+        if module in STANDARD_MODULES:
+            if name not in _STANDARD_OPS:
+                raise UnsupportedError(f"operator {name} of module {module} is not supported", loc)
+            return ir.Builtin(loc, level, _STANDARD_OPS[name], args)
+        if target.find("recursive") is not None:
+            raise UnsupportedError(f"RECURSIVE operator {name} is not supported", loc)
+        key = self._def_key(_uid(ref))
+        self._decode_def(_uid(ref), key)
+        return ir.Call(loc, level, key, args)
 
     def _overrides(self, ref: ET.Element, target: ET.Element) -> bool:
         """Whether the cfg's value replaces this use: the spec's own top-level definition, or
@@ -346,33 +381,39 @@ class ModuleIndex:
     ) -> ir.Expr:
         if name in ("TRUE", "FALSE"):
             return ir.Lit(loc, 0, name == "TRUE")
-        if name == "'":
-            inner = self.expr(_only_list(args_el, loc), loc)
-            if not isinstance(inner, ir.Var) or inner.primed:
-                raise UnsupportedError("priming an expression other than a variable", loc)
-            return ir.Var(loc, level, inner.name, primed=True)
-        if name in _QUANTS or name in ("$FcnConstructor", "$SubsetOf", "$SetOfAll"):
-            return self._quant(name, el, args_el, loc, level)
-        if name == "$IfThenElse":
-            c, t, e = (self.expr(a, loc) for a in args_el)
-            return ir.If(loc, level, c, t, e)
-        if name == "$Case":
-            return self._case(args_el, loc, level)
-        if name == "$Except":
-            return self._except(args_el, loc, level)
-        if name in ("$RcdConstructor", "$SetOfRcds"):
-            fields = []
-            for pair in args_el:
-                key_el, val_el = self._pair(pair, loc)
-                fields.append((key_el.findtext("StringValue") or "", self.expr(val_el, loc)))
-            kind = "record" if name == "$RcdConstructor" else "records"
-            return ir.Record(loc, level, kind, tuple(fields))
+        decode = self._BUILTINS.get(name)
+        if decode is not None:
+            return decode(self, name, el, args_el, loc, level)
         if name in _BUILTIN_OPS:
             args = tuple(self.expr(a, loc) for a in args_el)
             return ir.Builtin(loc, level, _BUILTIN_OPS[name], args)
         raise UnsupportedError(
             f"{_REFUSED.get(name, 'built-in operator ' + name)} is not supported", loc
         )
+
+    def _prime(
+        self, name: str, el: ET.Element, args_el: list[ET.Element], loc: ir.Loc, level: int
+    ) -> ir.Expr:
+        inner = self.expr(_only_list(args_el, loc), loc)
+        if not isinstance(inner, ir.Var) or inner.primed:
+            raise UnsupportedError("priming an expression other than a variable", loc)
+        return ir.Var(loc, level, inner.name, primed=True)
+
+    def _if(
+        self, name: str, el: ET.Element, args_el: list[ET.Element], loc: ir.Loc, level: int
+    ) -> ir.Expr:
+        c, t, e = (self.expr(a, loc) for a in args_el)
+        return ir.If(loc, level, c, t, e)
+
+    def _record(
+        self, name: str, el: ET.Element, args_el: list[ET.Element], loc: ir.Loc, level: int
+    ) -> ir.Expr:
+        fields = []
+        for pair in args_el:
+            key_el, val_el = self._pair(pair, loc)
+            fields.append((key_el.findtext("StringValue") or "", self.expr(val_el, loc)))
+        kind = "record" if name == "$RcdConstructor" else "records"
+        return ir.Record(loc, level, kind, tuple(fields))
 
     def _quant(
         self, name: str, el: ET.Element, args_el: list[ET.Element], loc: ir.Loc, level: int
@@ -400,7 +441,9 @@ class ModuleIndex:
         body = self.expr(_only_list(args_el, loc), loc)
         return ir.Quant(loc, level, kind, tuple(bounds), body)
 
-    def _case(self, args_el: list[ET.Element], loc: ir.Loc, level: int) -> ir.Expr:
+    def _case(
+        self, name: str, el: ET.Element, args_el: list[ET.Element], loc: ir.Loc, level: int
+    ) -> ir.Expr:
         arms: list[tuple[ir.Expr, ir.Expr]] = []
         other = None
         for pair in args_el:
@@ -411,7 +454,9 @@ class ModuleIndex:
                 arms.append((self.expr(guard, loc), self.expr(value, loc)))
         return ir.Case(loc, level, tuple(arms), other)
 
-    def _except(self, args_el: list[ET.Element], loc: ir.Loc, level: int) -> ir.Expr:
+    def _except(
+        self, name: str, el: ET.Element, args_el: list[ET.Element], loc: ir.Loc, level: int
+    ) -> ir.Expr:
         base = self.expr(args_el[0], loc)
         updates = []
         for pair in args_el[1:]:
@@ -445,6 +490,32 @@ class ModuleIndex:
         file = self.display if module == self.name else f"{self._dir}{module}.tla"
         line = int(loc_el.findtext("line/begin") or 0)
         return ir.Loc(file, line, int(loc_el.findtext("column/begin") or 0))
+
+    # Expression elements by tag: (index, element, location, level) -> IR.
+    _EXPRS: ClassVar[dict[str, Callable[[ModuleIndex, ET.Element, ir.Loc, int], ir.Expr]]] = {
+        "NumeralNode": _numeral,
+        "StringNode": _string,
+        "OpApplNode": _opappl,
+        "LetInNode": _let_in,
+        "AtNode": _at,
+        "SubstInNode": _subst_in,
+        "LabelNode": _labelled,
+    }
+    # Built-in operators with a form of their own (the rest are plain ir.Builtin calls).
+    _BUILTINS: ClassVar[
+        dict[
+            str,
+            Callable[[ModuleIndex, str, ET.Element, list[ET.Element], ir.Loc, int], ir.Expr],
+        ]
+    ] = {
+        "'": _prime,
+        "$IfThenElse": _if,
+        "$Case": _case,
+        "$Except": _except,
+        "$RcdConstructor": _record,
+        "$SetOfRcds": _record,
+        **dict.fromkeys((*_QUANTS, "$FcnConstructor", "$SubsetOf", "$SetOfAll"), _quant),
+    }
 
 
 def _uid(ref: ET.Element) -> int:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from aegis.values import Value
 from tools.tlc.cfg import TlcConfig
@@ -260,19 +261,23 @@ class Spec:
 
 def children(e: Expr) -> tuple[Expr, ...]:
     """The direct subexpressions of `e` (LET definitions live in Module.defs, not here)."""
-    if isinstance(e, Call | Builtin):
-        return e.args
-    if isinstance(e, Quant):
-        return (*(b.domain for b in e.bounds), e.body)
-    if isinstance(e, If):
-        return (e.cond, e.then, e.other)
-    if isinstance(e, Case):
-        arms = tuple(x for arm in e.arms for x in arm)
-        return arms if e.other is None else (*arms, e.other)
-    if isinstance(e, Let):
-        return (e.body,)
-    if isinstance(e, Except):
-        return (e.base, *(x for path, v in e.updates for x in (*path, v)))
-    if isinstance(e, Record):
-        return tuple(v for _, v in e.fields)
-    return ()
+    parts = _CHILDREN.get(type(e))
+    return () if parts is None else parts(e)
+
+
+def _case_children(e: Case) -> tuple[Expr, ...]:
+    arms = tuple(x for arm in e.arms for x in arm)
+    return arms if e.other is None else (*arms, e.other)
+
+
+# The direct subexpressions of each kind of node (leaves have none).
+_CHILDREN: dict[type, Callable[[Any], tuple[Expr, ...]]] = {
+    Call: lambda e: e.args,
+    Builtin: lambda e: e.args,
+    Quant: lambda e: (*(b.domain for b in e.bounds), e.body),
+    If: lambda e: (e.cond, e.then, e.other),
+    Case: _case_children,
+    Let: lambda e: (e.body,),
+    Except: lambda e: (e.base, *(x for path, v in e.updates for x in (*path, v))),
+    Record: lambda e: tuple(v for _, v in e.fields),
+}

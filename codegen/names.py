@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from codegen import ir
 from codegen.errors import CodegenError
-from codegen.pyexpr import py_name
+from codegen.pyenv import py_name
 
 
 def check_names(files: dict[str, str], module: ir.Module) -> None:
@@ -27,17 +27,25 @@ def _bindings(tree: ast.Module) -> Iterator[tuple[str, int]]:
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
             yield node.name, node.lineno
         elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                if alias.name != "*" and not (
-                    isinstance(node, ast.ImportFrom) and node.module == "__future__"
-                ):
-                    yield (alias.asname or alias.name).split(".")[0], node.lineno
+            yield from ((name, node.lineno) for name in _imported(node))
         elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                for sub in ast.walk(target):
-                    if isinstance(sub, ast.Name):
-                        yield sub.id, node.lineno
+            yield from ((name, node.lineno) for name in _assigned(node))
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    """The names an import binds (none for `from __future__` or `*`)."""
+    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+        return
+    for alias in node.names:
+        if alias.name != "*":
+            yield (alias.asname or alias.name).split(".")[0]
+
+
+def _assigned(node: ast.Assign | ast.AnnAssign) -> Iterator[str]:
+    """The names an assignment binds (every name in its targets)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for target in targets:
+        yield from (sub.id for sub in ast.walk(target) if isinstance(sub, ast.Name))
 
 
 def _clash(file: str, name: str, first: int, second: int, module: ir.Module) -> CodegenError:

@@ -83,45 +83,53 @@ class _Deriver:
 
     def paths(self, e: ir.Expr, env: _Env, init: bool) -> list[_Path]:
         """The paths through formula `e` (only action-level structure is split)."""
-        split = e.level >= (ir.STATE_LEVEL if init else ir.ACTION_LEVEL)
         target = self._target(e, init)
         if target is not None:
             kind, rhs = target
             return [_Path(assign=(kind, rhs, env))]
-        if not split:
+        if e.level < (ir.STATE_LEVEL if init else ir.ACTION_LEVEL):
             return [_Path(guards=((e, env, True),))]
-        if isinstance(e, ir.Builtin) and e.op == "and":
-            out = [_Path()]
-            for part in e.args:
-                out = [_join(p, q) for p in out for q in self.paths(part, env, init)]
-                if len(out) > MAX_PATHS:
-                    raise CodegenError("too many paths to derive the phase machine", e.loc)
-            return out
-        if isinstance(e, ir.Builtin) and e.op == "or":
-            return [p for part in e.args for p in self.paths(part, env, init)]
+        return self.split(e, env, init)
+
+    def split(self, e: ir.Expr, env: _Env, init: bool) -> list[_Path]:
+        """The paths through an action-level formula, split at its connectives."""
+        if isinstance(e, ir.Builtin) and e.op in ("and", "or"):
+            return self.connective_paths(e, env, init)
         if isinstance(e, ir.If):
-            yes = [
-                _join(_Path(guards=((e.cond, env, True),)), p)
-                for p in self.paths(e.then, env, init)
-            ]
-            no = [
-                _join(_Path(guards=((e.cond, env, False),)), p)
-                for p in self.paths(e.other, env, init)
-            ]
-            return yes + no
+            return self.if_paths(e, env, init)
         if isinstance(e, ir.Case):
             return self.case_paths(e, env, init)
-        if isinstance(e, ir.Quant) and e.kind == "exists":
-            return self.paths(e.body, env, init)
-        if isinstance(e, ir.Let):
+        if isinstance(e, ir.Let) or (isinstance(e, ir.Quant) and e.kind == "exists"):
             return self.paths(e.body, env, init)
         if isinstance(e, ir.Call):
-            op = self.defs[e.op]
-            inner = dict(env) | {
-                p.uid: _Thunk(a, env) for p, a in zip(op.params, e.args, strict=True)
-            }
-            return self.paths(op.body, inner, init)
+            return self.paths(*self.call_body(e, env), init)
         return [_Path(guards=((e, env, True),))]
+
+    def connective_paths(self, e: ir.Builtin, env: _Env, init: bool) -> list[_Path]:
+        """`or`: the paths of each part; `and`: each combination of one path per part."""
+        if e.op == "or":
+            return [p for part in e.args for p in self.paths(part, env, init)]
+        out = [_Path()]
+        for part in e.args:
+            out = [_join(p, q) for p in out for q in self.paths(part, env, init)]
+            if len(out) > MAX_PATHS:
+                raise CodegenError("too many paths to derive the phase machine", e.loc)
+        return out
+
+    def if_paths(self, e: ir.If, env: _Env, init: bool) -> list[_Path]:
+        yes = [
+            _join(_Path(guards=((e.cond, env, True),)), p) for p in self.paths(e.then, env, init)
+        ]
+        no = [
+            _join(_Path(guards=((e.cond, env, False),)), p) for p in self.paths(e.other, env, init)
+        ]
+        return yes + no
+
+    def call_body(self, e: ir.Call, env: _Env) -> tuple[ir.Expr, _Env]:
+        """The called definition's body and the env binding its parameters to the arguments."""
+        op = self.defs[e.op]
+        inner = dict(env) | {p.uid: _Thunk(a, env) for p, a in zip(op.params, e.args, strict=True)}
+        return op.body, inner
 
     def case_paths(self, e: ir.Case, env: _Env, init: bool) -> list[_Path]:
         out: list[_Path] = []
@@ -188,22 +196,10 @@ class _Deriver:
 
     def eval(self, e: ir.Expr, env: _Env, phase: Value | None) -> AVal:
         """The possible values of `e` when the phase variable is `phase` (None: unknown)."""
-        if isinstance(e, ir.Lit):
-            return frozenset({e.value})
-        if isinstance(e, ir.Var):
-            known = e.name == self.var and not e.primed and phase is not None
-            return frozenset({phase}) if known else None
-        if isinstance(e, ir.Const):
-            return frozenset({self.consts[e.name]}) if e.name in self.consts else None
-        if isinstance(e, ir.Param):
-            thunk = env.get(e.ident.uid)
-            return None if thunk is None else self.eval(thunk.expr, thunk.env, phase)
+        if isinstance(e, ir.Lit | ir.Var | ir.Const | ir.Param):
+            return self.eval_leaf(e, env, phase)
         if isinstance(e, ir.Call):
-            op = self.defs[e.op]
-            inner = dict(env) | {
-                p.uid: _Thunk(a, env) for p, a in zip(op.params, e.args, strict=True)
-            }
-            return self.eval(op.body, inner, phase)
+            return self.eval(*self.call_body(e, env), phase)
         if isinstance(e, ir.Let):
             return self.eval(e.body, env, phase)
         if isinstance(e, ir.If):
@@ -213,6 +209,19 @@ class _Deriver:
         if isinstance(e, ir.Builtin):
             return self.eval_builtin(e, env, phase)
         return None
+
+    def eval_leaf(
+        self, e: ir.Lit | ir.Var | ir.Const | ir.Param, env: _Env, phase: Value | None
+    ) -> AVal:
+        if isinstance(e, ir.Lit):
+            return frozenset({e.value})
+        if isinstance(e, ir.Var):
+            known = e.name == self.var and not e.primed and phase is not None
+            return frozenset({phase}) if known else None
+        if isinstance(e, ir.Const):
+            return frozenset({self.consts[e.name]}) if e.name in self.consts else None
+        thunk = env.get(e.ident.uid)
+        return None if thunk is None else self.eval(thunk.expr, thunk.env, phase)
 
     def eval_case(
         self,
@@ -242,23 +251,32 @@ class _Deriver:
     def eval_builtin(self, e: ir.Builtin, env: _Env, phase: Value | None) -> AVal:
         args = [self.eval(a, env, phase) for a in e.args]
         if e.op in ("and", "or"):
-            bools = [BOOL if a is None else a for a in args]
-            stop = e.op == "or"
-            if any(b == frozenset({stop}) for b in bools):
-                return frozenset({stop})
-            if all(b == frozenset({not stop}) for b in bools):
-                return frozenset({not stop})
-            return BOOL
+            return _eval_connective(e.op == "or", args)
         fn = _CONCRETE.get(e.op)
         if fn is None or any(a is None for a in args):
             return BOOL if e.op in _BOOLEAN_OPS else None
-        combos = list(itertools.product(*[sorted_values(a or ()) for a in args]))
-        if len(combos) > MAX_VALUES:
-            return None
-        try:
-            return frozenset(fn(*combo) for combo in combos)
-        except (TypeError, KeyError):
-            return None
+        return _apply_to_all(fn, args)
+
+
+def _eval_connective(stop: bool, args: list[AVal]) -> AVal:
+    """`and` (stop False) or `or` (stop True) of operands with these possible values."""
+    bools = [BOOL if a is None else a for a in args]
+    if any(b == frozenset({stop}) for b in bools):
+        return frozenset({stop})
+    if all(b == frozenset({not stop}) for b in bools):
+        return frozenset({not stop})
+    return BOOL
+
+
+def _apply_to_all(fn: Callable[..., Value], args: list[AVal]) -> AVal:
+    """`fn` of every combination of the operands' values (None: too many, or not defined)."""
+    combos = list(itertools.product(*[sorted_values(a or ()) for a in args]))
+    if len(combos) > MAX_VALUES:
+        return None
+    try:
+        return frozenset(fn(*combo) for combo in combos)
+    except (TypeError, KeyError):
+        return None
 
 
 def _join(p: _Path, q: _Path) -> _Path:

@@ -65,8 +65,9 @@ class _Splitter:
         """The names TLC gives the actions of `e` (found in `named`'s body)."""
         if isinstance(e, ir.Builtin) and e.op == "or":
             return {x for arg in e.args for x in self.labels(arg, named)}
-        if isinstance(e, ir.Quant | ir.Let) and (not isinstance(e, ir.Quant) or e.kind == "exists"):
-            return self.labels(e.body, named)
+        inner = _exists_or_let_body(e)
+        if inner is not None:
+            return self.labels(inner, named)
         if isinstance(e, ir.Call):
             op = self.index.defs[e.op]
             if not _followed(e) or op.instanced:
@@ -119,11 +120,10 @@ def plain_actions(
 
 def _process_set(index: ModuleIndex, label: str, body: ir.Expr) -> ir.Process | None:
     """`\\E x \\in S : A(x)` with A named `label` and unsplit: the process set A over S."""
-    if not (isinstance(body, ir.Quant) and body.kind == "exists" and len(body.bounds) == 1):
+    bound = _constant_bound(body)
+    if bound is None:
         return None
-    bound = body.bounds[0]
-    if bound.is_tuple or len(bound.idents) != 1 or bound.domain.level > ir.CONSTANT_LEVEL:
-        return None
+    assert isinstance(body, ir.Quant)
     call = body.body
     if not (isinstance(call, ir.Call) and len(call.args) == 1):
         return None
@@ -133,6 +133,23 @@ def _process_set(index: ModuleIndex, label: str, body: ir.Expr) -> ir.Process | 
     if op.name != label or "#" in call.op:
         return None
     return ir.Process(label, "set", bound.domain, (label,))
+
+
+def _constant_bound(e: ir.Expr) -> ir.Bound | None:
+    """The bound of `e` when it is `\\E x \\in S : ...` (one plain x, S constant), else None."""
+    if not (isinstance(e, ir.Quant) and e.kind == "exists" and len(e.bounds) == 1):
+        return None
+    bound = e.bounds[0]
+    if bound.is_tuple or len(bound.idents) != 1 or bound.domain.level > ir.CONSTANT_LEVEL:
+        return None
+    return bound
+
+
+def _exists_or_let_body(e: ir.Expr) -> ir.Expr | None:
+    """The body of `e` when it is a LET or an \\E (whose actions are its body's), else None."""
+    if isinstance(e, ir.Let) or (isinstance(e, ir.Quant) and e.kind == "exists"):
+        return e.body
+    return None
 
 
 def _label(name: str, loc: ir.Loc) -> str:

@@ -25,7 +25,8 @@ from typing import Any
 from codegen import ir
 from codegen.emit import HEADER
 from codegen.errors import CodegenError
-from codegen.pyexpr import RESERVED, Env, ExprCompiler, Scope, py_name, python_names
+from codegen.pyenv import RESERVED, Env, Scope, py_name, python_names
+from codegen.pyexpr import ExprCompiler
 from codegen.pystmt import StepCompiler
 
 AGENT_ACTIONS = ("agentWork", "agentHang", "agentCheckpoint", "agentEvict")
@@ -84,40 +85,43 @@ def analyse(spec: ir.Spec) -> Projection:
     """The projection of the agent's actions (CodegenError where one cannot be made)."""
     per_worker = per_worker_variables(spec)
     total = Reads()
-    actor = ""
-    for label in AGENT_ACTIONS:
-        action = next(a for a in spec.actions if a.label == label)
-        binder = _actor_binder(action.body)
-        if binder is None:
-            raise CodegenError(
-                f"agent action {label} does not start with \\E w \\in {{x \\in {WORKERS} : ...}}"
-                " (or \\E w \\in Workers): the acting worker cannot be found",
-                action.loc,
-            )
-        actor = actor or binder.idents[0].name
-        walker = _Walker(spec.module, per_worker, total)
-        first, *rest = _conjuncts(action.body)
-        assert isinstance(first, ir.Quant)
-        walker.walk_actor(first, binder)
-        for e in rest:
-            walker.walk(e, frozenset())
-        if total.nonlocal_at:
-            what, where = total.nonlocal_at[0]
-            raise CodegenError(
-                f"agent action {label} reads {what} beyond the acting worker: it cannot be "
-                "evaluated on the agent's one-worker view",
-                where,
-            )
+    actors = [_walk_action(spec, label, per_worker, total) for label in AGENT_ACTIONS]
     order = spec.module.variables
     local = [v for v in order if v in total.local]
     return Projection(
         actions=AGENT_ACTIONS,
-        actor=actor,
+        actor=actors[0],
         globals=tuple(v for v in order if v in total.globals),
         own=tuple(v for v in local if v in total.writes),
         per_pod=tuple(v for v in local if v not in total.writes),
         derived=tuple(sorted(total.derived)),
     )
+
+
+def _walk_action(spec: ir.Spec, label: str, per_worker: frozenset[str], total: Reads) -> str:
+    """Add the reads of the agent action `label` to `total`; the name of its acting worker."""
+    action = next(a for a in spec.actions if a.label == label)
+    binder = _actor_binder(action.body)
+    if binder is None:
+        raise CodegenError(
+            f"agent action {label} does not start with \\E w \\in {{x \\in {WORKERS} : ...}}"
+            " (or \\E w \\in Workers): the acting worker cannot be found",
+            action.loc,
+        )
+    walker = _Walker(spec.module, per_worker, total)
+    first, *rest = _conjuncts(action.body)
+    assert isinstance(first, ir.Quant)
+    walker.walk_actor(first, binder)
+    for e in rest:
+        walker.walk(e, frozenset())
+    if total.nonlocal_at:
+        what, where = total.nonlocal_at[0]
+        raise CodegenError(
+            f"agent action {label} reads {what} beyond the acting worker: it cannot be "
+            "evaluated on the agent's one-worker view",
+            where,
+        )
+    return binder.idents[0].name
 
 
 class _Walker:
@@ -131,40 +135,59 @@ class _Walker:
 
     def walk(self, e: ir.Expr, acting: frozenset[int]) -> None:
         """Record what `e` reads; `acting`: uids of identifiers bound to the acting worker."""
+        if self._walk_node(e, acting):
+            return
+        for child in ir.children(e):
+            self.walk(child, acting)
+
+    def _walk_node(self, e: ir.Expr, acting: frozenset[int]) -> bool:
+        """Record what `e` itself reads; True when that covers its parts too."""
         if isinstance(e, ir.Var):
             self._var(e)
         elif isinstance(e, ir.Const) and e.name == WORKERS:
             self.out.nonlocal_at.append((WORKERS, e.loc))
-        elif isinstance(e, ir.Builtin) and e.op == "unchanged":
-            return
-        elif isinstance(e, ir.Builtin) and e.op == "apply" and self._per_worker(e.args[0]):
-            head = e.args[0]
-            assert isinstance(head, ir.Var)
-            if _is_acting(e.args[1], acting):
-                self.out.local.add(head.name)
-            else:
-                self.out.nonlocal_at.append((f"{head.name}[...]", e.loc))
-            self.walk(e.args[1], acting)
-            return
-        elif isinstance(e, ir.Except) and self._per_worker(e.base):
-            assert isinstance(e.base, ir.Var)
-            if all(path and _is_acting(path[0], acting) for path, _ in e.updates):
-                self.out.local.add(e.base.name)
-            else:
-                self.out.nonlocal_at.append((f"{e.base.name} EXCEPT", e.loc))
-            for path, value in e.updates:
-                for p in path:
-                    self.walk(p, acting)
-                self.walk(value, acting)
-            return
-        elif isinstance(e, ir.Call):
-            self._call(e, acting)
-            return
         elif isinstance(e, ir.Let):
             for key in e.defs:
                 self.walk(self.module.defs[key].body, acting)
-        for child in ir.children(e):
-            self.walk(child, acting)
+        elif isinstance(e, ir.Builtin):
+            return self._builtin(e, acting)
+        elif isinstance(e, ir.Except) and self._per_worker(e.base):
+            self._worker_except(e, acting)
+            return True
+        elif isinstance(e, ir.Call):
+            self._call(e, acting)
+            return True
+        return False
+
+    def _builtin(self, e: ir.Builtin, acting: frozenset[int]) -> bool:
+        """UNCHANGED reads nothing; `v[w]` of a per-worker v is local at the acting worker."""
+        if e.op == "unchanged":
+            return True
+        if e.op == "apply" and self._per_worker(e.args[0]):
+            self._worker_apply(e, acting)
+            return True
+        return False
+
+    def _worker_apply(self, e: ir.Builtin, acting: frozenset[int]) -> None:
+        head = e.args[0]
+        assert isinstance(head, ir.Var)
+        if _is_acting(e.args[1], acting):
+            self.out.local.add(head.name)
+        else:
+            self.out.nonlocal_at.append((f"{head.name}[...]", e.loc))
+        self.walk(e.args[1], acting)
+
+    def _worker_except(self, e: ir.Except, acting: frozenset[int]) -> None:
+        """`[v EXCEPT ![w] = ...]` of a per-worker v: local when every update is at the actor."""
+        assert isinstance(e.base, ir.Var)
+        if all(path and _is_acting(path[0], acting) for path, _ in e.updates):
+            self.out.local.add(e.base.name)
+        else:
+            self.out.nonlocal_at.append((f"{e.base.name} EXCEPT", e.loc))
+        for path, value in e.updates:
+            for p in path:
+                self.walk(p, acting)
+            self.walk(value, acting)
 
     def walk_actor(self, e: ir.Quant, binder: ir.Bound) -> None:
         """The action's `\\E w \\in {x \\in Workers : P(x)}`: P is read at x, the rest at w."""
@@ -196,7 +219,11 @@ class _Walker:
         inner_acting = frozenset(
             ident.uid for ident, a in zip(op.params, e.args, strict=True) if _is_acting(a, acting)
         )
-        reads = self._def_reads(op, inner_acting)
+        self._add_call_reads(op, self._def_reads(op, inner_acting), e)
+
+    def _add_call_reads(self, op: ir.OpDef, reads: Reads, e: ir.Call) -> None:
+        """Add a called definition's reads; one reading beyond the acting worker is derived
+        (the controller sends its value) when it is a state-level constant-free name."""
         beyond = reads.nonlocal_at or reads.derived
         if beyond and not op.params and op.level == ir.STATE_LEVEL:
             self.out.derived.add(op.name)  # read over every worker: the controller sends it
@@ -298,11 +325,27 @@ class _AgentViewEmitter:
 
     def source(self) -> str:
         bodies = [self.action(label) for label in self.proj.actions]
+        lines = self.header(bodies) + self.tables() + self.derived()
+        for label, body in bodies:
+            lines += _action_lines(label, body)
+        lines += [
+            "",
+            "",
+            "# Label -> successors of the one-worker view (constants, view, derived, process id).",
+            "AGENT_STEPS: dict[str, Callable[[Constants, State, Derived, Value], list[Successor]]]"
+            " = {",
+            *(f"    Label.{a}: successors_{a}," for a in self.proj.actions),
+            "}",
+            "",
+        ]
+        return "\n".join(lines)
+
+    def header(self, bodies: list[tuple[str, str]]) -> list[str]:
+        """The module's docstring and imports (of the names the action bodies use)."""
         used = python_names("\n".join(b for _, b in bodies))
         used |= {py_name(d) for d in self.proj.derived}
         defs_imports = sorted(self.def_names & used, key=_import_order)
         values = sorted({n for n in _VALUES if n in used} | {"Value"}, key=_import_order)
-        p = self.proj
         lines = [
             HEADER.format(spec=self.module.path).rstrip("\n"),
             f'"""{self.module.name}: what the agent\'s actions read, and those actions on its'
@@ -319,8 +362,12 @@ class _AgentViewEmitter:
         ]
         if defs_imports:
             lines.append(f"from .defs import {', '.join(defs_imports)}")
-        lines += [
-            "from .model import Constants, Label, State, Successor",
+        return [*lines, "from .model import Constants, Label, State, Successor"]
+
+    def tables(self) -> list[str]:
+        """The projection's tables: the actions, the actor, and the variables by kind."""
+        p = self.proj
+        return [
             "",
             "# The agent's own actions, bound to the acting worker by the choice ACTOR.",
             f"AGENT_ACTIONS: tuple[Label, ...] = ({''.join(f'Label.{a}, ' for a in p.actions)})",
@@ -335,6 +382,12 @@ class _AgentViewEmitter:
             f"PER_POD: tuple[str, ...] = {_tuple(p.per_pod)}",
             "# Definitions the actions read over every worker: evaluated by the controller.",
             f"DERIVED: tuple[str, ...] = {_tuple(p.derived)}",
+        ]
+
+    def derived(self) -> list[str]:
+        """The Derived record and derive(): DERIVED evaluated on the controller's state."""
+        p = self.proj
+        lines = [
             "",
             "",
             "@dataclass(frozen=True)",
@@ -350,32 +403,7 @@ class _AgentViewEmitter:
             '    """DERIVED evaluated on a state of the whole job (the controller\'s)."""',
             f"    return Derived({', '.join(f'{n}={py_name(n)}(c, s)' for n in p.derived)})",
         ]
-        for label, body in bodies:
-            lines += [
-                "",
-                "",
-                f"def successors_{label}(c: Constants, s: State, d: Derived, self: Value)"
-                " -> list[Successor]:",
-                f'    """Every successor of the one-worker view s by {label}."""',
-                f"    return list(dict.fromkeys(_steps_{label}(c, s, d, self)))",
-                "",
-                "",
-                f"def _steps_{label}(c: Constants, s: State, d: Derived, self: Value)"
-                " -> Iterator[Successor]:",
-                f'    """{label} with the derived definitions taken from d."""',
-                body,
-            ]
-        lines += [
-            "",
-            "",
-            "# Label -> successors of the one-worker view (constants, view, derived, process id).",
-            "AGENT_STEPS: dict[str, Callable[[Constants, State, Derived, Value], list[Successor]]]"
-            " = {",
-            *(f"    Label.{a}: successors_{a}," for a in p.actions),
-            "}",
-            "",
-        ]
-        return "\n".join(lines)
+        return lines
 
     def action(self, label: str) -> tuple[str, str]:
         a = next(x for x in self.spec.actions if x.label == label)
@@ -390,6 +418,24 @@ class _AgentViewEmitter:
             body, env, a.loc, a.label
         )
         return label, "\n".join("    " + line if line else line for line in lines)
+
+
+def _action_lines(label: str, body: str) -> list[str]:
+    """The generated successors_<label> and its generator _steps_<label> around `body`."""
+    return [
+        "",
+        "",
+        f"def successors_{label}(c: Constants, s: State, d: Derived, self: Value)"
+        " -> list[Successor]:",
+        f'    """Every successor of the one-worker view s by {label}."""',
+        f"    return list(dict.fromkeys(_steps_{label}(c, s, d, self)))",
+        "",
+        "",
+        f"def _steps_{label}(c: Constants, s: State, d: Derived, self: Value)"
+        " -> Iterator[Successor]:",
+        f'    """{label} with the derived definitions taken from d."""',
+        body,
+    ]
 
 
 def _import_order(name: str) -> tuple[int, str, str]:

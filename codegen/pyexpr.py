@@ -2,30 +2,35 @@
 
 from __future__ import annotations
 
-import io
-import keyword
-import tokenize
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import replace
+from typing import ClassVar
 
 from codegen import ir
 from codegen.errors import CodegenError, UnsupportedError
-
-# Python precedence levels (higher binds tighter).
-LAMBDA, TERNARY, OR, AND, NOT, CMP, BOR, BAND, ADD, MUL, UNARY, POW, ATOM = (
-    0, 1, 2, 3, 4, 5, 6, 8, 10, 11, 12, 13, 15,
-)  # fmt: skip
-
-# Names the generated modules define or import; TLA+ names equal to one get a trailing "_".
-RESERVED = frozenset(
-    {"c", "s", "out", "Fn", "fn", "apply", "domain", "except_", "ModelValue", "Value"}
-    | {"State", "Constants", "Successor", "ActionInfo", "ProcessInfo", "dataclass", "field"}
-    | {"any", "all", "len", "frozenset", "tuple", "bool", "int", "str", "next", "dict", "list"}
-    | {"range", "sorted", "type", "iter", "isinstance", "object", "Callable", "Iterator"}
-    | {"print", "set", "map", "filter", "vars", "id", "hash", "min", "max", "sum"}
-    | set(keyword.kwlist)
-    | set(keyword.softkwlist)
+from codegen.pyenv import (
+    ADD,
+    AND,
+    ATOM,
+    BAND,
+    BOR,
+    CMP,
+    LAMBDA,
+    MUL,
+    NOT,
+    OR,
+    POW,
+    TERNARY,
+    UNARY,
+    Env,
+    Py,
+    Thunk,
+    let_env,
+    lit,
+    py_name,
+    python_names,
 )
+from codegen.sites import SiteInfo, VarReads, constant_body, only_indexes
 
 _CMP = {"eq": "==", "neq": "!=", "lt": "<", "gt": ">", "le": "<=", "ge": ">="}
 _NEGATED = {"eq": "neq", "neq": "eq", "in": "notin", "notin": "in", "lt": "ge", "ge": "lt"}
@@ -53,97 +58,9 @@ _HELPERS = {
     "fcnset": "_tla.fcn_set",
 }
 _INFINITE = {"Nat": "_tla.NAT", "Int": "_tla.INT", "STRING": "_tla.STRING_SET"}
-
-
-def py_name(name: str) -> str:
-    """A TLA+ identifier as a Python identifier that clashes with nothing generated."""
-    if not name.isidentifier():
-        name = "op_" + name
-    return name + "_" if name in RESERVED else name
-
-
-@dataclass(frozen=True, slots=True)
-class Py:
-    """Python expression text and its precedence."""
-
-    text: str
-    prec: int
-
-    def at(self, prec: int) -> str:
-        """The text, parenthesised unless it binds at least as tightly as `prec`."""
-        return self.text if self.prec >= prec else f"({self.text})"
-
-
-@dataclass
-class Scope:
-    """The Python names taken in one generated function."""
-
-    taken: set[str] = field(default_factory=lambda: set(RESERVED))
-    used: set[str] = field(default_factory=set)
-
-    def fresh(self, base: str) -> str:
-        """A new name based on `base`."""
-        name = py_name(base)
-        n = 1
-        while name in self.taken:
-            n += 1
-            name = f"{py_name(base)}_{n}"
-        self.taken.add(name)
-        return name
-
-
-@dataclass(frozen=True, slots=True)
-class Thunk:
-    """An operator argument, compiled where it is used (call-by-name, like TLA+)."""
-
-    expr: ir.Expr
-    env: Env
-
-
-@dataclass(frozen=True, slots=True)
-class Env:
-    """What names mean at a point of a generated function."""
-
-    module: ir.Module
-    scope: Scope
-    params: Mapping[int, str | Thunk] = field(default_factory=dict)
-    lets: Mapping[str, Env] = field(default_factory=dict)
-    state: str | None = "s"
-    primed: Mapping[str, str] = field(default_factory=dict)
-    init_mode: bool = False
-    at: str | None = None
-    loop_names: frozenset[str] = frozenset()
-
-    def bind(self, ident: ir.Ident, value: str | Thunk) -> Env:
-        """This env with a bound identifier."""
-        return replace(self, params={**self.params, ident.uid: value})
-
-    def in_loop(self, *names: str) -> Env:
-        """This env inside a loop over `names` (a lambda using them must bind them)."""
-        return replace(self, loop_names=self.loop_names | set(names))
-
-
-def lit(value: bool | int | str) -> str:
-    """A literal as Python text."""
-    if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        return f'"{escaped}"'
-    return repr(value)
-
-
-@dataclass(frozen=True, slots=True)
-class SiteInfo:
-    """A quantifier kept current per state by the generated code (`_tla.Site`): the name of
-    its module-level constant, the definition or action it is in, the variables its body
-    reads at the bound key only (`keyed`) and the variables it reads otherwise (`reads`), and
-    whether the body uses the key nowhere else (`by_value`: its truth is a function of the
-    keyed values)."""
-
-    const: str
-    anchor: str
-    keyed: tuple[str, ...]
-    reads: tuple[str, ...]
-    by_value: bool = False
+_BINARY = {"union": ("|", BOR), "inter": ("&", BAND), "setminus": ("-", ADD), **_ARITH}
+# The sets `\\in` tests membership of without building them.
+_SET_FORMERS = (*_INFINITE, "BOOLEAN", "seq", "powerset", "fcnset")
 
 
 class ExprCompiler:
@@ -160,7 +77,11 @@ class ExprCompiler:
         self.anchor = ""  # the definition or action being compiled (names sites, errors)
         self.sites: list[SiteInfo] = []
         self._site_names: set[str] = set()
-        self._var_reads: dict[str, frozenset[str] | None] = {}
+        self.reads = VarReads(module)
+
+    def var_reads(self, op: str) -> frozenset[str] | None:
+        """Every variable definition `op` reads, through the definitions it calls."""
+        return self.reads.var_reads(op)
 
     def take_sites(self) -> list[SiteInfo]:
         """The sites compiled since the last call (one generated module's)."""
@@ -299,13 +220,17 @@ class ExprCompiler:
         return " ".join(clauses), inner, elem
 
     def _quant(self, e: ir.Quant, env: Env) -> Py:
-        site = self.site_reads(e, env) if self.incremental else None
+        site = self.reads.site_reads(e, env) if self.incremental else None
         if site is not None:
             return self.site(e, env, *site)
-        if e.kind == "function" and self.incremental and _constant_body(e):
+        if e.kind == "function" and self.incremental and constant_body(e):
             dom = self.text(e.bounds[0].domain, env)
             value = self.compile(e.body, env).at(LAMBDA)
             return Py(f"_tla.const_fn({dom}, lambda: {value})", ATOM)
+        return self.comprehension(e, env)
+
+    def comprehension(self, e: ir.Quant, env: Env) -> Py:
+        """`e` as a Python generator or comprehension over its bounds."""
         clauses, inner, elem = self.loops(e.bounds, env)
         body = self.compile(e.body, inner)
         if e.kind in ("exists", "forall"):
@@ -326,7 +251,7 @@ class ExprCompiler:
     def site(self, e: ir.Quant, env: Env, keyed: tuple[str, ...], reads: tuple[str, ...]) -> Py:
         """`e` as a `_tla.Site` query: exists / forall / select over its kept key set."""
         ident = e.bounds[0].idents[0]
-        by_value = bool(keyed) and _only_indexes(e.body, ident.uid)
+        by_value = bool(keyed) and only_indexes(e.body, ident.uid)
         dom = self.text(e.bounds[0].domain, env)
         name = env.scope.fresh(ident.name)
         inner = replace(env, state="s").bind(ident, name)
@@ -344,87 +269,10 @@ class ExprCompiler:
         self._site_names.add(f"{base}_{n}")
         return f"{base}_{n}"
 
-    def site_reads(self, e: ir.Quant, env: Env) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-        """(keyed, reads) when `e` can be a site here, else None."""
-        if e.kind not in ("exists", "forall", "filter") or len(e.bounds) != 1:
-            return None
-        b = e.bounds[0]
-        if b.is_tuple or len(b.idents) != 1 or not isinstance(b.domain, ir.Const):
-            return None
-        if env.state != "s" or env.init_mode or env.primed or e.body.level > ir.STATE_LEVEL:
-            return None
-        keyed: set[str] = set()
-        reads: set[str] = set()
-        if not self._reads(e.body, b.idents[0].uid, {b.idents[0].uid}, keyed, reads):
-            return None
-        return tuple(sorted(keyed - reads)), tuple(sorted(reads))
-
-    def _reads(
-        self, e: ir.Expr, key: int, bound: set[int], keyed: set[str], reads: set[str]
-    ) -> bool:
-        """Sort the variables `e` reads into keyed (only as v[key]) and reads; False if `e`
-        has a free identifier, a LET, @ or a primed variable (no site then)."""
-        if isinstance(e, ir.Builtin) and e.op == "apply":
-            f, arg = e.args
-            at_key = isinstance(arg, ir.Param) and arg.ident.uid == key
-            if at_key and isinstance(f, ir.Var) and not f.primed:
-                keyed.add(f.name)
-                return True
-        if isinstance(e, ir.Var):
-            if e.primed:
-                return False
-            reads.add(e.name)
-            return True
-        if isinstance(e, ir.Param):
-            return e.ident.uid in bound
-        if isinstance(e, ir.Let | ir.At):
-            return False
-        if isinstance(e, ir.Call):
-            if "#" in e.op or self.module.defs[e.op].level > ir.STATE_LEVEL:
-                return False
-            found = self.var_reads(e.op)
-            if found is None:
-                return False
-            reads.update(found)
-        if isinstance(e, ir.Quant):
-            bound = bound | {i.uid for b in e.bounds for i in b.idents}
-        return all(self._reads(x, key, bound, keyed, reads) for x in ir.children(e))
-
-    def var_reads(self, op: str) -> frozenset[str] | None:
-        """Every variable definition `op` reads, through the definitions it calls."""
-        if op not in self._var_reads:
-            self._var_reads[op] = None  # recursion guard
-            found: set[str] = set()
-            ok = self._all_vars(self.module.defs[op].body, found)
-            self._var_reads[op] = frozenset(found) if ok else None
-        return self._var_reads[op]
-
-    def _all_vars(self, e: ir.Expr, found: set[str]) -> bool:
-        if isinstance(e, ir.Var):
-            found.add(e.name)
-        if isinstance(e, ir.Let):
-            for key in e.defs:
-                if not self._all_vars(self.module.defs[key].body, found):
-                    return False
-        if isinstance(e, ir.Call):
-            if "#" in e.op:
-                if not self._all_vars(self.module.defs[e.op].body, found):
-                    return False
-            else:
-                sub = self.var_reads(e.op)
-                if sub is None:
-                    return False
-                found.update(sub)
-        return all(self._all_vars(x, found) for x in ir.children(e))
-
     def member(self, value: str, d: ir.Expr, env: Env) -> Py:
         """`value \\in d` without building d when it is `{x \\in S : P}` (or a definition
         that is one): `value \\in S /\\ P(value)`. `value` is Python text (an atom)."""
-        while isinstance(d, ir.Call) and not d.args and "#" not in d.op:
-            op = self.module.defs[d.op]
-            if op.level > ir.STATE_LEVEL or not _is_filter(self.module, op.body):
-                break
-            env, d = self.inline_env(d, env), op.body
+        d, env = self.unfold_filter(d, env)
         if isinstance(d, ir.Quant) and d.kind == "filter" and len(d.bounds) == 1:
             b = d.bounds[0]
             if not b.is_tuple and len(b.idents) == 1:
@@ -432,6 +280,16 @@ class ExprCompiler:
                 test = self.compile(d.body, env.bind(b.idents[0], value)).at(AND)
                 return Py(f"{value} in {dom} and {test}", AND)
         return Py(f"{value} in {self.member_set(d, env).at(BOR)}", CMP)
+
+    def unfold_filter(self, d: ir.Expr, env: Env) -> tuple[ir.Expr, Env]:
+        """`d` with zero-arity state-level definitions that are filters replaced by their
+        bodies, and the env those bodies are compiled in."""
+        while isinstance(d, ir.Call) and not d.args and "#" not in d.op:
+            op = self.module.defs[d.op]
+            if op.level > ir.STATE_LEVEL or not _is_filter(self.module, op.body):
+                break
+            env, d = self.inline_env(d, env), op.body
+        return d, env
 
     # -- structures -----------------------------------------------------------------------
 
@@ -463,64 +321,88 @@ class ExprCompiler:
     # -- built-ins ------------------------------------------------------------------------
 
     def _builtin(self, e: ir.Builtin, env: Env) -> Py:
-        op, args = e.op, e.args
-        if op == "and":
-            parts = [self.compile(a, env) for a in _flat(e, "and")]
-            return Py(" and ".join(p.at(AND) for p in parts), AND)
-        if op == "or":
-            parts = [self.compile(a, env) for a in _flat(e, "or")]
-            return Py(" or ".join(p.at(NOT if p.prec == AND else OR) for p in parts), OR)
-        if op == "not":
-            return self.negated(args[0], env)
-        if op == "implies":
-            a, b = self.negated(args[0], env).at(NOT), self.text(args[1], env, NOT)
-            return Py(f"{a} or {b}", OR)
-        if op == "equiv":
-            op = "eq"
+        op = "eq" if e.op == "equiv" else e.op
         if op in _CMP:
-            return self.comparison(op, args[0], args[1], env)
-        if op in ("in", "notin"):
-            a, b = self.text(args[0], env, BOR), self.member_set(args[1], env).at(BOR)
-            return Py(f"{a} {'in' if op == 'in' else 'not in'} {b}", CMP)
-        if op == "subseteq":
-            right = self.member_set(args[1], env)
-            left = self.compile(args[0], env)
-            if _is_set_former(self.module, args[1]):
-                return Py(f"_tla.subseteq({left.text}, {right.text})", ATOM)
-            return Py(f"{left.at(BOR)} <= {right.at(BOR)}", CMP)
-        if op in ("union", "inter", "setminus"):
-            sym, prec = {"union": ("|", BOR), "inter": ("&", BAND), "setminus": ("-", ADD)}[op]
-            return Py(
-                f"{self.text(args[0], env, prec)} {sym} {self.text(args[1], env, prec + 1)}", prec
-            )
-        if op in _ARITH:
-            sym, prec = _ARITH[op]
-            return Py(
-                f"{self.text(args[0], env, prec)} {sym} {self.text(args[1], env, prec + 1)}", prec
-            )
-        if op == "neg":
-            return Py(f"-{self.text(args[0], env, UNARY)}", UNARY)
-        if op == "pow":
-            return Py(f"{self.text(args[0], env, ATOM)} ** {self.text(args[1], env, UNARY)}", POW)
-        if op == "tuple":
-            items = [self.text(a, env) for a in args]
-            return Py(f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})", ATOM)
-        if op == "set":
-            elements = ", ".join(self.text(a, env) for a in args)
-            return Py(f"frozenset({{{elements}}})" if args else "frozenset()", ATOM)
-        if op == "BOOLEAN":
-            return Py("_tla.BOOLEAN", ATOM)
-        if op in _INFINITE or op == "seq":
-            shown = "Seq(S)" if op == "seq" else op
-            raise UnsupportedError(
-                f"{shown} is infinite: only `x \\in {shown}` is supported", e.loc
-            )
+            return self.comparison(op, e.args[0], e.args[1], env)
+        if op in _BINARY:
+            sym, prec = _BINARY[op]
+            left, right = self.text(e.args[0], env, prec), self.text(e.args[1], env, prec + 1)
+            return Py(f"{left} {sym} {right}", prec)
         if op in _HELPERS:
-            texts = ", ".join(self.text(a, env) for a in args)
+            texts = ", ".join(self.text(a, env) for a in e.args)
             return Py(f"{_HELPERS[op]}({texts})", ATOM)
-        if op == "unchanged":
-            raise UnsupportedError("UNCHANGED inside an expression", e.loc)
-        raise UnsupportedError(f"operator {op}", e.loc)
+        special = self._SPECIAL.get(op)
+        if special is None:
+            raise UnsupportedError(f"operator {op}", e.loc)
+        return special(self, e, env)
+
+    def _conj(self, e: ir.Builtin, env: Env) -> Py:
+        parts = [self.compile(a, env) for a in _flat(e, "and")]
+        return Py(" and ".join(p.at(AND) for p in parts), AND)
+
+    def _disj(self, e: ir.Builtin, env: Env) -> Py:
+        parts = [self.compile(a, env) for a in _flat(e, "or")]
+        return Py(" or ".join(p.at(NOT if p.prec == AND else OR) for p in parts), OR)
+
+    def _not(self, e: ir.Builtin, env: Env) -> Py:
+        return self.negated(e.args[0], env)
+
+    def _implies(self, e: ir.Builtin, env: Env) -> Py:
+        a, b = self.negated(e.args[0], env).at(NOT), self.text(e.args[1], env, NOT)
+        return Py(f"{a} or {b}", OR)
+
+    def _membership(self, e: ir.Builtin, env: Env) -> Py:
+        a, b = self.text(e.args[0], env, BOR), self.member_set(e.args[1], env).at(BOR)
+        return Py(f"{a} {'in' if e.op == 'in' else 'not in'} {b}", CMP)
+
+    def _subseteq(self, e: ir.Builtin, env: Env) -> Py:
+        right = self.member_set(e.args[1], env)
+        left = self.compile(e.args[0], env)
+        if _is_set_former(self.module, e.args[1]):
+            return Py(f"_tla.subseteq({left.text}, {right.text})", ATOM)
+        return Py(f"{left.at(BOR)} <= {right.at(BOR)}", CMP)
+
+    def _neg(self, e: ir.Builtin, env: Env) -> Py:
+        return Py(f"-{self.text(e.args[0], env, UNARY)}", UNARY)
+
+    def _pow(self, e: ir.Builtin, env: Env) -> Py:
+        return Py(f"{self.text(e.args[0], env, ATOM)} ** {self.text(e.args[1], env, UNARY)}", POW)
+
+    def _tuple(self, e: ir.Builtin, env: Env) -> Py:
+        items = [self.text(a, env) for a in e.args]
+        return Py(f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})", ATOM)
+
+    def _set(self, e: ir.Builtin, env: Env) -> Py:
+        elements = ", ".join(self.text(a, env) for a in e.args)
+        return Py(f"frozenset({{{elements}}})" if e.args else "frozenset()", ATOM)
+
+    def _boolean(self, e: ir.Builtin, env: Env) -> Py:
+        return Py("_tla.BOOLEAN", ATOM)
+
+    def _infinite(self, e: ir.Builtin, env: Env) -> Py:
+        shown = "Seq(S)" if e.op == "seq" else e.op
+        raise UnsupportedError(f"{shown} is infinite: only `x \\in {shown}` is supported", e.loc)
+
+    def _unchanged(self, e: ir.Builtin, env: Env) -> Py:
+        raise UnsupportedError("UNCHANGED inside an expression", e.loc)
+
+    # The built-ins that are neither a comparison, a binary operator nor a helper call.
+    _SPECIAL: ClassVar[dict[str, Callable[[ExprCompiler, ir.Builtin, Env], Py]]] = {
+        "and": _conj,
+        "or": _disj,
+        "not": _not,
+        "implies": _implies,
+        "in": _membership,
+        "notin": _membership,
+        "subseteq": _subseteq,
+        "neg": _neg,
+        "pow": _pow,
+        "tuple": _tuple,
+        "set": _set,
+        "BOOLEAN": _boolean,
+        "unchanged": _unchanged,
+        **dict.fromkeys((*_INFINITE, "seq"), _infinite),
+    }
 
     def comparison(self, op: str, left: ir.Expr, right: ir.Expr, env: Env) -> Py:
         """`left op right`, literal on the right, `is` for Booleans (as ruff wants it)."""
@@ -533,18 +415,8 @@ class ExprCompiler:
 
     def member_set(self, e: ir.Expr, env: Env) -> Py:
         """The right side of `\\in`: infinite and function/record/subset sets stay lazy."""
-        if isinstance(e, ir.Builtin):
-            if e.op in _INFINITE:
-                return Py(_INFINITE[e.op], ATOM)
-            if e.op == "BOOLEAN":
-                return Py("_tla.BOOLEAN_SET", ATOM)
-            if e.op == "seq":
-                return Py(f"_tla.SeqOf({self.member_set(e.args[0], env).text})", ATOM)
-            if e.op == "powerset":
-                return Py(f"_tla.SubsetOf({self.member_set(e.args[0], env).text})", ATOM)
-            if e.op == "fcnset":
-                dom = self.text(e.args[0], env)
-                return Py(f"_tla.FcnsOf({dom}, {self.member_set(e.args[1], env).text})", ATOM)
+        if isinstance(e, ir.Builtin) and e.op in _SET_FORMERS:
+            return self.lazy_set(e, env)
         if isinstance(e, ir.Record) and e.kind == "records":
             items = ", ".join(f"{lit(k)}: {self.member_set(v, env).text}" for k, v in e.fields)
             return Py(f"_tla.RcdsOf({{{items}}})", ATOM)
@@ -552,13 +424,25 @@ class ExprCompiler:
             return self.member_set(self.module.defs[e.op].body, self.inline_env(e, env))
         return self.compile(e, env)
 
+    def lazy_set(self, e: ir.Builtin, env: Env) -> Py:
+        """A set former (Nat, BOOLEAN, Seq(S), SUBSET S, [S -> T]) as a lazy membership test."""
+        if e.op in _INFINITE:
+            return Py(_INFINITE[e.op], ATOM)
+        if e.op == "BOOLEAN":
+            return Py("_tla.BOOLEAN_SET", ATOM)
+        if e.op == "fcnset":
+            dom = self.text(e.args[0], env)
+            return Py(f"_tla.FcnsOf({dom}, {self.member_set(e.args[1], env).text})", ATOM)
+        lazy = {"seq": "_tla.SeqOf", "powerset": "_tla.SubsetOf"}[e.op]
+        return Py(f"{lazy}({self.member_set(e.args[0], env).text})", ATOM)
+
 
 def _is_set_former(module: ir.Module, e: ir.Expr) -> bool:
     """Whether `e` (through zero-arity definitions) is Nat, Seq(S), [S -> T], ... ."""
     while isinstance(e, ir.Call) and not e.args:
         e = module.defs[e.op].body
     if isinstance(e, ir.Builtin):
-        return e.op in (*_INFINITE, "BOOLEAN", "seq", "powerset", "fcnset")
+        return e.op in _SET_FORMERS
     return isinstance(e, ir.Record) and e.kind == "records"
 
 
@@ -574,45 +458,3 @@ def _flat(e: ir.Expr, op: str) -> list[ir.Expr]:
     if isinstance(e, ir.Builtin) and e.op == op:
         return [x for a in e.args for x in _flat(a, op)]
     return [e]
-
-
-def python_names(text: str) -> set[str]:
-    """The names used in a Python expression."""
-    toks = tokenize.generate_tokens(io.StringIO(text).readline)
-    return {t.string for t in toks if t.type == tokenize.NAME}
-
-
-def let_env(e: ir.Let, env: Env) -> Env:
-    """The env inside LET: its definitions are inlined where used, seeing this env."""
-    lets = dict(env.lets)
-    inner = replace(env, lets=lets)
-    for key in e.defs:
-        lets[key] = inner
-    return inner
-
-
-def _only_indexes(e: ir.Expr, key: int) -> bool:
-    """Whether `e` uses the identifier `key` only as the argument of a variable (`v[key]`)."""
-    if isinstance(e, ir.Builtin) and e.op == "apply":
-        f, arg = e.args
-        if isinstance(arg, ir.Param) and arg.ident.uid == key and isinstance(f, ir.Var):
-            return True
-    if isinstance(e, ir.Param):
-        return e.ident.uid != key
-    return all(_only_indexes(x, key) for x in ir.children(e))
-
-
-def _constant_body(e: ir.Quant) -> bool:
-    """Whether `[x \\in S |-> body]` maps every x to one value: one plain bound, and a body
-    that never names x (nor holds a LET or @, whose parts live elsewhere)."""
-    if len(e.bounds) != 1 or e.bounds[0].is_tuple or len(e.bounds[0].idents) != 1:
-        return False
-    return _never_names(e.body, e.bounds[0].idents[0].uid)
-
-
-def _never_names(e: ir.Expr, uid: int) -> bool:
-    if isinstance(e, ir.Param):
-        return e.ident.uid != uid
-    if isinstance(e, ir.Let | ir.At) or (isinstance(e, ir.Call) and "#" in e.op):
-        return False
-    return all(_never_names(x, uid) for x in ir.children(e))

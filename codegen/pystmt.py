@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from codegen import ir
 from codegen.errors import CodegenError, UnsupportedError
-from codegen.pyexpr import AND, NOT, OR, Env, ExprCompiler, Py, Scope, let_env
+from codegen.pyenv import AND, NOT, OR, Env, Py, Scope, let_env
+from codegen.pyexpr import ExprCompiler
 
 Lines = list[str]
 COMMENT_WIDTH = 96
@@ -71,12 +73,15 @@ class StepCompiler:
         while n < len(items) and self.is_guard(items[n], ctx.env):
             n += 1
         if n:
-            guards = [g for g in items[:n] if not (isinstance(g, ir.Lit) and g.value is True)]
-            rest = items[n:]
-            if not guards:
-                return self.seq(rest, ctx, k)
-            return self.guard(guards, ctx, lambda c: self.seq(rest, c, k))
+            return self.guarded(items[:n], items[n:], ctx, k)
         return self.step(items[0], ctx, lambda c: self.seq(items[1:], c, k))
+
+    def guarded(self, tests: list[ir.Expr], rest: list[ir.Expr], ctx: Ctx, k: K) -> Lines:
+        """`rest` under the guards `tests` (a literal TRUE tests nothing)."""
+        guards = [g for g in tests if not (isinstance(g, ir.Lit) and g.value is True)]
+        if not guards:
+            return self.seq(rest, ctx, k)
+        return self.guard(guards, ctx, lambda c: self.seq(rest, c, k))
 
     def is_guard(self, e: ir.Expr, env: Env) -> bool:
         """Whether `e` only tests (binds nothing) at this point."""
@@ -104,35 +109,51 @@ class StepCompiler:
 
     def step(self, e: ir.Expr, ctx: Ctx, k: K) -> Lines:
         ctx, note = self.comment(e, ctx)
-        if isinstance(e, ir.Builtin) and e.op == "or":
-            return note + self.branches(_disjuncts(e), ctx, k)
-        if isinstance(e, ir.Builtin) and e.op == "eq":
-            return note + self.assign(e, ctx, k)
-        if isinstance(e, ir.Builtin) and e.op == "in":
-            return note + self.choose_value(e, ctx, k)
-        if isinstance(e, ir.Builtin) and e.op == "unchanged":
-            return note + self.unchanged(e, ctx, k)
-        if isinstance(e, ir.If):
-            return note + self.if_(e, ctx, k)
-        if isinstance(e, ir.Case):
-            return note + self.case(e, ctx, k)
-        if isinstance(e, ir.Quant) and e.kind == "exists":
-            return note + self.exists(e, ctx, k)
-        if isinstance(e, ir.Let):
-            back = ctx.env
-            return note + self.seq(
-                [e.body],
-                replace(ctx, env=let_env(e, ctx.env)),
-                lambda c: k(replace(c, env=_rebind(back, c.env))),
-            )
-        if isinstance(e, ir.Call):
-            inner = self.exprs.inline_env(e, ctx.env)
-            back = ctx.env
-            body = self.module.defs[e.op].body
-            return note + self.seq(
-                [body], replace(ctx, env=inner), lambda c: k(replace(c, env=_rebind(back, c.env)))
-            )
-        raise UnsupportedError(f"{type(e).__name__} as an action", e.loc)
+        return note + self.step_of(e)(e, ctx, k)
+
+    def step_of(self, e: ir.Expr) -> Callable[[Any, Ctx, K], Lines]:
+        """The method that compiles `e` as a step of an action."""
+        handler: Callable[[Any, Ctx, K], Lines] | None
+        if isinstance(e, ir.Builtin):
+            handler = {
+                "or": self.disjunction,
+                "eq": self.assign,
+                "in": self.choose_value,
+                "unchanged": self.unchanged,
+            }.get(e.op)
+        elif isinstance(e, ir.Quant):
+            handler = self.exists if e.kind == "exists" else None
+        else:
+            steps: dict[type, Callable[[Any, Ctx, K], Lines]] = {
+                ir.If: self.if_,
+                ir.Case: self.case,
+                ir.Let: self.let,
+                ir.Call: self.call,
+            }
+            handler = steps.get(type(e))
+        if handler is None:
+            raise UnsupportedError(f"{type(e).__name__} as an action", e.loc)
+        return handler
+
+    def disjunction(self, e: ir.Builtin, ctx: Ctx, k: K) -> Lines:
+        return self.branches(_disjuncts(e), ctx, k)
+
+    def let(self, e: ir.Let, ctx: Ctx, k: K) -> Lines:
+        back = ctx.env
+        return self.seq(
+            [e.body],
+            replace(ctx, env=let_env(e, ctx.env)),
+            lambda c: k(replace(c, env=_rebind(back, c.env))),
+        )
+
+    def call(self, e: ir.Call, ctx: Ctx, k: K) -> Lines:
+        """A called action: its body inlined, the parameters bound to the arguments."""
+        inner = self.exprs.inline_env(e, ctx.env)
+        back = ctx.env
+        body = self.module.defs[e.op].body
+        return self.seq(
+            [body], replace(ctx, env=inner), lambda c: k(replace(c, env=_rebind(back, c.env)))
+        )
 
     def guard(self, es: list[ir.Expr], ctx: Ctx, k: K) -> Lines:
         out: Lines = []
@@ -274,10 +295,14 @@ class StepCompiler:
         fields = ", ".join(f"{v}={ctx.env.primed[v]}" for v in self.module.variables)
         if self.init_mode:
             return [self.pad(ctx, f"yield State({fields})")]
+        return [self.pad(ctx, f"yield {self.successor(ctx, fields)}")]
+
+    def successor(self, ctx: Ctx, fields: str) -> str:
+        """The Successor of a path: the new State and the choices made on the way."""
         choices = ", ".join(f'("{name}", {py})' for name, py in ctx.choices)
         tup = f"({choices},)" if len(ctx.choices) == 1 else f"({choices})"
         state = f"_tla.child(s, State({fields}))" if self.bind else f"State({fields})"
-        return [self.pad(ctx, f"yield Successor({state}, {tup})")]
+        return f"Successor({state}, {tup})"
 
     # -- helpers --------------------------------------------------------------------------
 

@@ -61,14 +61,17 @@ def _init_and_next(index: ModuleIndex, config: TlcConfig) -> tuple[ir.Expr, ir.O
     init = found.init[0]
     for more in found.init[1:]:
         init = ir.Builtin(more.loc, max(init.level, more.level), "and", (init, more))
-    act, substituted = found.next
+    return (init, *_next_of(index, *found.next))
+
+
+def _next_of(index: ModuleIndex, act: ir.Expr, substituted: bool) -> tuple[ir.OpDef, bool]:
+    """The SPECIFICATION's `[][act]_v` as a definition (a named one where `act` calls one with
+    no arguments; UNNAMED otherwise) and whether TLC takes it as one action."""
     if substituted:  # TLC wraps N in the INSTANCE's substitution: one action, no name
-        return init, ir.OpDef(UNNAMED, UNNAMED, (), act, act.level, act.loc), True
-    if isinstance(act, ir.Call) and all(a.level == ir.CONSTANT_LEVEL for a in act.args):
-        op = index.defs[act.op]
-        if not act.args:
-            return init, op, False
-    return init, ir.OpDef(UNNAMED, UNNAMED, (), act, act.level, act.loc), False
+        return ir.OpDef(UNNAMED, UNNAMED, (), act, act.level, act.loc), True
+    if isinstance(act, ir.Call) and not act.args:
+        return index.defs[act.op], False
+    return ir.OpDef(UNNAMED, UNNAMED, (), act, act.level, act.loc), False
 
 
 @dataclass
@@ -84,24 +87,32 @@ class _SpecParts:
 
     def walk(self, e: ir.Expr, substituted: bool) -> None:
         if isinstance(e, ir.Call) and not e.args:
-            op = self.index.defs[e.op]
-            if op.level <= ir.STATE_LEVEL:
-                self.init.append(op.body)
-            else:
-                self.walk(op.body, substituted or op.instanced)
+            self.follow(self.index.defs[e.op], substituted)
         elif isinstance(e, ir.Builtin) and e.op == "and":
             for arg in e.args:
                 self.walk(arg, substituted)
-        elif isinstance(e, ir.Builtin) and e.op == "always" and _is_square(e.args[0]):
-            sq = e.args[0]
-            assert isinstance(sq, ir.Builtin)
-            self.next = (sq.args[0], substituted)
+        elif (act := _boxed_action(e)) is not None:
+            self.next = (act, substituted)
         elif e.level <= ir.STATE_LEVEL:
             self.init.append(e)
 
+    def follow(self, op: ir.OpDef, substituted: bool) -> None:
+        """A definition with no arguments: a state predicate is part of Init; any other is
+        read through (under its INSTANCE's substitution, if any)."""
+        if op.level <= ir.STATE_LEVEL:
+            self.init.append(op.body)
+        else:
+            self.walk(op.body, substituted or op.instanced)
 
-def _is_square(e: ir.Expr) -> bool:
-    return isinstance(e, ir.Builtin) and e.op == "square_act"
+
+def _boxed_action(e: ir.Expr) -> ir.Expr | None:
+    """N when `e` is `[][N]_v`, else None."""
+    if not (isinstance(e, ir.Builtin) and e.op == "always"):
+        return None
+    square = e.args[0]
+    if isinstance(square, ir.Builtin) and square.op == "square_act":
+        return square.args[0]
+    return None
 
 
 def _actions(
@@ -120,44 +131,63 @@ def _processes(index: ModuleIndex, nxt: ir.OpDef) -> tuple[list[ir.Process], lis
     A process operator is a disjunction of its label operators; when the translator omits
     `pc` (every process a single `while TRUE` label) it is itself the one action.
     """
-    defs = index.defs
-    processes: list[ir.Process] = []
-    actions: list[ir.Action] = []
-    uniprocess: list[str] = []
-    pcless: list[int] = []
+    found = _Processes(index)
     for part in _flatten(nxt.body, "or"):
         if isinstance(part, ir.Call) and not part.args:
-            op = defs[part.op]
-            if op.name == TERMINATING:
-                actions.append(ir.Action(TERMINATING, None, None, op.body, op.loc))
-            elif _is_label(op):
-                uniprocess.append(op.name)
-                actions.append(ir.Action(op.name, None, None, op.body, op.loc))
-            elif (labels := _label_calls(index, op, None)) is not None:
-                ids = _single_id(labels[0])
-                processes.append(ir.Process(op.name, "single", ids, tuple(x.name for x in labels)))
-                actions.extend(ir.Action(x.name, op.name, None, x.body, x.loc) for x in labels)
-            else:
-                pcless.append(len(processes))
-                processes.append(ir.Process(op.name, "single", None, (op.name,)))
-                actions.append(ir.Action(op.name, op.name, None, op.body, op.loc))
+            found.add_call(index.defs[part.op])
         elif isinstance(part, ir.Quant) and part.kind == "exists" and _is_process_set(part):
-            call = part.body
-            assert isinstance(call, ir.Call)
-            op = defs[call.op]
-            name, domain = op.name, part.bounds[0].domain
-            labels = _label_calls(index, op, op.params[0]) or [op]
-            processes.append(ir.Process(name, "set", domain, tuple(x.name for x in labels)))
-            actions.extend(ir.Action(x.name, name, x.params[0], x.body, x.loc) for x in labels)
+            found.add_set(part)
         else:
             raise CodegenError(
                 f"{nxt.name} has a disjunct the PlusCal translator does not produce", _loc(part)
             )
-    if pcless:
-        processes = _ids_from_procset(index, processes, pcless)
-    if uniprocess:
-        processes.insert(0, ir.Process(None, "none", None, tuple(uniprocess)))
-    return processes, actions
+    return found.result()
+
+
+@dataclass
+class _Processes:
+    """The processes and actions of Next's disjuncts, collected in order: `uniprocess` the
+    labels of no process, `pcless` the indexes of single processes whose id is in ProcSet."""
+
+    index: ModuleIndex
+    processes: list[ir.Process] = field(default_factory=list)
+    actions: list[ir.Action] = field(default_factory=list)
+    uniprocess: list[str] = field(default_factory=list)
+    pcless: list[int] = field(default_factory=list)
+
+    def add_call(self, op: ir.OpDef) -> None:
+        """A disjunct `Op`: Terminating, a label, a single process, or a pc-less process."""
+        if op.name == TERMINATING:
+            self.actions.append(ir.Action(TERMINATING, None, None, op.body, op.loc))
+        elif _is_label(op):
+            self.uniprocess.append(op.name)
+            self.actions.append(ir.Action(op.name, None, None, op.body, op.loc))
+        elif (labels := _label_calls(self.index, op, None)) is not None:
+            ids = _single_id(labels[0])
+            self.processes.append(ir.Process(op.name, "single", ids, tuple(x.name for x in labels)))
+            self.actions.extend(ir.Action(x.name, op.name, None, x.body, x.loc) for x in labels)
+        else:
+            self.pcless.append(len(self.processes))
+            self.processes.append(ir.Process(op.name, "single", None, (op.name,)))
+            self.actions.append(ir.Action(op.name, op.name, None, op.body, op.loc))
+
+    def add_set(self, part: ir.Quant) -> None:
+        """A disjunct `\\E self \\in S: P(self)`: a process set and its labels."""
+        call = part.body
+        assert isinstance(call, ir.Call)
+        op = self.index.defs[call.op]
+        name, domain = op.name, part.bounds[0].domain
+        labels = _label_calls(self.index, op, op.params[0]) or [op]
+        self.processes.append(ir.Process(name, "set", domain, tuple(x.name for x in labels)))
+        self.actions.extend(ir.Action(x.name, name, x.params[0], x.body, x.loc) for x in labels)
+
+    def result(self) -> tuple[list[ir.Process], list[ir.Action]]:
+        processes = self.processes
+        if self.pcless:
+            processes = _ids_from_procset(self.index, processes, self.pcless)
+        if self.uniprocess:
+            processes.insert(0, ir.Process(None, "none", None, tuple(self.uniprocess)))
+        return processes, self.actions
 
 
 def _ids_from_procset(
@@ -222,19 +252,21 @@ def _is_label(op: ir.OpDef) -> bool:
 
 
 def _pc_guard(op: ir.OpDef) -> ir.Builtin | None:
+    """Op's first conjunct when it is `pc = "L"` or `pc[e] = "L"`."""
     first = _flatten(op.body, "and")[0]
     if not (isinstance(first, ir.Builtin) and first.op == "eq"):
         return None
     lhs, rhs = first.args
-    if not (isinstance(rhs, ir.Lit) and isinstance(rhs.value, str)):
-        return None
-    if isinstance(lhs, ir.Var) and lhs.name == "pc" and not lhs.primed:
+    if isinstance(rhs, ir.Lit) and isinstance(rhs.value, str) and _is_pc(lhs):
         return first
-    if isinstance(lhs, ir.Builtin) and lhs.op == "apply":
-        f = lhs.args[0]
-        if isinstance(f, ir.Var) and f.name == "pc" and not f.primed:
-            return first
     return None
+
+
+def _is_pc(e: ir.Expr) -> bool:
+    """Whether `e` is `pc` or `pc[e]` (unprimed)."""
+    if isinstance(e, ir.Builtin) and e.op == "apply":
+        e = e.args[0]
+    return isinstance(e, ir.Var) and e.name == "pc" and not e.primed
 
 
 def _single_id(label: ir.OpDef) -> ir.Expr:

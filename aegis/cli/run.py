@@ -11,9 +11,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from aegis.cli.path_flags import path_problems
 from aegis.cli.run_nodes import NodeFlagError, add_node_arguments, node_job, wants_nodes
 from aegis.cli.torchrun_compat import add_torchrun_flags, training_command
 from aegis.errors import AegisError
+from aegis.protocol.environment import (
+    DEFAULT_CREDENTIAL_TTL_S as DEFAULT_TTL_S,
+)
 from aegis.protocol.environment import FALLBACKS, ConfigError, parse_nproc, parse_preload
 from aegis.protocol.job_settings import ENV_VAR, JobSettings
 
@@ -95,6 +99,14 @@ def register(sub: Any) -> None:
         "(besides aegis.checkpoint_done); a slow node is evicted only after one",
     )
     run.add_argument(
+        "--credential-ttl",
+        type=float,
+        default=DEFAULT_TTL_S,
+        metavar="S",
+        help="seconds an agent's NATS credential lives (its agent renews it at half; a "
+        f"credential kept by anyone else dies with it; default {DEFAULT_TTL_S:g})",
+    )
+    run.add_argument(
         "--metrics-port",
         type=int,
         default=0,
@@ -140,11 +152,23 @@ def register(sub: Any) -> None:
         description="A job's controller process, started by `aegis run`; not by hand. Its "
         f"job's settings come whole in ${ENV_VAR}.",
     )
-    ctl.add_argument("--state-dir", type=Path, required=True)
+    ctl.add_argument(
+        "--state-dir",
+        type=Path,
+        help="its state directory (default: handed over on AEGIS_STATE_DIR_FD, as `aegis "
+        "run` passes it)",
+    )
     ctl.add_argument("--nats-url", required=True)
-    ctl.add_argument("--creds", type=Path, required=True, help="controller credentials file")
+    ctl.add_argument(
+        "--creds", type=Path, help="controller credentials file (default: in the state dir)"
+    )
     ctl.add_argument(
         "--nats-ca", type=Path, help="the CA certificate (PEM) of a nats-server speaking TLS"
+    )
+    ctl.add_argument(
+        "--nats-tls",
+        action="store_true",
+        help="nats-server speaks TLS; its CA is ca.pem in the state dir (as `aegis run` does)",
     )
     ctl.add_argument("--port-base", type=int, default=29500)
     ctl.add_argument("--rdzv-host", default="127.0.0.1")
@@ -202,12 +226,7 @@ def _run(args: argparse.Namespace) -> int:
         nproc = parse_nproc(args.nproc_per_node)
     except AegisError as exc:
         args.parser.error(str(exc))
-    if not 0 <= args.metrics_port <= 65535:
-        args.parser.error(f"--metrics-port {args.metrics_port}: use 1..65535 (0: off)")
-    if not (math.isfinite(args.connect_timeout) and args.connect_timeout > 0):
-        args.parser.error(
-            f"--connect-timeout {args.connect_timeout}: use a finite number of seconds > 0"
-        )
+    _check_flags(args)
     try:
         preload = parse_preload(args.preload)
     except ConfigError as exc:
@@ -220,10 +239,7 @@ def _run(args: argparse.Namespace) -> int:
     too_many = None if nodes else capacity_problem(args.workers, available_memory())
     if too_many is not None:  # first: says what this machine holds
         args.parser.error(too_many)
-    settings = JobSettings.from_flags(args)
-    problem = settings.problem()  # the one check of each setting
-    if problem is not None:
-        args.parser.error(problem)
+    settings = _settings(args)
     _logging()
     job = LocalJob(
         command=cmd,
@@ -250,10 +266,42 @@ def _run(args: argparse.Namespace) -> int:
         standby=args.standby,
         preload=preload,
         log_dir=str(Path(args.log_dir).resolve()) if args.log_dir else "",
+        credential_ttl=args.credential_ttl,
     )
     if nodes is not None:
         return _run_node(job, nodes)
     return asyncio.run(run_local(job))
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """A usage error for a port, a time or a path flag that cannot work, said before anything
+    starts (every path problem at once: aegis.cli.path_flags)."""
+    if not 0 <= args.metrics_port <= 65535:
+        args.parser.error(f"--metrics-port {args.metrics_port}: use 1..65535 (0: off)")
+    # (--hang-timeout and the checkpoint flags are the job settings': JobSettings checks them)
+    for flag, value in (
+        ("--connect-timeout", args.connect_timeout),
+        ("--credential-ttl", args.credential_ttl),
+    ):
+        if not (math.isfinite(value) and value > 0):
+            args.parser.error(f"{flag} {value}: use a finite number of seconds > 0")
+    problems = path_problems(args.state_dir, args.log_dir, args.checkpoint_file)
+    if problems:
+        args.parser.error("; ".join(problems))
+
+
+def _settings(args: argparse.Namespace) -> JobSettings:
+    """The job's settings from its flags, checked (a usage error if one is wrong); without
+    `--job`, the job its state dir holds, else a name no other job has."""
+    from aegis.runtime.launcher.state_dir import saved_job_name, unique_job_name
+
+    if not args.job:
+        args.job = saved_job_name(args.state_dir) or unique_job_name()
+    settings = JobSettings.from_flags(args)
+    problem = settings.problem()  # the one check of each setting
+    if problem is not None:
+        args.parser.error(problem)
+    return settings
 
 
 def _nodes(args: argparse.Namespace) -> Any:
@@ -294,7 +342,7 @@ def _run_node(job: Any, nodes: Any) -> int:
     """One node of a job across hosts: node 0's launcher, or a member's."""
     from aegis.cli.run_nodes import forget_secret
     from aegis.protocol.environment import AUTO
-    from aegis.runtime.agent.node_ranks import visible_gpus
+    from aegis.runtime.agent.placement import visible_gpus
     from aegis.runtime.launcher.node import run_member
     from aegis.runtime.launcher.node_zero import run_node_zero
 
@@ -309,11 +357,20 @@ def _agent(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from aegis.protocol.environment import AgentConfig, Var
+    from aegis.runtime.agent.containment import set_child_subreaper
+    from aegis.runtime.agent.identity import agent_proof
     from aegis.runtime.agent.pid1 import become_init
     from aegis.runtime.agent.service import agent_main
+    from aegis.runtime.lifetime import keep_memory_private
 
+    # first of all: the proof of this incarnation, out of reach of anything started later,
+    # and this process's memory (its credential's seed) out of the training's reach
+    keep_memory_private()
+    proof = agent_proof(os.environ)
     # as PID 1 in a container: a forked parent stays PID 1, reaps zombies, forwards signals
     become_init()
+    # whatever a rank leaves behind comes to this agent, never to init (containment.py)
+    set_child_subreaper()
     _logging()
     env = dict(os.environ)
     cmd = list(args.cmd)
@@ -321,7 +378,7 @@ def _agent(args: argparse.Namespace) -> int:
         cmd = cmd[1:]
     if cmd:
         env[Var.COMMAND] = json.dumps(cmd)
-    cfg = AgentConfig.from_env(env)
+    cfg = replace(AgentConfig.from_env(env), token=proof)
     if args.connect_timeout is not None:
         cfg = replace(cfg, connect_timeout=args.connect_timeout)
     if args.nproc_per_node is not None:
@@ -330,23 +387,39 @@ def _agent(args: argparse.Namespace) -> int:
 
 
 def _controller(args: argparse.Namespace) -> int:
+    from aegis.protocol.environment import Var
     from aegis.runtime.controller.gc_tuning import tune_controller_process
     from aegis.runtime.controller.job import JobConfig
-    from aegis.runtime.controller.service import load_credentials, serve
+    from aegis.runtime.controller.service import (
+        CA_FILE,
+        CONTROLLER_CREDS,
+        load_credentials,
+        serve,
+    )
+    from aegis.runtime.handover import take_handed
+    from aegis.runtime.lifetime import keep_memory_private
 
     try:  # the launcher's settings of the job, whole (checked once, in JobSettings)
         settings = JobSettings.from_env(os.environ)
     except ConfigError as exc:
         args.parser.error(str(exc))
+    handed = take_handed(os.environ, Var.STATE_DIR_FD)
+    state_dir: Path | None = args.state_dir or (Path(handed) if handed else None)
+    if state_dir is None:
+        args.parser.error(f"--state-dir (or {Var.STATE_DIR_FD}) is required")
+        return 2  # error() exits
     _logging()
+    keep_memory_private()  # its credentials and the job's state: not the training's to read
     tune_controller_process()
     job = JobConfig.of(settings, args.rdzv_host, args.port_base)
-    creds = load_credentials(args.creds)
+    creds = load_credentials(args.creds or state_dir / CONTROLLER_CREDS)
     nats_ca = args.nats_ca.read_bytes() if args.nats_ca is not None else None
+    if nats_ca is None and args.nats_tls:
+        nats_ca = (state_dir / CA_FILE).read_bytes()
     return asyncio.run(
         serve(
             job,
-            args.state_dir,
+            state_dir,
             args.nats_url,
             creds,
             events=args.events,

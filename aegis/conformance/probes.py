@@ -103,39 +103,58 @@ def _names(prefix: str) -> _Names:
 
 def _perturb(v: str, values: list[Value], n: _Names, reachable: bool) -> list[str]:
     """The perturbations of variable v, from the kinds of values it takes."""
-    b, d, x, e = n.b, n.d, n.x, n.e
-    if all(type(y) is int for y in values):
-        deltas = _deltas(f"{b}.{v}", values, n) if reachable else "{-1, 1, 2}"
-        return [f"{{[{b} EXCEPT !.{v} = @ + {d}] : {d} \\in {deltas}}}"]
-    if all(type(y) is bool for y in values):
-        return [f"{{[{b} EXCEPT !.{v} = ~@]}}"]
-    if all(type(y) is str for y in values):
-        strings = frozenset(values) if reachable else frozenset([*values, ALIEN])
-        return [f"{{[{b} EXCEPT !.{v} = {x}] : {x} \\in {render(strings)}}}"]
+    scalar = _perturb_scalar(f".{v}", None, values, n, reachable)
+    if scalar is not None:
+        return scalar
     if all(isinstance(y, Fn) and y for y in values):
         return _perturb_fn(v, [z for y in values for z in y.values()], n, reachable)
     if all(isinstance(y, frozenset) for y in values):
-        pool = sorted_values({z for y in values for z in y})[:POOL]
-        return [
-            f"{{[{b} EXCEPT !.{v} = @ \\ {{{e}}}] : {e} \\in {b}.{v}}}",
-            f"{{[{b} EXCEPT !.{v} = @ \\cup {{{e}}}] : {e} \\in {render(frozenset(pool))}}}",
-        ]
+        return _perturb_set(v, values, n)
     return []
+
+
+def _perturb_set(v: str, values: list[Value], n: _Names) -> list[str]:
+    """Remove an element of a set-valued variable, or add one it has held (up to POOL)."""
+    b, e = n.b, n.e
+    pool = sorted_values({z for y in values for z in y})[:POOL]
+    return [
+        f"{{[{b} EXCEPT !.{v} = @ \\ {{{e}}}] : {e} \\in {b}.{v}}}",
+        f"{{[{b} EXCEPT !.{v} = @ \\cup {{{e}}}] : {e} \\in {render(frozenset(pool))}}}",
+    ]
 
 
 def _perturb_fn(v: str, entries: list[Value], n: _Names, reachable: bool) -> list[str]:
     """Perturb one entry of a function-valued variable."""
-    b, d, k, x = n.b, n.d, n.k, n.x
-    at = f"{k} \\in DOMAIN {b}.{v}"
-    if all(type(y) is int for y in entries):
-        deltas = _deltas(f"{b}.{v}[{k}]", entries, n) if reachable else "{-1, 1, 2}"
-        return [f"{{[{b} EXCEPT !.{v}[{k}] = @ + {d}] : {at}, {d} \\in {deltas}}}"]
-    if all(type(y) is bool for y in entries):
-        return [f"{{[{b} EXCEPT !.{v}[{k}] = ~@] : {at}}}"]
-    if all(type(y) is str for y in entries):
-        strings = frozenset(entries) if reachable else frozenset([*entries, ALIEN])
-        return [f"{{[{b} EXCEPT !.{v}[{k}] = {x}] : {at}, {x} \\in {render(strings)}}}"]
-    return []
+    at = f"{n.k} \\in DOMAIN {n.b}.{v}"
+    return _perturb_scalar(f".{v}[{n.k}]", at, entries, n, reachable) or []
+
+
+def _perturb_scalar(
+    sel: str, bound: str | None, values: list[Value], n: _Names, reachable: bool
+) -> list[str] | None:
+    """The perturbation of `b{sel}` (a variable, or one entry under `bound`) when its values
+    are all integers (a small step), all Booleans (negated) or all strings (another one);
+    None for other values."""
+    kind = _scalar_type(values)
+    if kind is None:
+        return None
+    b, d, x = n.b, n.d, n.x
+    if kind is bool:
+        return [f"{{[{b} EXCEPT !{sel} = ~@]{f' : {bound}' if bound else ''}}}"]
+    pre = f"{bound}, " if bound else ""
+    if kind is int:
+        deltas = _deltas(f"{b}{sel}", values, n) if reachable else "{-1, 1, 2}"
+        return [f"{{[{b} EXCEPT !{sel} = @ + {d}] : {pre}{d} \\in {deltas}}}"]
+    strings = frozenset(values) if reachable else frozenset([*values, ALIEN])
+    return [f"{{[{b} EXCEPT !{sel} = {x}] : {pre}{x} \\in {render(strings)}}}"]
+
+
+def _scalar_type(values: list[Value]) -> type | None:
+    """int, bool or str when every value is of that type (int for none), else None."""
+    for kind in (int, bool, str):
+        if all(type(y) is kind for y in values):
+            return kind
+    return None
 
 
 def _deltas(at: str, values: Sequence[Value], n: _Names) -> str:

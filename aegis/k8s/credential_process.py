@@ -24,7 +24,8 @@ after a restart of the whole controller.
 The child keeps a cache of the worker pods (one list, then a watch: aegis/k8s/informer.py,
 in `pods.namespace`, None: every namespace) and accepts a pod the watch shows alive with the
 agent's incarnation without asking the API (aegis/k8s/pod_identity.py); any other request is
-checked with a GET, as without the cache.
+checked with a GET, as without the cache. An agent proves its pod with the pod's projected
+service-account token, checked with a TokenReview (aegis/k8s/token_review.py).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from aegis.k8s.informer import start_pod_informer
 from aegis.k8s.keys import job_account, load_account
 from aegis.k8s.pod_cache import PodCache
 from aegis.k8s.pod_identity import pod_expected
+from aegis.k8s.token_review import token_proves
 from aegis.retry import Backoff
 from aegis.runtime.lifetime import dies_with_parent
 from aegis.runtime.transport.auth import Account
@@ -297,8 +299,15 @@ async def _serve_child() -> int:
                 key = (request["namespace"], request["job"])
                 if request["op"] == "add":
                     job = job_account(account, *key, request["token_sha256"])
-                    # an API call each: in the service's threads, not its loop
-                    service.add_job(job, pod_expected(api, *key, pods), expects_blocks=True)
+                    # an agent proves its pod with the pod's own token (TokenReview), and the
+                    # pod must be the job's with that uid: API calls, in the service's
+                    # threads, not its loop
+                    service.add_job(
+                        job,
+                        pod_expected(api, *key, pods),
+                        expects_blocks=True,
+                        proves=token_proves(api, key[0]),
+                    )
                 elif request["op"] == "remove":
                     service.remove_job(*key)
                 else:

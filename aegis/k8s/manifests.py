@@ -2,7 +2,9 @@
 
 Worker pod contract (docs/kubernetes.md): the template's first container becomes the agent,
 `command: ["aegis", "agent"]`, `args: ["--", *original command, *original args]`, with the
-AEGIS_* variables below; the bootstrap token comes from the job's own Secret.
+AEGIS_* variables below, and the pod's own service-account token projected for it (audience
+`aegis`, at AGENT_TOKEN_FILE): with it the agent proves its pod to the credential service
+(aegis/k8s/token_review.py). The job's bootstrap-token Secret is no longer given to the pod.
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ from aegis.errors import AegisError
 from aegis.k8s.model import JobView
 from aegis.k8s.resources import (
     AEGIS,
+    AGENT_TOKEN_AUDIENCE,
+    AGENT_TOKEN_DIR,
+    AGENT_TOKEN_FILE,
+    AGENT_TOKEN_SECONDS,
     LABEL_JOB,
     LABEL_MANAGED_BY,
     LABEL_RANK,
@@ -174,8 +180,8 @@ def _agent_env(job: JobView, rank: int, settings: PodSettings) -> list[dict[str,
         "MASTER_PORT": str(settings.master_port),
         Var.MASTER_ADDR: master,
         Var.MASTER_PORT: str(settings.master_port),
+        Var.TOKEN_FILE: AGENT_TOKEN_FILE,  # the pod's own token: its proof (token_review.py)
     }
-    token_ref = {"secretKeyRef": {"name": secret_name(job.name), "key": TOKEN_KEY}}
     # the node (for ErrorNodes), the pod's uid (the agent's incarnation) and the addresses the
     # fault log records, from the downward API
     downward = {
@@ -186,12 +192,30 @@ def _agent_env(job: JobView, rank: int, settings: PodSettings) -> list[dict[str,
     }
     return [
         *({"name": str(k), "value": v} for k, v in plain.items()),
-        {"name": str(Var.BOOTSTRAP_TOKEN), "valueFrom": token_ref},
         *(
             {"name": str(k), "valueFrom": {"fieldRef": {"fieldPath": f}}}
             for k, f in downward.items()
         ),
     ]
+
+
+TOKEN_VOLUME = "aegis-token"
+# the pod's own service-account token for the aegis audience, bound to the pod (its name and
+# uid; invalid once it is deleted), rotated by the kubelet
+TOKEN_PROJECTION = {
+    "name": TOKEN_VOLUME,
+    "projected": {
+        "sources": [
+            {
+                "serviceAccountToken": {
+                    "audience": AGENT_TOKEN_AUDIENCE,
+                    "expirationSeconds": AGENT_TOKEN_SECONDS,
+                    "path": AGENT_TOKEN_FILE.rsplit("/", 1)[1],
+                }
+            }
+        ]
+    },
+}
 
 
 def _agent_container(container: Mapping[str, Any], env: list[dict[str, Any]]) -> dict[str, Any]:
@@ -201,6 +225,9 @@ def _agent_container(container: Mapping[str, Any], env: list[dict[str, Any]]) ->
     out["args"] = ["--", *out.get("command", []), *out.get("args", [])]
     out["command"] = list(AGENT_COMMAND)
     out["env"] = [*user_env, *env]
+    mounts = [m for m in out.get("volumeMounts", []) if m.get("name") != TOKEN_VOLUME]
+    mount = {"name": TOKEN_VOLUME, "mountPath": AGENT_TOKEN_DIR, "readOnly": True}
+    out["volumeMounts"] = [*mounts, mount]
     return out
 
 
@@ -226,8 +253,10 @@ def worker_pod(
     env = _agent_env(job, rank, settings)
     env.append({"name": str(Var.CONTAINER_RESTARTS), "value": str(container_restarts)})
     containers[0] = _agent_container(containers[0], env)
+    volumes = [v for v in spec.get("volumes") or [] if v.get("name") != TOKEN_VOLUME]
     spec.update(
         containers=containers,
+        volumes=[*volumes, copy.deepcopy(TOKEN_PROJECTION)],
         restartPolicy="Never",
         hostname=name,
         subdomain=service_name(job.name),

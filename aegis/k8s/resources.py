@@ -45,6 +45,12 @@ class Resource:
 AEGIS = Resource(GROUP, VERSION, "aegises", "Aegis")
 AEGIS_JOB = Resource(GROUP, VERSION, "aegisjobs", "AegisJob")
 POD = Resource("", "v1", "pods", "Pod")
+# the worker pod's own service-account token, projected for the agent to prove its pod with
+# (aegis/k8s/token_review.py): audience, where it is mounted, how long the kubelet makes it
+AGENT_TOKEN_AUDIENCE = "aegis"
+AGENT_TOKEN_DIR = "/var/run/secrets/aegis"
+AGENT_TOKEN_FILE = f"{AGENT_TOKEN_DIR}/token"
+AGENT_TOKEN_SECONDS = 3600
 SECRET = Resource("", "v1", "secrets", "Secret")
 SERVICE = Resource("", "v1", "services", "Service")
 CONFIG_MAP = Resource("", "v1", "configmaps", "ConfigMap")

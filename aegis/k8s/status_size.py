@@ -6,7 +6,8 @@ spec state's functions over the pods, podInfos, workerSeqs, incarnations), must 
 Once every pod has joined it takes ~230 bytes plus ~13 per character of the pod's name, per
 pod (`estimated_status_bytes`, held by tests/k8s/test_status_size.py against the CR store's
 own encoding). While the job runs it gains what its faults leave: each pod's last failure
-reason, error nodes (a node name and a reason each), the incarnations of lost pods and the
+reason, error nodes (a node name and a reason each), the incarnations of lost pods, each
+pod's last replaced incarnations (up to RETIRED_PER_POD, docs/security.md) and the
 history (an entry per phase reached, with every pod's retries). `status_budget` gives the
 reasons and the history room that keeps the status within `SAVE_SHARE` of the limit even when
 every pod fails with a reason of the most that room allows, one node in eight is an error
@@ -22,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aegis.k8s.resources import pod_name
+from aegis.runtime.controller.identity import RETIRED_PER_POD
 from aegis.runtime.controller.status_budget import StatusBudget
 from aegis.runtime.controller.store import HISTORY_LIMIT
 
@@ -37,6 +39,8 @@ MIN_HISTORY = 8  # entries: a recovery adds 3-4
 ERROR_NODE_SHARE = 8  # room for one error node per this many pods (and a few more)
 ERROR_NODE_BYTES = 330  # an entry less its reason: a node name of up to 253 bytes, the time
 LOST_POD_BYTES = 50  # runtime.evicted's entry of a lost pod, less its name: the pod's uid
+RETIRED_BYTES = 41  # one incarnation in runtime.retired's list of a pod: a pod's uid, quoted
+RETIRED_KEY_BYTES = 8  # that list's key, less the pod's name
 HISTORY_ENTRY_BYTES = 64  # a history entry less its retries
 LEAST_BUDGET = StatusBudget(MIN_REASON_BYTES, MIN_HISTORY)
 
@@ -71,6 +75,8 @@ class JobShape:
         """An upper bound of the status when the job's faults have filled `budget`."""
         reason = budget.reason_bytes or MAX_REASON_BYTES
         per_pod = reason + self.name_bytes + LOST_POD_BYTES  # a reason, a lost incarnation
+        # and its last replaced incarnations
+        per_pod += self.name_bytes + RETIRED_KEY_BYTES + RETIRED_PER_POD * RETIRED_BYTES
         nodes = self.error_nodes * (ERROR_NODE_BYTES + reason)
         history = budget.history * self.history_entry_bytes()
         return self.joined_bytes() + self.workers * per_pod + nodes + history

@@ -26,6 +26,9 @@ DEFAULT_HEARTBEAT_S = 5.0
 # period when pods / period would exceed it (Order.beat_s; docs/operations.md, "Heartbeats")
 DEFAULT_HEARTBEAT_RATE = 1000.0
 DEFAULT_MASTER_PORT = 29500
+# a worker's NATS credential lives this long (its agent renews it at half of it): one kept
+# by anyone else after its incarnation was replaced dies within it (docs/security.md)
+DEFAULT_CREDENTIAL_TTL_S = 300.0
 AUTO = 0  # nproc_per_node "auto": the node's visible GPUs, else 1 (resolved by the agent)
 FALLBACKS = ("independent", "fail")  # what an agent does without a controller
 
@@ -68,6 +71,15 @@ class Var(StrEnum):
     CHECKPOINT_SOCKET = "AEGIS_CHECKPOINT_SOCKET"  # to the training command: its agent's store
     CHECKPOINT_TOKEN = "AEGIS_CHECKPOINT_TOKEN"  # to the training command: who it is to it
     STACK_FILE = "AEGIS_STACK_FILE"  # to the training command: where a stack dump goes
+    # local mode: the inherited socket holding this incarnation's one-time secret (read once;
+    # aegis.runtime.handover); the number is no secret
+    SECRET_FD = "AEGIS_SECRET_FD"
+    # Kubernetes: the pod's projected service-account token (audience "aegis"), the proof of
+    # its identity (docs/security.md)
+    TOKEN_FILE = "AEGIS_TOKEN_FILE"
+    # local mode: the inherited socket holding the controller's state directory (handed over
+    # as a secret is: neither its command line nor its environment names the directory)
+    STATE_DIR_FD = "AEGIS_STATE_DIR_FD"
     CA = "AEGIS_CA"  # the job's CA certificate (PEM): its control plane speaks TLS
     JOIN_SECRET = "AEGIS_JOIN_SECRET"  # a job across hosts: never passed to an agent or command
 
@@ -186,6 +198,10 @@ class AgentConfig:
     checkpoint_every: int = 0  # persist the steps that are multiples of it (0: never)
     checkpoint_shm_bytes: int = 0  # shared memory the store may use (0: what /dev/shm has)
     ca: str = ""  # the job's CA (PEM): gRPC and NATS over TLS trusting it alone ("" plain)
+
+    def __post_init__(self) -> None:
+        if not self.incarnation:  # every agent process is an incarnation of its own
+            object.__setattr__(self, "incarnation", os.urandom(8).hex())
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AgentConfig:

@@ -27,6 +27,7 @@ class ControllerExit(IntEnum):
     SUCCEED = 0
     FAILED = 3
     STOPPED = 4  # the engine stopped the job (an invariant violation or an open choice)
+    STORAGE = 5  # the job's state could not be saved for long (a full disk): not restarted
 
 
 def terminated_by(sig: int) -> int:

@@ -132,7 +132,9 @@ class JobSettings:
     @staticmethod
     def add_flags(parser: argparse.ArgumentParser) -> None:
         """`aegis run`'s flags for them (the defaults are this class's), but `-n/--nnodes`
-        (`dest="workers"`): the command line says more with it than a number of pods."""
+        (`dest="workers"`): the command line says more with it than a number of pods, and
+        `--job`: "" unless given, a name the launcher chooses (docs/security.md, "What the
+        training command is told")."""
         d = JobSettings()
         parser.add_argument(
             "--max-retry",
@@ -140,7 +142,12 @@ class JobSettings:
             default=d.max_retry,
             help=f"restarts allowed (default {d.max_retry})",
         )
-        parser.add_argument("--job", default=d.job, help="job name (DNS label)")
+        parser.add_argument(
+            "--job",
+            default="",
+            help="job name (DNS label; default: the job its --state-dir holds, else "
+            "local-<6 random hex digits>, no other job's)",
+        )
         parser.add_argument("--namespace", default=d.namespace, help="namespace (DNS label)")
         parser.add_argument(
             "--heartbeat-timeout",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from aegis.protocol.errors import InvalidNameError
 
@@ -50,6 +51,25 @@ def validate_pod_name(value: object) -> str:
     return validate_subdomain("pod name", value)
 
 
+def validate_incarnation(value: object) -> str:
+    """Check an incarnation (a DNS-1123 label: a launcher's random hex, a pod's uid): one NATS
+    subject token, so that a credential's subjects can name it."""
+    return validate_label("incarnation", value)
+
+
+def _sender(pod: str, incarnation: str) -> str:
+    return f"{validate_pod_name(pod)}.{validate_incarnation(incarnation)}"
+
+
+class PodSubject(NamedTuple):
+    """Who a message came from, as its subject says: which of the pod's subjects (join,
+    report, heartbeat), the pod, and the incarnation whose credential sent it."""
+
+    kind: str
+    pod: str
+    incarnation: str
+
+
 @dataclass(frozen=True)
 class JobSubjects:
     """The subjects of one job: orders (master→workers), each pod's joins (ACKs), reports and
@@ -80,14 +100,15 @@ class JobSubjects:
 
     @property
     def join_prefix(self) -> str:
-        """`aegis.<ns>.<job>.join.`: a worker's ACKs (its joins) go to this + its pod name."""
+        """`aegis.<ns>.<job>.join.`: a worker's ACKs (its joins) go to this + its pod name +
+        `.` + its incarnation."""
         return f"{self.prefix}.join."
 
-    def join(self, pod: str) -> str:
-        """ACKs of `pod` (only that pod's credential may publish here). Apart from its reports:
-        the controller reads a join (a crashed pod's replacement) without reading first every
-        report queued before it."""
-        return self.join_prefix + validate_pod_name(pod)
+    def join(self, pod: str, incarnation: str) -> str:
+        """ACKs of `incarnation` of `pod` (only that incarnation's credential may publish
+        here). Apart from its reports: the controller reads a join (a crashed pod's
+        replacement) without reading first every report queued before it."""
+        return f"{self.join_prefix}{_sender(pod, incarnation)}"
 
     @property
     def joins(self) -> str:
@@ -96,12 +117,12 @@ class JobSubjects:
 
     @property
     def report_prefix(self) -> str:
-        """`aegis.<ns>.<job>.report.`: a worker's reports go to this + its pod name."""
+        """`aegis.<ns>.<job>.report.`: a worker's reports go to this + pod + incarnation."""
         return f"{self.prefix}.report."
 
-    def report(self, pod: str) -> str:
-        """Reports of `pod` (only that pod's credential may publish here)."""
-        return self.report_prefix + validate_pod_name(pod)
+    def report(self, pod: str, incarnation: str) -> str:
+        """Reports of `incarnation` of `pod` (only that credential may publish here)."""
+        return f"{self.report_prefix}{_sender(pod, incarnation)}"
 
     @property
     def reports(self) -> str:
@@ -110,32 +131,37 @@ class JobSubjects:
 
     @property
     def heartbeat_prefix(self) -> str:
-        """`aegis.<ns>.<job>.heartbeat.`: a worker's heartbeats go to this + its pod name."""
+        """`aegis.<ns>.<job>.heartbeat.`: heartbeats go to this + pod + incarnation."""
         return f"{self.prefix}.heartbeat."
 
-    def heartbeat(self, pod: str) -> str:
-        """Heartbeats of `pod` (only that pod's credential may publish here)."""
-        return self.heartbeat_prefix + validate_pod_name(pod)
+    def heartbeat(self, pod: str, incarnation: str) -> str:
+        """Heartbeats of `incarnation` of `pod` (only that credential may publish here)."""
+        return f"{self.heartbeat_prefix}{_sender(pod, incarnation)}"
 
     @property
     def heartbeats(self) -> str:
         """Every pod's heartbeat subject (the controller's subscription)."""
         return f"{self.prefix}.heartbeat.>"
 
-    def pod_subject(self, subject: str) -> tuple[str, str] | None:
-        """(kind, pod) of one pod's subject: kind "join", "report" or "heartbeat", each
-        carrying its own message types; None for any other subject.
+    def pod_subject(self, subject: str) -> PodSubject | None:
+        """(kind, pod, incarnation) of one pod incarnation's subject: kind "join", "report"
+        or "heartbeat", each carrying its own message types; None for any other subject.
 
-        The controller takes a message's sender from here, never from its payload: the
-        server lets only that pod's credential publish on it."""
+        The controller takes a message's sender, pod and incarnation, from here, never from
+        its payload: the server lets only the credential issued for that incarnation of
+        that pod publish on it. The incarnation is the subject's last token (it has no dot;
+        a pod name may have some)."""
         for kind, prefix in (
             ("join", self.join_prefix),
             ("report", self.report_prefix),
             ("heartbeat", self.heartbeat_prefix),
         ):
             if subject.startswith(prefix):
+                pod, _, incarnation = subject[len(prefix) :].rpartition(".")
                 try:
-                    return kind, validate_pod_name(subject[len(prefix) :])
+                    return PodSubject(
+                        kind, validate_pod_name(pod), validate_incarnation(incarnation)
+                    )
                 except InvalidNameError:
                     return None
         return None

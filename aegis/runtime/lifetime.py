@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import os
 import shutil
@@ -54,6 +55,21 @@ def supervised(
 
     task.add_done_callback(done)
     return task
+
+
+_PR_SET_DUMPABLE = 4
+
+
+def keep_memory_private() -> bool:
+    """Make this process non-dumpable (Linux PR_SET_DUMPABLE 0): its /proc entries (memory,
+    environment, descriptors) become root's, so another process of the same user, such as
+    a training command, cannot read the keys and credentials it holds; no core dump either.
+    Children are dumpable again once they exec. False where the call is not available."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
 
 
 OWNER_FILE = "owner.pid"

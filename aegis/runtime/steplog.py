@@ -16,10 +16,11 @@ key maps to one value) or {"plus": [...], "minus": [...]} (a set's added and rem
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,9 +197,15 @@ class StepLog:
     It remembers the last state it wrote, so that each step lists only what changed; a
     resumed controller calls `write_resume` with the state it restored."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], on_full: Callable[[OSError], bool] | None = None
+    ) -> None:
+        """`on_full(exc)`: called when a write fails; True: room was made, try again."""
         self.path = Path(path)
-        self._f = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+        self.on_full = on_full
+        # unbuffered: a write that fails leaves nothing behind in a buffer, to be written
+        # (a piece of a line) by the next one
+        self._f = open(self.path, "ab", buffering=0)  # noqa: SIM115 - closed in close()
         self._last: State | None = None
         if self._f.tell() > 0 and not _ends_with_newline(self.path):
             self._f.write(b"\n")  # a line torn by a crash stays a line of its own
@@ -215,8 +222,7 @@ class StepLog:
             lines.append(_line(step_record(step, last)))
             if step.applied:
                 last = step.state
-        self._f.write(b"".join(lines))
-        self._f.flush()
+        self._append(b"".join(lines))
         self._last = last
 
     @property
@@ -247,14 +253,35 @@ class StepLog:
         self._last = state
 
     def _put(self, rec: dict[str, Any]) -> None:
-        self._f.write(_line(rec))
-        self._f.flush()
+        self._append(_line(rec))
+
+    def _append(self, data: bytes) -> None:
+        """Write whole lines or nothing: a failed write (a full disk) is cut off again, so
+        the log never holds part of a line; with room made by `on_full`, once more."""
+        try:
+            self._write_whole(data)
+        except OSError as exc:
+            if self.on_full is None or not self.on_full(exc):
+                raise
+            self._write_whole(data)
+
+    def _write_whole(self, data: bytes) -> None:
+        start = self._f.tell()
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[self._f.write(view) or 0 :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                self._f.truncate(start)
+                self._f.seek(start)
+            raise
 
     def close(self) -> None:
-        """Flush, fsync and close."""
+        """Fsync and close."""
         if not self._f.closed:
-            self._f.flush()
-            os.fsync(self._f.fileno())
+            with contextlib.suppress(OSError):  # a full disk: what was written stays
+                os.fsync(self._f.fileno())
             self._f.close()
 
 

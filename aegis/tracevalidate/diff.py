@@ -29,7 +29,6 @@ def explain(header: Header, events: Sequence[object], index: int, reason: str) -
 
     c = header.constants
     if index < 0:
-        spec = initial_state(c)
         return Mismatch(
             0,
             header.line,
@@ -38,40 +37,75 @@ def explain(header: Header, events: Sequence[object], index: int, reason: str) -
             None,
             {},
             reason or "the logged initial state is not the spec's Init for the logged constants",
-            _diff(header.init, [spec]),
+            _diff(header.init, [initial_state(c)]),
         )
-    state = header.init
-    for ev in events[:index]:
-        if isinstance(ev, Resume):
-            state = ev.state
-        elif isinstance(ev, LoggedStep):
-            state = apply_changes(state, ev.changes)
+    state = _state_after(header.init, events[:index])
     number = 1 + sum(isinstance(e, LoggedStep | Resume) for e in events[:index])
     ev = events[index]
     if isinstance(ev, Resume):
         gap = events[index - 1] if index > 0 else None
-        # after steps saved but not logged: any state a path of that length reaches
-        states = list(reachable(c, state, gap.steps)) if isinstance(gap, Gap) else [state]
-        return Mismatch(
-            number,
-            ev.line,
-            ev.seq_no,
-            "(resume)",
-            None,
-            {},
-            reason or "the resumed controller restored a state the log never reached",
-            _diff(ev.state, states) if states else {},
-        )
+        return _resume_mismatch(c, state, ev, gap, number, reason)
     assert isinstance(ev, LoggedStep)
+    return _step_mismatch(header, events[:index], state, ev, number, reason)
+
+
+def _step_mismatch(
+    header: Header,
+    before: Sequence[object],
+    state: State,
+    ev: LoggedStep,
+    number: int,
+    reason: str,
+) -> Mismatch:
+    """The Mismatch of a logged step from `state` (the one the events `before` reached)."""
+    from aegis.tracevalidate.validate import Mismatch
+
     choices = {k: jsonable(v) for k, v in ev.choices}
     mismatch = Mismatch(number, ev.line, ev.seq_no, ev.action, _name(ev.process), choices, reason)
     if reason:
         return mismatch
-    mismatch.reason, mismatch.diff = _step(c, state, ev)
-    replaced = _replaced_sender(header.init, events[:index], ev)
+    mismatch.reason, mismatch.diff = _step(header.constants, state, ev)
+    replaced = _replaced_sender(header.init, before, ev)
     if replaced and not mismatch.diff:
         mismatch.reason = f"{mismatch.reason}: {replaced}"
     return mismatch
+
+
+def _resume_mismatch(
+    c: Constants, state: State, ev: Resume, gap: object, number: int, reason: str
+) -> Mismatch:
+    """The Mismatch of a resume whose restored state the log did not reach (after a Gap of
+    steps saved but not logged: any state a path of that length reaches)."""
+    from aegis.tracevalidate.validate import Mismatch
+
+    states = list(reachable(c, state, gap.steps)) if isinstance(gap, Gap) else [state]
+    return Mismatch(
+        number,
+        ev.line,
+        ev.seq_no,
+        "(resume)",
+        None,
+        {},
+        reason or "the resumed controller restored a state the log never reached",
+        _diff(ev.state, states) if states else {},
+    )
+
+
+def _advance(state: State, e: object) -> State:
+    """The state after logged event `e` (a Resume restores its state, a step changes it)."""
+    if isinstance(e, Resume):
+        return e.state
+    if isinstance(e, LoggedStep):
+        return apply_changes(state, e.changes)
+    return state
+
+
+def _state_after(init: State, events: Sequence[object]) -> State:
+    """The state the log reached after `events`."""
+    state = init
+    for e in events:
+        state = _advance(state, e)
+    return state
 
 
 # the steps that replace a pod's incarnation (its reports in flight are then a replaced one's)
@@ -84,18 +118,8 @@ def _replaced_sender(init: State, before: Sequence[object], ev: LoggedStep) -> s
     m = dict(ev.choices).get("m")
     if ev.action != "receive" or not isinstance(m, Fn) or "from" not in m:
         return ""
-    sender, live, replaced = m["from"], False, None
-    state = init
-    for e in before:
-        if isinstance(e, Resume):
-            state = e.state
-        elif isinstance(e, LoggedStep):
-            state = apply_changes(state, e.changes)
-            if e.action in _REPLACING and live and dict(e.choices).get("w") == sender:
-                replaced = e
-            # in flight from a live incarnation (sent again by a new one: not stale)
-            live = any(_same_report(m, x) and not _get(x, "replaced") for x in state.msgs)
-            replaced = None if live else replaced
+    sender = m["from"]
+    replaced = _replacing_step(init, before, m, sender)
     if replaced is None:
         return ""
     return (
@@ -103,6 +127,25 @@ def _replaced_sender(init: State, before: Sequence[object], ev: LoggedStep) -> s
         f"{replaced.seq_no} ({replaced.action}, line {replaced.line}) replaced: a report "
         "counts only for the incarnation that sent it (ReplacedIncarnationIgnored)"
     )
+
+
+def _replacing_step(
+    init: State, before: Sequence[object], m: Fn, sender: Value
+) -> LoggedStep | None:
+    """The step that replaced the incarnation of `sender` that sent report `m`, when no live
+    incarnation has had `m` in flight since (None otherwise)."""
+    live, replaced = False, None
+    state = init
+    for e in before:
+        state = _advance(state, e)
+        if not isinstance(e, LoggedStep):
+            continue
+        if e.action in _REPLACING and live and dict(e.choices).get("w") == sender:
+            replaced = e
+        # in flight from a live incarnation (sent again by a new one: not stale)
+        live = any(_same_report(m, x) and not _get(x, "replaced") for x in state.msgs)
+        replaced = None if live else replaced
+    return replaced
 
 
 def _get(f: Value, key: str) -> Value:
@@ -125,17 +168,7 @@ def _step(c: Constants, state: State, ev: LoggedStep) -> tuple[str, dict[str, di
     after = apply_changes(state, ev.changes)
     succs = [s.state for pid, s in candidates(c, state, ev.action, dict(ev.choices))]
     if not succs:
-        others = [dict(s.choices) for _, s in candidates(c, state, ev.action, {})]
-        if not others:
-            return f"{ev.action} is not enabled in the state the log reached", {}
-        shown = "; ".join(
-            ", ".join(f"{k} = {render(v)}" for k, v in o.items()) for o in others[:_MAX_SHOWN]
-        )
-        more = f" (and {len(others) - _MAX_SHOWN} more)" if len(others) > _MAX_SHOWN else ""
-        return (
-            f"{ev.action} is not enabled with the logged choices; it is with: {shown}{more}",
-            {},
-        )
+        return _not_enabled(c, state, ev), {}
     if after in succs:
         return (
             "TLC found no successor with the logged values, but the generated tables do: "
@@ -143,6 +176,18 @@ def _step(c: Constants, state: State, ev: LoggedStep) -> tuple[str, dict[str, di
             {},
         )
     return "no successor of the logged action reaches the logged values", _diff(after, succs)
+
+
+def _not_enabled(c: Constants, state: State, ev: LoggedStep) -> str:
+    """Why the logged action has no successor with its logged choices (and which it has)."""
+    others = [dict(s.choices) for _, s in candidates(c, state, ev.action, {})]
+    if not others:
+        return f"{ev.action} is not enabled in the state the log reached"
+    shown = "; ".join(
+        ", ".join(f"{k} = {render(v)}" for k, v in o.items()) for o in others[:_MAX_SHOWN]
+    )
+    more = f" (and {len(others) - _MAX_SHOWN} more)" if len(others) > _MAX_SHOWN else ""
+    return f"{ev.action} is not enabled with the logged choices; it is with: {shown}{more}"
 
 
 def _name(v: Value) -> str:

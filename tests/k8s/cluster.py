@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp.web
 import attrs
 import kmock
 
@@ -39,6 +40,7 @@ _DECLARED = {
     "apiextensions.k8s.io/v1/customresourcedefinitions": ("CustomResourceDefinition", False, set()),
     "aegis.dev/v1alpha1/aegises": ("Aegis", True, {"status"}),
     "aegis.dev/v1alpha1/aegisjobs": ("AegisJob", True, {"status"}),
+    "authentication.k8s.io/v1/tokenreviews": ("TokenReview", False, set()),
     # Volcano's CRD, for gang scheduling with Volcano (runPolicy.schedulingPolicy.gang)
     "scheduling.volcano.sh/v1beta1/podgroups": ("PodGroup", True, {"status"}),
 }
@@ -60,6 +62,24 @@ class Emulator(kmock.KubernetesEmulator):
     expire_watches: int = attrs.field(default=0, init=False)
     # a GET of one pod gets 503 (a test that only a cache can pass)
     refuse_pod_gets: bool = attrs.field(default=False, init=False)
+    # the service-account tokens the "kubelet" projected: token -> the TokenReview status the
+    # API server answers for it (a token it does not know is not authenticated)
+    tokens: dict[str, dict[str, Any]] = attrs.field(factory=dict, init=False)
+    reviews: int = attrs.field(default=0, init=False)  # TokenReviews answered
+
+    def _review(self, data: Any) -> dict[str, Any]:
+        """A TokenReview, as the API server answers it: the token's user and audiences."""
+        self.reviews += 1
+        spec = data.get("spec") or {} if isinstance(data, dict) else {}
+        known = self.tokens.get(str(spec.get("token", "")))
+        wanted = set(spec.get("audiences") or ())
+        status: dict[str, Any] = {"authenticated": False}
+        if known is not None and wanted & set(known["audiences"]):
+            status = {"authenticated": True, "user": known["user"],
+                      "audiences": sorted(wanted & set(known["audiences"]))}  # fmt: skip
+        return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+                "spec": spec, "status": status}  # fmt: skip
+
     # resources ("group/version/plural") this server does not serve (a CRD not installed):
     # every request for them gets the API server's 404 for an unknown path
     unserved: set[str] = attrs.field(factory=set, init=False)
@@ -72,6 +92,12 @@ class Emulator(kmock.KubernetesEmulator):
                     404, "NotFound", "the server could not find the requested resource"
                 )
             )
+        if (
+            request.resource is not None
+            and request.resource.plural == "tokenreviews"
+            and request.action == kmock.action.CREATE
+        ):
+            return aiohttp.web.json_response(self._review(request.data), status=201)
         if (
             request.action == kmock.action.LIST
             and self.expire_continue
@@ -159,6 +185,25 @@ class Cluster:
     url: str
     api: KubeApi
     emulator: Emulator
+
+    def pod_token(
+        self, name: str, ns: str = NAMESPACE, audience: str = "aegis", uid: str = ""
+    ) -> str:
+        """Play the kubelet: the projected service-account token of pod `name` (bound to it:
+        its name and uid, read from the API unless given), for `audience`."""
+        uid = uid or self.api.get(POD, ns, name)["metadata"]["uid"]
+        token = f"sa-token-{uuid.uuid4().hex}"
+        self.emulator.tokens[token] = {
+            "audiences": [audience],
+            "user": {
+                "username": f"system:serviceaccount:{ns}:default",
+                "extra": {
+                    "authentication.kubernetes.io/pod-name": [name],
+                    "authentication.kubernetes.io/pod-uid": [uid],
+                },
+            },
+        }
+        return token
 
     def pods(self, namespace: str = NAMESPACE) -> dict[str, dict[str, Any]]:
         """Live pods by name (read back through the API)."""

@@ -106,16 +106,18 @@ def worker_pod(cluster: Cluster, pod: str, job: str = "train") -> str:
 
 
 async def worker_bus(
-    grpc: str, cluster: Cluster, pod: str = PODS[0], token: str = TOKEN, uid: str = ""
+    grpc: str, cluster: Cluster, pod: str = PODS[0], token: str | None = None, uid: str = ""
 ) -> Bus:
-    """An agent's way in: credentials from gRPC (its pod's name and uid), then NATS."""
+    """An agent's way in: credentials from gRPC (its pod's name and uid, and the pod's own
+    service-account token unless `token` is given), then NATS."""
+    incarnation = uid or worker_pod(cluster, pod)
     issued = await request_credentials(
         grpc,
         namespace=NAMESPACE,
         job="train",
         pod_name=pod,
-        bootstrap_token=token,
-        incarnation=uid or worker_pod(cluster, pod),
+        proof=cluster.pod_token(pod) if token is None else token,
+        incarnation=incarnation,
         attempts=1,
     )
     return await Bus.connect(

@@ -52,6 +52,10 @@ class Agents:
         self.ctl, self.cluster = ctl, cluster
         self.buses: dict[str, Bus] = {}
 
+    def uid(self, pod: str) -> str:
+        """The pod's uid: its agent's incarnation."""
+        return worker_pod(self.cluster, pod)
+
     async def bus(self, pod: str) -> Bus:
         if pod not in self.buses:  # from the credential process serving now
             self.buses[pod] = await worker_bus(self.ctl.grpc, self.cluster, pod)
@@ -76,24 +80,24 @@ async def serving(cluster: Cluster, nats: Nats) -> AsyncIterator[tuple[Running, 
             await agents.close()
 
 
-def report(pod: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
-    """An agent's ACK or report (incarnation i1)."""
-    data = {"incarnation": "i1", **data}
+def report(pod: str, inc: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
+    """An agent's ACK or report (incarnation `inc`: its pod's uid)."""
+    data = {"incarnation": inc, **data}
     return Message("train", NAMESPACE, pod, kind, MessagePhase.BOOTCHECK, data, time.time(), seq)
 
 
 async def send(agents: Agents, pod: str, kind: MessageType, seq: int = 0, **data: Any) -> Message:
     """An agent's ACK or report, answered by the job's controller."""
-    bus = await agents.bus(pod)
-    subject = SUBJECTS.join(pod) if kind is MessageType.ACK else SUBJECTS.report(pod)
-    return await bus.request(subject, report(pod, kind, seq, **data), timeout=5.0)
+    bus, inc = await agents.bus(pod), agents.uid(pod)
+    subject = SUBJECTS.join(pod, inc) if kind is MessageType.ACK else SUBJECTS.report(pod, inc)
+    return await bus.request(subject, report(pod, inc, kind, seq, **data), timeout=5.0)
 
 
 async def first_ack(agents: Agents, pod: str) -> Message:
     """The first ACK to a job's controller that may still be subscribing (its runner, and the
     job's credentials, exist before it subscribes): answered once it serves the job."""
-    bus = await agents.bus(pod)
-    return await first_request(bus, SUBJECTS.join(pod), report(pod, MessageType.ACK))
+    bus, inc = await agents.bus(pod), agents.uid(pod)
+    return await first_request(bus, SUBJECTS.join(pod, inc), report(pod, inc, MessageType.ACK))
 
 
 async def test_a_new_cr_gets_a_controller_that_serves_its_agents(
@@ -229,14 +233,25 @@ async def test_credentials_only_for_a_pod_of_the_job_with_its_uid(
 ) -> None:
     async with serving(cluster, nats) as (ctl, _, _):
         uid = worker_pod(cluster, PODS[0])
+        stranger = worker_pod(cluster, "stranger", job="another-job")
         refused = [
-            (PODS[0], "not-its-uid"),  # a token holder posing as the pod
-            (PODS[1], "no-such-pod"),  # a pod the API does not have
-            ("stranger", worker_pod(cluster, "stranger", job="another-job")),  # another job's
+            # a token holder posing as the pod: its token names the pod's real uid
+            (PODS[0], "not-its-uid", cluster.pod_token(PODS[0]), "no proof"),
+            # another pod's token for this pod
+            (PODS[0], uid, cluster.pod_token("stranger"), "no proof"),
+            # a pod the API does not have (a token the "kubelet" made for it)
+            (
+                PODS[1],
+                "no-such-pod",
+                cluster.pod_token(PODS[1], uid="no-such-pod"),
+                "not one this job expects",
+            ),
+            # another job's pod, proven by its own token: not this job's
+            ("stranger", stranger, cluster.pod_token("stranger"), "not one this job expects"),
         ]
-        for pod, incarnation in refused:
-            with pytest.raises(CredentialsRejected, match="not one this job expects"):
-                await worker_bus(ctl.grpc, cluster, pod=pod, uid=incarnation)
+        for pod, incarnation, token, says in refused:
+            with pytest.raises(CredentialsRejected, match=says):
+                await worker_bus(ctl.grpc, cluster, pod=pod, uid=incarnation, token=token)
         bus = await worker_bus(ctl.grpc, cluster, pod=PODS[0], uid=uid)  # the pod itself
         await bus.close()
 

@@ -4,6 +4,7 @@ job, no child left behind, the account's seed never on its command line."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -19,7 +20,7 @@ from aegis.k8s.credential_process import ApiSource, CredentialProcess
 from aegis.k8s.errors import K8sError
 from aegis.k8s.keys import token_sha256
 from aegis.k8s.resources import LABEL_JOB, POD
-from aegis.runtime.errors import CredentialsRejected
+from aegis.runtime.errors import CredentialsRejected, TransportError
 from aegis.runtime.transport.auth import Operator
 from aegis.runtime.transport.grpc_credentials import request_credentials
 
@@ -42,10 +43,12 @@ def creds(cluster: Cluster) -> Iterator[CredentialProcess]:
 
 
 async def _ask(creds: CredentialProcess, cluster: Cluster, job: str, pod: str) -> str:
-    """A credential for `pod` of `job` (its uid from the API); the NATS URL it names."""
+    """A credential for `pod` of `job` (its uid from the API, its own service-account token
+    as the proof); the NATS URL it names."""
+    uid = worker_pod(cluster, pod, job)
     issued = await request_credentials(
-        creds.address, namespace=NAMESPACE, job=job, pod_name=pod, bootstrap_token=TOKEN,
-        incarnation=worker_pod(cluster, pod, job), attempts=1,
+        creds.address, namespace=NAMESPACE, job=job, pod_name=pod,
+        proof=cluster.pod_token(pod), incarnation=uid, attempts=1,
     )  # fmt: skip
     return issued.nats_url
 
@@ -65,14 +68,62 @@ async def test_a_registered_jobs_pods_get_credentials_until_it_is_revoked(
         await _ask(creds, cluster, "train", "train-worker-0")  # not registered yet
     creds.register(NAMESPACE, "train", token_sha256(TOKEN))
     assert await _ask(creds, cluster, "train", "train-worker-0") == NATS_URL
-    with pytest.raises(CredentialsRejected, match="not one this job expects"):
+    worker_pod(cluster, "train-worker-1")
+    with pytest.raises(CredentialsRejected, match="no proof"):  # its token names its uid
         await request_credentials(
             creds.address, namespace=NAMESPACE, job="train", pod_name="train-worker-1",
-            bootstrap_token=TOKEN, incarnation="not-its-uid", attempts=1,
+            proof=cluster.pod_token("train-worker-1"), incarnation="not-its-uid", attempts=1,
+        )  # fmt: skip
+    with pytest.raises(CredentialsRejected, match="no proof"):  # the shared token is no proof
+        await request_credentials(
+            creds.address, namespace=NAMESPACE, job="train", pod_name="train-worker-1",
+            proof=TOKEN, incarnation=worker_pod(cluster, "train-worker-1"), attempts=1,
         )  # fmt: skip
     creds.revoke(NAMESPACE, "train")
     with pytest.raises(CredentialsRejected, match="PERMISSION_DENIED"):
         await _ask(creds, cluster, "train", "train-worker-1")
+
+
+async def test_an_agent_proves_its_pod_with_that_pods_own_token_and_nothing_else(
+    creds: CredentialProcess, cluster: Cluster
+) -> None:
+    """TokenReview (issue 42): the pod's projected token for the `aegis` audience proves that
+    pod and uid only; another pod's token, another audience's, an unknown one or none does
+    not; a flood of wrong proofs for one identity costs a bounded number of reviews."""
+    creds.register(NAMESPACE, "train", token_sha256(TOKEN))
+    uid0, uid1 = worker_pod(cluster, "train-worker-0"), worker_pod(cluster, "train-worker-1")
+
+    async def ask(pod: str, uid: str, proof: str) -> str:
+        try:
+            await request_credentials(
+                creds.address, namespace=NAMESPACE, job="train", pod_name=pod, proof=proof,
+                incarnation=uid, attempts=1,
+            )  # fmt: skip
+        except TransportError as exc:
+            return str(exc)
+        return "GRANTED"
+
+    for proof in (
+        cluster.pod_token("train-worker-1"),  # another pod's
+        cluster.pod_token("train-worker-0", audience="vault"),  # another audience's
+        "made-up",
+        "",
+    ):
+        assert "no proof of train-worker-0" in await ask("train-worker-0", uid0, proof)
+    assert await ask("train-worker-0", uid0, cluster.pod_token("train-worker-0")) == "GRANTED"
+    reviews, started = cluster.emulator.reviews, time.monotonic()
+    answers = [await ask("train-worker-1", uid1, f"guess-{i}") for i in range(60)]
+    # the refused burst (20), then 2 a second (Throttle): the rest never reach the API
+    allowed = 20 + 2 * (time.monotonic() - started) + 1
+    assert cluster.emulator.reviews - reviews <= allowed
+    assert sum("too often" in a for a in answers) >= 60 - allowed
+    # the same caller (here every request is 127.0.0.1's; on Kubernetes each pod has its
+    # own address, and another pod's flood never touches a pod's own agent) is served again
+    # once its refusals have refilled (2 a second)
+    token, deadline = cluster.pod_token("train-worker-1"), time.monotonic() + 10
+    while (answer := await ask("train-worker-1", uid1, token)) != "GRANTED":
+        assert "too often" in answer and time.monotonic() < deadline, answer
+        await asyncio.sleep(0.1)
 
 
 async def test_a_dead_child_is_started_again_with_every_job(
@@ -119,7 +170,8 @@ async def test_the_child_accepts_the_pods_its_watch_shows_without_asking_the_api
         async def ask(pod: str, incarnation: str) -> str:
             issued = await request_credentials(
                 process.address, namespace=NAMESPACE, job="train", pod_name=pod,
-                bootstrap_token=TOKEN, incarnation=incarnation, attempts=1,
+                proof=cluster.pod_token(pod, uid=uids[pod]), incarnation=incarnation,
+                attempts=1,
             )  # fmt: skip
             return issued.nats_url
 
@@ -127,15 +179,15 @@ async def test_the_child_accepts_the_pods_its_watch_shows_without_asking_the_api
             assert await ask("train-worker-0", uids["train-worker-0"]) == NATS_URL
             assert await ask("train-worker-1", uids["train-worker-1"]) == NATS_URL
             assert _pod_requests(cluster, "FETCH") == 0
-        # never from the cache: another uid, another job's pod (each then asked of the API)
+        # never from the cache: another job's pod (proven by its own token, then asked of
+        # the API)
         for pod, incarnation in [
-            ("train-worker-0", "not-its-uid"),
             ("other-worker-0", uids["other-worker-0"]),
             *([] if cache else [("train-worker-1", uids["train-worker-1"])]),
         ]:
             with pytest.raises(CredentialsRejected, match="not one this job expects"):
                 await ask(pod, incarnation)
-        assert _pod_requests(cluster, "FETCH") == (2 if cache else 3)
+        assert _pod_requests(cluster, "FETCH") == (1 if cache else 2)
     finally:
         process.stop()
 

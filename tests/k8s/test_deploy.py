@@ -167,6 +167,8 @@ def test_rbac_is_least_privilege() -> None:
         ("aegis.dev", "aegises/status"): {"get", "patch"},
         ("", "pods"): {"get", "list", "watch"},
         ("", "secrets"): {"create"},  # the ctl Secrets; create returns only what it wrote
+        # an agent's proof: its pod's own service-account token, reviewed
+        ("authentication.k8s.io", "tokenreviews"): {"create"},
         # a job too large for its CR: its WAL and snapshots (never updated: created whole)
         ("", "configmaps"): {"get", "list", "create", "delete"},
     }
@@ -207,7 +209,7 @@ def test_nats_runs_with_the_configmap_and_generated_keys(tmp_path: Path) -> None
     assert job.token_matches("s3cret") and not job.token_matches("guess")
     kp = new_user_keypair()
     worker = UserCredentials(
-        job.worker_jwt(kp.public_key.decode(), "train-worker-0"), bytes(kp.seed)
+        job.worker_jwt(kp.public_key.decode(), "train-worker-0", "uid-0"), bytes(kp.seed)
     )
     cmd = [
         find_nats_server(),

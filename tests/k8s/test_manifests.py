@@ -75,9 +75,7 @@ def test_worker_pod_runs_the_agent_with_the_contract_env() -> None:
         "MASTER_PORT": "29500",
         "AEGIS_MASTER_ADDR": "train-worker-0.train-workers.team.svc",
         "AEGIS_MASTER_PORT": "29500",
-        "AEGIS_BOOTSTRAP_TOKEN": {
-            "secretKeyRef": {"name": "train-aegis-bootstrap", "key": "token"}
-        },
+        "AEGIS_TOKEN_FILE": "/var/run/secrets/aegis/token",  # the pod's own token: its proof
         "AEGIS_NODE": {"fieldRef": {"fieldPath": "spec.nodeName"}},
         "AEGIS_INCARNATION": {"fieldRef": {"fieldPath": "metadata.uid"}},
         "AEGIS_POD_IP": {"fieldRef": {"fieldPath": "status.podIP"}},
@@ -192,18 +190,22 @@ def test_the_worker_pod_contract_is_what_the_agent_reads() -> None:
         "status.hostIP": "10.0.0.7",
     }
     env = {
-        e["name"]: e["value"]
-        if "value" in e
-        else resolved.get(e["valueFrom"].get("fieldRef", {}).get("fieldPath"), "secret-token")
+        e["name"]: e["value"] if "value" in e else resolved[e["valueFrom"]["fieldRef"]["fieldPath"]]
         for e in main["env"]
     }
+    # the pod's own service-account token, projected where the agent is told to read it
+    [mount] = [m for m in main["volumeMounts"] if m["name"] == "aegis-token"]
+    [volume] = [v for v in pod["spec"]["volumes"] if v["name"] == "aegis-token"]
+    projected = volume["projected"]["sources"][0]["serviceAccountToken"]
+    assert projected["audience"] == "aegis" and mount["readOnly"]
+    assert env["AEGIS_TOKEN_FILE"] == f"{mount['mountPath']}/{projected['path']}"
     args = build_parser().parse_args([*main["command"][1:], *main["args"]])
     cmd = [c for c in args.cmd if c != "--"]
     cfg = AgentConfig.from_env({**env, "AEGIS_COMMAND": json.dumps(cmd)})
     assert cfg.command == ("python", "t.py")
     assert cfg.grpc_target == "ctl.aegis-system.svc:50051"
     assert (cfg.pod, cfg.rank, cfg.world_size) == ("train-worker-1", 1, 3)
-    assert (cfg.node, cfg.incarnation, cfg.token) == ("node-a", "uid-1", "secret-token")
+    assert (cfg.node, cfg.incarnation, cfg.token) == ("node-a", "uid-1", "")  # no shared token
     assert (cfg.pod_ip, cfg.node_ip) == ("10.1.2.3", "10.0.0.7")
 
 

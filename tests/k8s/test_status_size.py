@@ -78,12 +78,12 @@ def test_the_largest_job_kept_in_its_cr_is_the_last_with_a_budget() -> None:
             most = max_workers(job, retries)
             assert status_budget(job, most, retries) is not None
             assert status_budget(job, most + 1, retries) is None
-    assert 1500 < max_workers("train", 3) < 2500  # ~1,900: a default cluster's ceiling
+    assert 1500 < max_workers("train", 3) < 2500  # ~1,500: a default cluster's ceiling
     assert status_budget("train", 12500, 3) is None
 
 
 def test_a_smaller_job_gets_more_room_up_to_whole_reasons_and_history() -> None:
-    budgets = [status_budget("train", w, 3) for w in (10, 500, 1000, 1500, 1900)]
+    budgets = [status_budget("train", w, 3) for w in (10, 500, 1000, 1300, 1500)]
     assert budgets[0] == budgets[1] == StatusBudget(MAX_REASON_BYTES, HISTORY_LIMIT)
     sizes = [(b.reason_bytes or 0, b.history) for b in budgets if b is not None]
     assert len(sizes) == 5 and sizes == sorted(sizes, reverse=True)

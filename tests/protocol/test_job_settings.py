@@ -41,7 +41,8 @@ settings = st.builds(
 def test_max_retry_has_one_default_everywhere() -> None:
     args = build_parser(["run"]).parse_args(["run", "-n", "2", "--", "true"])
     args.workers = int(args.workers)  # -n may say N or MIN:MAX: `aegis run` reads it first
-    assert JobSettings.from_flags(args) == JobSettings(workers=2)
+    # the job's name is the launcher's to choose (a unique one) unless --job gives it
+    assert JobSettings.from_flags(args) == JobSettings(job="", workers=2)
     assert JobSettings().max_retry == DEFAULT_MAX_RETRY
     crd = yaml.safe_load((CRDS / "aegis.dev_aegisjobs.yaml").read_text())
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]

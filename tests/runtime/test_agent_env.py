@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aegis.protocol.environment import AgentConfig, Var
-from aegis.runtime.agent.node_ranks import diagnosis_env, is_loopback
+from aegis.runtime.agent.placement import diagnosis_env, is_loopback
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,7 @@ async def test_a_controller_that_is_behind_is_waited_for_past_the_connect_timeou
             await ctl._nc.publish(msg.reply, order.encode())
 
     try:
-        await ctl._nc.subscribe(job.subjects.join(POD), cb=behind)
+        await ctl._nc.subscribe(agent.join_subject, cb=behind)
         await ctl.flush()
         loop = asyncio.get_running_loop()
         started = loop.time()

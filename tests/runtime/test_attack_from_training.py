@@ -2,9 +2,9 @@
 
 The training command (tests/runtime/scripts/attacking_train.py) looks for secrets in its
 environment, for ctl.json through every path it is told, and in its agent's initial
-environment (/proc/<ppid>/environ: same OS user in local mode). With what it finds it asks the
-credential service for its own pod's identity and another pod's. Nothing is granted, and the
-job then trains and ends exactly as without the attack.
+environment (/proc/<ppid>/environ: same OS user in local mode). It finds no token to ask the
+credential service with, and the job then trains and ends exactly as without the attack
+(tests/runtime/test_attacks_in_run.py tries much more).
 """
 
 from __future__ import annotations
@@ -33,10 +33,8 @@ def test_the_training_command_cannot_become_its_agent(tmp_path: Path, aegis_run:
         told = {"AEGIS_JOB", "AEGIS_POD", "AEGIS_RETRY", "AEGIS_PROGRESS_FILE"}
         assert told <= set(found["aegis_vars"]) <= {*told, "AEGIS_CHECKPOINT_FILE"}
         assert not found["token_in_env"] and found["ctl_files"] == []
-        # same OS user: the agent's initial environment is readable, and the token with it...
-        assert found["parent_token"]
-        # ...but it buys nothing: every credential request is refused
-        assert len(found["credentials"]) == 3
-        assert all(c.startswith("refused") for c in found["credentials"]), found["credentials"]
-        assert "already holds a credential" in found["credentials"][0]
-        assert all("not one this job expects" in c for c in found["credentials"][1:])
+        # same OS user: the agent's initial environment is readable (root here), but it
+        # holds no token any more: the proof of the agent's incarnation was handed to it on
+        # an inherited socket (docs/security.md), which the command never had
+        assert not found["parent_token"]
+        assert found["credentials"] == ["no token or credential service in reach"]

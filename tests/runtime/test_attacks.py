@@ -55,9 +55,13 @@ class Honest:
     core: AgentCore
     orders: asyncio.Queue[Message] = field(default_factory=asyncio.Queue)
 
+    @property
+    def inc(self) -> str:
+        return self.core.sender.incarnation
+
     async def start(self) -> None:
         await self.bus.subscribe(S.master, self._order)
-        reply = await self.bus.request(S.join(self.pod), self.core.ack(), 5)
+        reply = await self.bus.request(S.join(self.pod, self.inc), self.core.ack(), 5)
         await self.orders.put(reply)
 
     async def _order(self, msg: Message) -> None:
@@ -73,7 +77,7 @@ class Honest:
                 break
         msg = self.core.finish_work(decision.seq, phase, "Finish", Report(self.core.sender))
         assert msg is not None
-        receipt = await self.bus.request(S.report(self.pod), msg, 5)
+        receipt = await self.bus.request(S.report(self.pod, self.inc), msg, 5)
         assert Receipt.from_data(receipt.data).result is ReceiptResult.APPLIED
 
     async def final(self) -> Leave:
@@ -132,7 +136,7 @@ async def credentials(
         namespace=NAMESPACE,
         job=JOB,
         pod_name=pod,
-        bootstrap_token=job.bootstrap_token,
+        proof=job.bootstrap_token,
         incarnation=inc,
     )
     return issued, inc
@@ -184,21 +188,30 @@ async def test_a_worker_can_speak_only_for_itself(
 
         async def finish_for_victim_on_its_subject() -> bool:
             msg = forged(MessageType.FINISH, VICTIM, victim_inc, int(seq))
-            return await denied(attacker, S.report(VICTIM), msg)
+            return await denied(attacker, S.report(VICTIM, victim_inc), msg)
 
         async def finish_for_victim_on_own_subject() -> bool:
             msg = forged(MessageType.FINISH, VICTIM, victim_inc, int(seq))
-            reply = await attacker.request(S.report(a.pod), msg, 5)
+            reply = await attacker.request(S.report(a.pod, a.inc), msg, 5)
             return Receipt.from_data(reply.data).result is ReceiptResult.FORGED
 
         async def ack_posing_as_victim() -> bool:
             msg = forged(MessageType.ACK, VICTIM, "new-incarnation", 0)
-            reply = await attacker.request(S.join(a.pod), msg, 5)
+            reply = await attacker.request(S.join(a.pod, a.inc), msg, 5)
             return Receipt.from_data(reply.data).result is ReceiptResult.FORGED
 
         async def ack_for_victim_on_its_subject() -> bool:
             msg = forged(MessageType.ACK, VICTIM, "new-incarnation", 0)
-            return await denied(attacker, S.join(VICTIM), msg)
+            return await denied(attacker, S.join(VICTIM, "new-incarnation"), msg)
+
+        async def ack_for_a_new_incarnation_of_my_pod() -> bool:
+            msg = forged(MessageType.ACK, a.pod, "made-up", 0)
+            return await denied(attacker, S.join(a.pod, "made-up"), msg)
+
+        async def ack_naming_a_new_incarnation_on_my_subject() -> bool:
+            msg = forged(MessageType.ACK, a.pod, "made-up", 0)
+            reply = await attacker.request(S.join(a.pod, a.inc), msg, 5)
+            return Receipt.from_data(reply.data).result is ReceiptResult.FORGED
 
         async def final_order() -> bool:
             order = core.orders.order_for()
@@ -214,7 +227,7 @@ async def test_a_worker_can_speak_only_for_itself(
 
         async def heartbeat_for_victim() -> bool:
             msg = forged(MessageType.HEARTBEAT, VICTIM, victim_inc, 0)
-            return await denied(attacker, S.heartbeat(VICTIM), msg)
+            return await denied(attacker, S.heartbeat(VICTIM, victim_inc), msg)
 
         async def stop_the_job() -> bool:
             return await denied(attacker, S.ctl_controller, make_request(NAMESPACE, JOB, "stop"))
@@ -239,17 +252,22 @@ async def test_a_worker_can_speak_only_for_itself(
         async def read_all_joins() -> bool:
             return await denied(attacker, S.joins, core.orders.order_for(), "subscription")
 
-        async def replay_from_older_incarnation() -> bool:
-            before = core.extras.counters["old_incarnation"]
+        async def report_naming_another_incarnation_of_my_pod() -> bool:
+            before = core.extras.counters["impersonation"]
             msg = forged(MessageType.ERROR, a.pod, "an-older-incarnation", int(seq))
-            await attacker.request(S.report(a.pod), msg, 5)
-            return core.extras.counters["old_incarnation"] == before + 1
+            reply = await attacker.request(S.report(a.pod, a.inc), msg, 5)
+            forged_reply = Receipt.from_data(reply.data).result is ReceiptResult.FORGED
+            return forged_reply and core.extras.counters["impersonation"] == before + 1
+
+        async def report_on_another_incarnations_subject() -> bool:
+            msg = forged(MessageType.ERROR, a.pod, "an-older-incarnation", int(seq))
+            return await denied(attacker, S.report(a.pod, "an-older-incarnation"), msg)
 
         async def credential_for_victim() -> bool:
             try:
                 await request_credentials(
                     grpc_server.address, namespace=NAMESPACE, job=JOB, pod_name=VICTIM,
-                    bootstrap_token=job_a.bootstrap_token, incarnation="made-up", attempts=1,
+                    proof=job_a.bootstrap_token, incarnation="made-up", attempts=1,
                 )  # fmt: skip
             except CredentialsRejected as exc:
                 return exc.code == grpc.StatusCode.PERMISSION_DENIED.name
@@ -259,7 +277,7 @@ async def test_a_worker_can_speak_only_for_itself(
             try:
                 await request_credentials(
                     grpc_server.address, namespace=NAMESPACE, job=JOB, pod_name=VICTIM,
-                    bootstrap_token=job_a.bootstrap_token, incarnation=victim_inc, attempts=1,
+                    proof=job_a.bootstrap_token, incarnation=victim_inc, attempts=1,
                 )  # fmt: skip
             except CredentialsRejected as exc:
                 return "already holds a credential" in str(exc)
@@ -270,6 +288,12 @@ async def test_a_worker_can_speak_only_for_itself(
             "Finish for another pod on my subject": finish_for_victim_on_own_subject,
             "ACK posing as another pod": ack_posing_as_victim,
             "ACK for another pod on its subject": ack_for_victim_on_its_subject,
+            "ACK for a new incarnation of my pod on its subject": (
+                ack_for_a_new_incarnation_of_my_pod
+            ),
+            "ACK naming a new incarnation on my subject": (
+                ack_naming_a_new_incarnation_on_my_subject
+            ),
             "final order on the order subject": final_order,
             "eviction order for another pod": eviction_of_victim,
             "heartbeat for another pod": heartbeat_for_victim,
@@ -279,7 +303,10 @@ async def test_a_worker_can_speak_only_for_itself(
             "reading another pod's inbox": read_victims_inbox,
             "reading every pod's reports": read_all_reports,
             "reading every pod's joins": read_all_joins,
-            "report from an older incarnation": replay_from_older_incarnation,
+            "report naming another incarnation of my pod": (
+                report_naming_another_incarnation_of_my_pod
+            ),
+            "report on another incarnation's subject": report_on_another_incarnations_subject,
             "credential for another pod (token stolen)": credential_for_victim,
             "second credential for a live incarnation": second_credential_for_victims_incarnation,
         }
@@ -298,7 +325,7 @@ async def test_a_worker_can_speak_only_for_itself(
         assert await asyncio.wait_for(controller.task, 10) == 0
         assert core.terminal == "Succeed" and core.state.recoverCount == 0
         assert core.extras.command_orders == 1
-        assert core.extras.counters["impersonation"] == 2
+        assert core.extras.counters["impersonation"] == 4
     finally:
         for agent in (a, b):
             await agent.bus.close()
@@ -307,14 +334,14 @@ async def test_a_worker_can_speak_only_for_itself(
 async def test_a_worker_credential_cannot_reach_another_job(
     nats_server: NatsServer, job_a: JobAccount, job_b: JobAccount
 ) -> None:
-    creds = job_a.account.new_user(PODS_A[0], job_a.worker_permissions(PODS_A[0]))
+    creds = job_a.account.new_user(PODS_A[0], job_a.worker_permissions(PODS_A[0], "i1"))
     bus = await Bus.connect(nats_server.url, creds)
     try:
         other = job_b.subjects
         msg = forged(MessageType.FINISH, PODS_A[0], "i", 1)
-        assert await denied(bus, other.report(PODS_A[0]), msg)
+        assert await denied(bus, other.report(PODS_A[0], "i1"), msg)
         assert await denied(bus, other.master, msg, "subscription")
         with pytest.raises(BusError):
-            await bus.request(other.report(PODS_A[0]), msg, 1)
+            await bus.request(other.report(PODS_A[0], "i1"), msg, 1)
     finally:
         await bus.close()

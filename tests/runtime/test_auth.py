@@ -9,9 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from aegis.protocol.errors import InvalidNameError
-from aegis.protocol.subjects import JobSubjects, validate_label, validate_pod_name
+from aegis.protocol.subjects import (
+    JobSubjects,
+    validate_incarnation,
+    validate_label,
+    validate_pod_name,
+)
 from aegis.runtime.transport.auth import Operator, is_user_public_key, new_user_keypair
 
 
@@ -22,13 +29,13 @@ def claims(jwt: str) -> dict[str, Any]:
 
 def test_subjects_are_spelled_in_one_place() -> None:
     s = JobSubjects("team", "train-a")
-    assert (s.master, s.join("p-0"), s.report("p-0"), s.heartbeat("p-0"), s.wildcard) == (
+    assert (s.master, s.join("p-0", "i7"), s.report("p-0", "i7"), s.heartbeat("p-0", "i7")) == (
         "aegis.team.train-a.master",
-        "aegis.team.train-a.join.p-0",
-        "aegis.team.train-a.report.p-0",
-        "aegis.team.train-a.heartbeat.p-0",
-        "aegis.team.train-a.>",
+        "aegis.team.train-a.join.p-0.i7",
+        "aegis.team.train-a.report.p-0.i7",
+        "aegis.team.train-a.heartbeat.p-0.i7",
     )
+    assert s.wildcard == "aegis.team.train-a.>"
     assert (s.joins, s.reports, s.heartbeats) == (
         "aegis.team.train-a.join.>",
         "aegis.team.train-a.report.>",
@@ -37,20 +44,50 @@ def test_subjects_are_spelled_in_one_place() -> None:
 
 
 @pytest.mark.parametrize("pod", ["p-0", "train-a-worker-0.node-1", "a.b.c"])
-def test_the_sender_is_read_back_from_its_own_subjects_only(pod: str) -> None:
+@pytest.mark.parametrize("inc", ["i1", "0f3a9c21d4e5b6a7", "5b1d3f8e-2c4a-4e6b-9d0f-1a2b3c4d5e6f"])
+def test_the_sender_is_read_back_from_its_own_subjects_only(pod: str, inc: str) -> None:
     s = JobSubjects("team", "train-a")
-    assert s.pod_subject(s.join(pod)) == ("join", pod)
-    assert s.pod_subject(s.report(pod)) == ("report", pod)
-    assert s.pod_subject(s.heartbeat(pod)) == ("heartbeat", pod)
-    assert [s.pod_subject(f(pod)) for f in (s.join, s.report, s.heartbeat)] == [
-        ("join", pod),
-        ("report", pod),
-        ("heartbeat", pod),
+    assert [s.pod_subject(f(pod, inc)) for f in (s.join, s.report, s.heartbeat)] == [
+        ("join", pod, inc),
+        ("report", pod, inc),
+        ("heartbeat", pod, inc),
     ]
     other = JobSubjects("team", "train-b")
-    for subject in (s.master, s.ctl_agent(pod), other.report(pod), other.join(pod), s.reports):
-        assert s.pod_subject(subject) is None
+    for subject in (
+        s.master,
+        s.ctl_agent(pod),
+        other.report(pod, inc),
+        other.join(pod, inc),
+        s.reports,
+        s.report_prefix + pod.replace(".", "-"),  # no incarnation: not a sender's subject
+    ):
+        assert s.pod_subject(subject) is None, subject
     assert s.pod_subject(s.report_prefix) is None
+
+
+@given(
+    pods=st.lists(
+        st.from_regex(r"[a-z0-9]([a-z0-9.-]{0,20}[a-z0-9])?", fullmatch=True), min_size=2
+    ),
+    incs=st.lists(st.from_regex(r"[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True), min_size=2),
+)
+def test_one_subject_names_one_pod_incarnation(pods: list[str], incs: list[str]) -> None:
+    """A credential's subjects never cover another pod's or another incarnation's (the
+    incarnation has no dot, so a pod name with dots cannot end as another's incarnation)."""
+    s = JobSubjects("team", "train-a")
+    senders = {(p, i) for p in pods for i in incs if ".." not in p}
+    subjects = {s.report(p, i): (p, i) for p, i in senders}
+    assert len(subjects) == len(senders)
+    for subject, sender in subjects.items():
+        assert tuple(s.pod_subject(subject) or ())[1:] == sender
+
+
+@pytest.mark.parametrize("bad", ["", "a.b", "a*", ">", "A", "x" * 64])
+def test_an_incarnation_is_one_subject_token(bad: str) -> None:
+    with pytest.raises(InvalidNameError, match="incarnation"):
+        validate_incarnation(bad)
+    with pytest.raises(InvalidNameError):
+        JobSubjects("team", "train-a").report("p-0", bad)
 
 
 def test_inboxes_are_one_per_pod_and_never_a_pods_for_ctl() -> None:
@@ -95,20 +132,21 @@ def test_jwt_chain_and_permissions() -> None:
     assert claims(op.jwt)["nats"]["system_account"] == op.system_account.public_key
     assert claims(job.account.jwt)["iss"] == op.public_key
     key = new_user_keypair().public_key.decode()
-    worker = claims(job.worker_jwt(key, "train-a-worker-0"))
+    worker = claims(job.worker_jwt(key, "train-a-worker-0", "i7", expires=2_000_000_000))
+    assert worker["exp"] == 2_000_000_000  # nats-server closes its connections then
     assert (worker["sub"], worker["iss"], worker["name"]) == (
         key,
         job.account.public_key,
         "train-a-worker-0",
     )
-    # a worker publishes only its own joins, reports and heartbeats (never orders or ctl
-    # requests), reads orders, ctl requests to itself and its own inbox, and may answer what
-    # it received
+    # a worker publishes only its own incarnation's joins, reports and heartbeats (never
+    # orders or ctl requests), reads orders, ctl requests to its pod and its own inbox, and
+    # may answer what it received
     assert worker["nats"]["pub"] == {
         "allow": [
-            "aegis.team.train-a.join.train-a-worker-0",
-            "aegis.team.train-a.report.train-a-worker-0",
-            "aegis.team.train-a.heartbeat.train-a-worker-0",
+            "aegis.team.train-a.join.train-a-worker-0.i7",
+            "aegis.team.train-a.report.train-a-worker-0.i7",
+            "aegis.team.train-a.heartbeat.train-a-worker-0.i7",
         ]
     }
     assert worker["nats"]["sub"] == {
@@ -126,7 +164,8 @@ def test_jwt_chain_and_permissions() -> None:
     assert master["iss"] == job.account.public_key
     assert not master["nats"].get("pub") and not master["nats"].get("sub")
     with pytest.raises(ValueError, match="public user NKey"):
-        job.worker_jwt("SUAEXAMPLE", "p")
+        job.worker_jwt("SUAEXAMPLE", "p", "i7")
+    assert "exp" not in claims(job.worker_jwt(key, "p", "i7"))  # 0: no expiry
 
 
 def test_bootstrap_tokens_are_random_and_compared_exactly() -> None:

@@ -18,6 +18,7 @@ from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.grpc_credentials import (
     CredentialServer,
     CredentialService,
+    IssuedCredentials,
     request_credentials,
 )
 from aegis.runtime.transport.nats_server import NatsServer
@@ -26,6 +27,8 @@ from aegis.runtime.transport.request_copies import RequestCopies
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 TIMEOUT = 5.0
 POD = "train-a-worker-0"
+INC = os.urandom(4).hex()  # worker A's incarnation
+ISSUED: dict[str, IssuedCredentials] = {}
 
 
 def msg(job: JobAccount, type_: MessageType, pod: str = "master", seq: int = 1) -> Message:
@@ -43,15 +46,18 @@ async def cred_server(
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def worker_a(cred_server: CredentialServer, job_a: JobAccount) -> AsyncIterator[Bus]:
-    """A worker of job A, with credentials obtained over gRPC."""
-    issued = await request_credentials(
-        cred_server.address,
-        namespace="team",
-        job="train-a",
-        pod_name=POD,
-        bootstrap_token=job_a.bootstrap_token,
-        incarnation=os.urandom(4).hex(),
-    )
+    """A worker of job A (incarnation INC), with its credential obtained over gRPC (once per
+    module: one credential per incarnation)."""
+    if "a" not in ISSUED:
+        ISSUED["a"] = await request_credentials(
+            cred_server.address,
+            namespace="team",
+            job="train-a",
+            pod_name=POD,
+            proof=job_a.bootstrap_token,
+            incarnation=INC,
+        )
+    issued = ISSUED["a"]
     bus = await Bus.connect(
         issued.nats_url,
         issued.credentials,
@@ -121,7 +127,7 @@ async def test_worker_and_master_talk_on_their_job(
     await master_a.publish(job_a.subjects.master, order)
     assert await asyncio.wait_for(orders.get(), TIMEOUT) == order
     report = msg(job_a, MessageType.FINISH, pod=POD, seq=2)
-    await worker_a.publish(job_a.subjects.report(POD), report)
+    await worker_a.publish(job_a.subjects.report(POD, INC), report)
     assert await asyncio.wait_for(reports.get(), TIMEOUT) == report
     await worker_a.flush()
     assert worker_a.stats.permission_errors == 0 and not worker_a.permission_denied.is_set()
@@ -138,7 +144,7 @@ async def test_request_reply_both_ways(worker_a: Bus, master_a: Bus, job_a: JobA
     # the worker's reply inbox is its own; the master's request is answered through the
     # worker's response permission (it may publish nowhere else)
     got = await worker_a.request(
-        job_a.subjects.report(POD), msg(job_a, MessageType.HEARTBEAT, "p", 7)
+        job_a.subjects.report(POD, INC), msg(job_a, MessageType.HEARTBEAT, "p", 7)
     )
     assert (got.type, got.pod_name, got.seq) == (MessageType.ACK, "p", 7)
     got = await master_a.request(job_a.subjects.master, msg(job_a, MessageType.ORDER, seq=8))
@@ -202,11 +208,11 @@ async def test_a_late_reply_to_the_first_copy_ends_a_patient_request(
     await master_a.flush()
     report = msg(job_a, MessageType.FINISH, POD, seq=9)
     waits = (0.2, 0.2, TIMEOUT, TIMEOUT)
-    got = await worker_a.request_patiently(job_a.subjects.report(POD), report, waits)
+    got = await worker_a.request_patiently(job_a.subjects.report(POD, INC), report, waits)
     assert (got.type, got.seq) == (MessageType.ACK, 9)
-    assert copies == [job_a.subjects.report(POD)] * 3
+    assert copies == [job_a.subjects.report(POD, INC)] * 3
     with pytest.raises(BusError, match="no reply to any copy"):
-        await worker_a.request_patiently(job_a.subjects.report(POD), report, (0.2, 0.2))
+        await worker_a.request_patiently(job_a.subjects.report(POD, INC), report, (0.2, 0.2))
     assert len(copies) == 5 and worker_a.stats.permission_errors == 0
 
 
@@ -229,7 +235,9 @@ async def test_concurrent_handlers_are_bounded_and_the_rest_wait_their_turn(
     await master_a.subscribe_each(job_a.subjects.reports, slow, concurrent=True, max_running=3)
     await master_a.flush()
     for seq in range(1, 8):
-        await worker_a.publish(job_a.subjects.report(POD), msg(job_a, MessageType.FINISH, POD, seq))
+        await worker_a.publish(
+            job_a.subjects.report(POD, INC), msg(job_a, MessageType.FINISH, POD, seq)
+        )
     await worker_a.flush()
     await asyncio.wait_for(full.wait(), TIMEOUT)
     await master_a.flush()  # every message has reached the controller's client by now
@@ -246,7 +254,7 @@ async def test_a_patient_request_nobody_receives_is_a_bus_error(
 ) -> None:
     report = msg(job_a, MessageType.FINISH, POD, seq=3)
     with pytest.raises(BusError, match="nobody is subscribed"):
-        await worker_a.request_patiently(job_a.subjects.report(POD), report, (TIMEOUT,) * 10)
+        await worker_a.request_patiently(job_a.subjects.report(POD, INC), report, (TIMEOUT,) * 10)
 
 
 async def _until(condition: Callable[[], bool]) -> None:
@@ -274,7 +282,7 @@ async def test_copies_of_a_request_are_handled_once_and_answered_alike(
     copies = RequestCopies()
     await master_a.subscribe_each(job_a.subjects.reports, handler, concurrent=True, copies=copies)
     await master_a.flush()
-    subject = job_a.subjects.report(POD)
+    subject = job_a.subjects.report(POD, INC)
     report = msg(job_a, MessageType.FINISH, POD, seq=5)
     request = asyncio.create_task(worker_a.request_patiently(subject, report, (0.05,) * 200))
     await _until(lambda: copies.dropped >= 3)
@@ -297,7 +305,7 @@ async def test_copies_of_a_request_are_handled_once_and_answered_alike(
     assert Message.decode((await replies.next_msg(timeout=TIMEOUT)).data).seq == 107
     assert calls == [5, 6, 7]
     # and so are the same bytes and reply subject on another pod's subject (its sender)
-    other = job_a.subjects.report("train-a-worker-1")
+    other = job_a.subjects.report("train-a-worker-1", INC)
     await master_a._nc.publish(other, data, reply=inbox)
     assert Message.decode((await replies.next_msg(timeout=TIMEOUT)).data).seq == 106
     assert calls == [5, 6, 7, 6] and copies.answered == 1
@@ -321,5 +329,5 @@ async def test_a_copy_of_a_request_that_got_no_reply_is_handled_afresh(
     await master_a.flush()
     report = msg(job_a, MessageType.FINISH, POD, seq=8)
     waits = (0.2,) * 50
-    reply = await worker_a.request_patiently(job_a.subjects.report(POD), report, waits)
+    reply = await worker_a.request_patiently(job_a.subjects.report(POD, INC), report, waits)
     assert reply.seq == 108 and calls == [8, 8]

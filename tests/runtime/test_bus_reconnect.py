@@ -38,7 +38,7 @@ def message(pod: str, kind: MessageType, seq: int) -> Message:
 
 
 async def connect_as(server: NatsServer, job: JobAccount, pod: str) -> Bus:
-    creds = job.account.new_user(pod, job.worker_permissions(pod))
+    creds = job.account.new_user(pod, job.worker_permissions(pod, f"{pod}-i1"))
     return await Bus.connect(
         server.url, creds, inbox_prefix=job.subjects.inbox_prefix(pod), reconnect_attempts=-1
     )
@@ -48,7 +48,8 @@ async def heartbeats(bus: Bus, job: JobAccount, pod: str) -> None:
     """Every TIMEOUT_S / 4, as an agent does (nats-py buffers them while reconnecting)."""
     while True:
         with contextlib.suppress(Exception):
-            await bus.publish(job.subjects.heartbeat(pod), message(pod, MessageType.HEARTBEAT, 0))
+            beat = message(pod, MessageType.HEARTBEAT, 0)
+            await bus.publish(job.subjects.heartbeat(pod, f"{pod}-i1"), beat)
         await asyncio.sleep(TIMEOUT_S / 4)
 
 
@@ -69,7 +70,7 @@ async def test_an_agent_back_later_than_the_controller_is_not_lost(tmp_path: Pat
         ]
         try:
             for w, p in zip((w0, w1), PODS, strict=True):
-                await w.request(job.subjects.join(p), message(p, MessageType.ACK, 0), 5)
+                await w.request(job.subjects.join(p, f"{p}-i1"), message(p, MessageType.ACK, 0), 5)
             assert core.state.phase == "BootChecking"
             # the outage: worker 1's connection goes with it and comes back LATE_S after the
             # controller's (worker 0 reconnects by itself, like the controller)

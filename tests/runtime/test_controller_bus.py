@@ -16,11 +16,19 @@ import pytest
 
 from aegis.protocol.envelope import Message, MessagePhase, MessageType
 from aegis.protocol.faults import FaultKind
-from aegis.protocol.payloads import Heartbeat, Order, Receipt, ReceiptResult, Sender
+from aegis.protocol.payloads import (
+    Eviction,
+    Heartbeat,
+    Order,
+    Receipt,
+    ReceiptResult,
+    Sender,
+    parse_order,
+)
 from aegis.protocol.subjects import JobSubjects
 from aegis.runtime.controller.core import ControllerCore, Outcome
 from aegis.runtime.errors import BusError
-from aegis.runtime.transport.auth import JobAccount
+from aegis.runtime.transport.auth import JobAccount, Permissions
 from aegis.runtime.transport.bus import Bus
 from aegis.runtime.transport.nats_server import NatsServer
 from aegis.values import ModelValue
@@ -40,8 +48,11 @@ def msg(job: str, pod: str, kind: MessageType, inc: str, seq: int = 0) -> Messag
 
 
 async def connect_as(nats_server: NatsServer, job: JobAccount, pod: str) -> Bus:
-    """A worker bus with `pod`'s own credential (its subjects only)."""
-    creds = job.account.new_user(pod, job.worker_permissions(pod))
+    """A worker bus with the credential of `pod`'s incarnations i1 and i2 (their subjects
+    only): a pod and its replacement, in one test client."""
+    one, two = (job.worker_permissions(pod, inc) for inc in ("i1", "i2"))
+    perms = Permissions((*one.pub, *two.pub), one.sub, respond=True)
+    creds = job.account.new_user(pod, perms)
     return await Bus.connect(nats_server.url, creds, inbox_prefix=job.subjects.inbox_prefix(pod))
 
 
@@ -62,31 +73,51 @@ async def test_forged_and_old_incarnation(
     core = controller.core
     s = job_a.subjects
     async with workers(nats_server, job_a) as (w0, w1):
-        await first_request(w0, s.join(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
+        await first_request(
+            w0, s.join(PODS[0], "i1"), msg("train-a", PODS[0], MessageType.ACK, "i1")
+        )
         for w, p in ((w0, PODS[0]), (w1, PODS[1])):  # join both: BootChecking (order 1)
-            reply = await w.request(s.join(p), msg("train-a", p, MessageType.ACK, "i1"), 5)
+            reply = await w.request(s.join(p, "i1"), msg("train-a", p, MessageType.ACK, "i1"), 5)
             assert reply.type is MessageType.ORDER
         assert core.state.phase == "BootChecking"
         # a message claiming another job: counted as forged, ignored
-        await w0.request(s.report(PODS[0]), msg("train-b", PODS[0], MessageType.FINISH, "i1", 1), 5)
+        await w0.request(
+            s.report(PODS[0], "i1"), msg("train-b", PODS[0], MessageType.FINISH, "i1", 1), 5
+        )
         assert core.extras.counters["forged"] == 1
         # a message on pod 0's own subject that claims to be pod 1 (or nobody): dropped
         before = core.state
         for claimed in (PODS[1], "nobody"):
             forged = msg("train-a", claimed, MessageType.FINISH, "i1", 1)
-            reply = await w0.request(s.report(PODS[0]), forged, 5)
+            reply = await w0.request(s.report(PODS[0], "i1"), forged, 5)
             assert reply.data["result"] == "forged" and core.state == before
         assert core.extras.counters["impersonation"] == 2
-        # pod 1 restarts (new incarnation); a report of its old incarnation is dropped
-        await w1.request(s.join(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i2"), 5)
+        # a message on pod 0's incarnation's subject naming another incarnation: dropped too
+        forged = msg("train-a", PODS[0], MessageType.FINISH, "i2", 1)
+        reply = await w0.request(s.report(PODS[0], "i1"), forged, 5)
+        assert reply.data["result"] == "forged" and core.extras.counters["impersonation"] == 3
+        # pod 1 restarts (new incarnation); a report of its old incarnation is refused, and
+        # the old one is told to leave
+        await w1.request(s.join(PODS[1], "i2"), msg("train-a", PODS[1], MessageType.ACK, "i2"), 5)
         before = core.state
-        await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.FINISH, "i1", 1), 5)
+        finish = msg("train-a", PODS[1], MessageType.FINISH, "i1", 1)
+        reply = await w1.request(s.report(PODS[1], "i1"), finish, 5)
+        assert Receipt.from_data(reply.data).result is ReceiptResult.EVICTED
         assert core.extras.counters["old_incarnation"] == 1 and core.state == before
+        assert core.extras.counters["inferred_restart"] == 1
+        # its ACK again (a credential someone kept): an eviction, never a second restart
+        reply = await w1.request(
+            s.join(PODS[1], "i1"), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5
+        )
+        assert parse_order(reply.data) == Eviction("i1") and core.state == before
+        assert core.extras.counters["retired_incarnation"] == 1
         assert core.extras.counters["inferred_restart"] == 1
         # the fault log has it, although the launcher never said the pod was lost
         assert core.faults.last[PODS[1]].kind is FaultKind.POD_LOST  # replaced
         # the new incarnation's Finish is taken
-        await w1.request(s.report(PODS[1]), msg("train-a", PODS[1], MessageType.FINISH, "i2", 1), 5)
+        await w1.request(
+            s.report(PODS[1], "i2"), msg("train-a", PODS[1], MessageType.FINISH, "i2", 1), 5
+        )
         assert core.state.finished[PODS_MV[1]], (core.extras.counters, core.state)
 
 
@@ -101,15 +132,17 @@ async def beat_handled(core: ControllerCore, w: Bus, subjects: JobSubjects, pod:
                        holds: int) -> None:  # fmt: skip
     """Send `pod`'s heartbeat and wait until the controller has handled it."""
     before = core.last_seen[pod]
-    await w.publish(subjects.heartbeat(pod), heartbeat(pod, holds))
+    await w.publish(subjects.heartbeat(pod, "i1"), heartbeat(pod, holds))
     await wait_for_async(lambda: core.last_seen[pod] > before, 5, f"{pod}'s heartbeat")
 
 
 async def join_both(core: ControllerCore, subjects: JobSubjects, w0: Bus, w1: Bus) -> None:
     """Both pods join (incarnation i1); return once the BootChecking order is out."""
     ack = msg("train-a", PODS[0], MessageType.ACK, "i1")
-    await first_request(w0, subjects.join(PODS[0]), ack)
-    await w1.request(subjects.join(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
+    await first_request(w0, subjects.join(PODS[0], "i1"), ack)
+    await w1.request(
+        subjects.join(PODS[1], "i1"), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5
+    )
     await wait_for_async(lambda: not core.orders.needs_publish, 5, "the BootChecking order out")
 
 
@@ -139,7 +172,9 @@ async def test_a_pod_behind_is_sent_its_order_in_its_own_inbox(
         assert version > 0 and core.state.phase == "BootChecking"
         await beat_handled(core, w0, s, PODS[0], version)  # it holds the order: nothing sent
         assert core.extras.counters["order_resent"] == 0 and resent.empty()
-        await w0.publish(s.heartbeat(PODS[0]), heartbeat(PODS[0], version - 1))  # it missed it
+        await w0.publish(
+            s.heartbeat(PODS[0], "i1"), heartbeat(PODS[0], version - 1)
+        )  # it missed it
         order = await asyncio.wait_for(resent.get(), 5)
         assert order.pod_name == PODS[0] and order.type is MessageType.ORDER
         got = Order.from_data(order.data)
@@ -183,7 +218,7 @@ async def in_run(core: ControllerCore, subjects: JobSubjects, w0: Bus, w1: Bus) 
     await join_both(core, subjects, w0, w1)
     for w, p in ((w0, PODS[0]), (w1, PODS[1])):
         done = msg("train-a", p, MessageType.FINISH, "i1", core.state.masterSeq)
-        await w.request(subjects.report(p), done, 5)
+        await w.request(subjects.report(p, "i1"), done, 5)
     await wait_for_async(lambda: not core.orders.needs_publish, 5, "the RunCommand order out")
     assert core.state.phase == "RunCommand"
 
@@ -220,10 +255,10 @@ async def rejoin_behind_reports(
     async with lock:
         for seq in range(REPORTS_WAITING):
             finish = msg("train-a", PODS[0], MessageType.FINISH, "i1", seq)
-            await w0.publish(subjects.report(PODS[0]), finish)
+            await w0.publish(subjects.report(PODS[0], "i1"), finish)
         await w0.flush()  # the server has them all: the ACK comes after them
         rejoin = msg("train-a", PODS[1], MessageType.ACK, "i2")
-        reply = asyncio.create_task(w1.request(subjects.join(PODS[1]), rejoin, 5))
+        reply = asyncio.create_task(w1.request(subjects.join(PODS[1], "i2"), rejoin, 5))
         await wait_for_async(
             lambda: lock.waiting[0] == 1 and lock.waiting[1] >= waiting,
             5,
@@ -286,8 +321,8 @@ async def test_a_message_on_a_subject_that_does_not_carry_its_type_is_dropped(
         await join_both(core, s, w0, w1)
         before = core.state
         misrouted = (
-            (s.report(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i2")),
-            (s.join(PODS[0]), msg("train-a", PODS[0], MessageType.FINISH, "i1", 1)),
+            (s.report(PODS[0], "i2"), msg("train-a", PODS[0], MessageType.ACK, "i2")),
+            (s.join(PODS[0], "i1"), msg("train-a", PODS[0], MessageType.FINISH, "i1", 1)),
         )
         for subject, m in misrouted:
             receipt = await w0.request(subject, m, 5)
@@ -309,7 +344,7 @@ async def test_joins_before_the_first_order_share_one_commit(
         async with service.lock:
             replies = [
                 asyncio.create_task(
-                    w.request(s.join(p), msg("train-a", p, MessageType.ACK, "i1"), 5)
+                    w.request(s.join(p, "i1"), msg("train-a", p, MessageType.ACK, "i1"), 5)
                 )
                 for w, p in ((w0, PODS[0]), (w1, PODS[1]))
             ]
@@ -340,7 +375,9 @@ async def test_a_failed_commit_of_a_join_that_leads_to_an_order_answers_and_publ
                 broadcast.append(m)
 
             await w0.subscribe(s.master, heard)
-            await first_request(w0, s.join(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
+            await first_request(
+                w0, s.join(PODS[0], "i1"), msg("train-a", PODS[0], MessageType.ACK, "i1")
+            )
             append = wal.append
 
             def broken(number: int, body: Any) -> None:
@@ -349,10 +386,10 @@ async def test_a_failed_commit_of_a_join_that_leads_to_an_order_answers_and_publ
             wal.append = broken  # type: ignore[method-assign]
             ack = msg("train-a", PODS[1], MessageType.ACK, "i1")
             with pytest.raises(BusError):  # never answered: rolled back
-                await w1.request(s.join(PODS[1]), ack, 3)
+                await w1.request(s.join(PODS[1], "i1"), ack, 3)
             assert core.state.phase == "Pending" and PODS[1] not in core.extras.incarnations
             wal.append = append  # type: ignore[method-assign]
-            reply = await w1.request(s.join(PODS[1]), ack, 5)
+            reply = await w1.request(s.join(PODS[1], "i1"), ack, 5)
             assert Order.from_data(reply.data).spec_phase == "BootChecking"
             await wait_for_async(lambda: broadcast, 5, "the BootChecking order")
             assert [Order.from_data(m.data).spec_phase for m in broadcast] == ["BootChecking"]
@@ -371,19 +408,23 @@ async def test_a_report_whose_text_holds_a_lone_surrogate_is_applied_and_committ
     ) as controller:
         core = controller.core
         async with workers(nats_server, job_a) as (w0, w1):
-            await first_request(w0, s.join(PODS[0]), msg("train-a", PODS[0], MessageType.ACK, "i1"))
-            await w1.request(s.join(PODS[1]), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5)
+            await first_request(
+                w0, s.join(PODS[0], "i1"), msg("train-a", PODS[0], MessageType.ACK, "i1")
+            )
+            await w1.request(
+                s.join(PODS[1], "i1"), msg("train-a", PODS[1], MessageType.ACK, "i1"), 5
+            )
             assert core.state.phase == "BootChecking"
             error = msg("train-a", PODS[0], MessageType.ERROR, "i1", 1)
             wire = dataclasses.replace(error, data={**error.data, "reason": "@"}).encode()
             wire = wire.replace(b'"reason":"@"', b'"reason":"open(\'/data/\\udcff\'): gone"')
-            raw = await w0._nc.request(s.report(PODS[0]), wire, timeout=5)
+            raw = await w0._nc.request(s.report(PODS[0], "i1"), wire, timeout=5)
             reply = Message.decode(raw.data)
             assert Receipt.from_data(reply.data).result is ReceiptResult.APPLIED, reply
             assert core.extras.reasons[PODS[0]] == "open('/data/\ufffd'): gone"
             # committed: the next event is handled and answered (a failed commit answers none)
             fin = msg("train-a", PODS[1], MessageType.FINISH, "i1", 1)
-            reply = await w1.request(s.report(PODS[1]), fin, 5)
+            reply = await w1.request(s.report(PODS[1], "i1"), fin, 5)
             assert Receipt.from_data(reply.data).result is not None
             assert not controller.task.done()
     saved = json.loads((tmp_path / "status.json").read_text(encoding="utf-8"))

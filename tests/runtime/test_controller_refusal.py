@@ -31,7 +31,19 @@ def test_a_refusing_controller_ends_the_run_at_once(tmp_path: Path) -> None:
     a_status_with_a_bogus_phase(state)
     marker = tmp_path / "ran"
     out = subprocess.run(
-        [*AEGIS, "run", "-n", "2", "--state-dir", str(state), "--", "touch", str(marker)],
+        [
+            *AEGIS,
+            "run",
+            "-n",
+            "2",
+            "--state-dir",
+            str(state),
+            "--job",
+            "local",
+            "--",
+            "touch",
+            str(marker),
+        ],
         capture_output=True,
         text=True,
         timeout=120,

@@ -41,7 +41,8 @@ async def test_messages_past_the_pending_limit_are_dropped_counted_and_timed() -
             await ctl.flush()
             for seq in range(1, 41):
                 await sender.publish(
-                    job.subjects.heartbeat("slow-worker-0"), beat("slow", "slow-worker-0", seq)
+                    job.subjects.heartbeat("slow-worker-0", "i1"),
+                    beat("slow", "slow-worker-0", seq),
                 )
             await sender.flush()
             await wait_for_async(lambda: ctl.stats.dropped, 10, "a dropped message")
@@ -110,7 +111,7 @@ async def test_no_pod_is_declared_lost_while_its_heartbeats_wait_in_our_queue(
 
         async def beating() -> None:
             for seq in range(1, 1000):
-                await sender.publish(job.subjects.heartbeat(pod), beat("queue", pod, seq))
+                await sender.publish(job.subjects.heartbeat(pod, "i1"), beat("queue", pod, seq))
                 await asyncio.sleep(0.1)
 
         beats: asyncio.Task[None] | None = None

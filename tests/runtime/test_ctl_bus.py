@@ -104,7 +104,7 @@ async def test_ctl_user_cannot_touch_orders_or_reports(
     nats_server: NatsServer, job_a: JobAccount
 ) -> None:
     for action, subject in (
-        ("publish", job_a.subjects.report(PODS[0])),
+        ("publish", job_a.subjects.report(PODS[0], "x")),
         ("subscription", job_a.subjects.master),
     ):
         ctl = await Bus.connect(nats_server.url, job_a.ctl_credentials())
@@ -136,7 +136,8 @@ async def test_a_worker_cannot_send_control_requests(
     from aegis.runtime.transport.auth import UserCredentials, new_user_keypair
 
     kp = new_user_keypair()
-    creds = UserCredentials(job_a.worker_jwt(kp.public_key.decode(), PODS[0]), bytes(kp.seed))
+    jwt = job_a.worker_jwt(kp.public_key.decode(), PODS[0], "x")
+    creds = UserCredentials(jwt, bytes(kp.seed))
     worker = await Bus.connect(nats_server.url, creds)
     try:
         subject = job_a.subjects.ctl_controller

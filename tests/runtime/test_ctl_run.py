@@ -89,10 +89,10 @@ async def raw_requests(state: Path) -> list[Message]:
         forged = Message(
             "local", "default", PODS[0], MessageType.FINISH, MessagePhase.COMMAND, {}, 1.0, 1
         )
-        await bus.publish(subjects.report(PODS[0]), forged)
+        await bus.publish(subjects.report(PODS[0], "i1"), forged)
         await bus.flush()
         denied = await bus.wait_permission_denied(5)
-        assert f'publish to "{subjects.report(PODS[0])}"' in denied
+        assert f'publish to "{subjects.report(PODS[0], "i1")}"' in denied
         return replies
     finally:
         await bus.close()

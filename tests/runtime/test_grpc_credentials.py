@@ -4,26 +4,31 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import logging
 import os
 import resource
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
 import pytest_asyncio
 
 from aegis.runtime.errors import CredentialsRejected, CredentialsUnavailable
-from aegis.runtime.transport.auth import JobAccount, Operator, new_user_keypair
+from aegis.runtime.transport.auth import JobAccount, Operator, UserCredentials, new_user_keypair
 from aegis.runtime.transport.grpc_credentials import (
     FIELD_LIMITS,
     CredentialServer,
     CredentialService,
     Throttle,
+    build_renewal,
     build_request,
+    renew_credentials,
     request_credentials,
 )
 from aegis.runtime.transport.proto import credentials_pb2 as pb
@@ -44,11 +49,11 @@ class RecordingService(CredentialService):
         self.transient_code = grpc.StatusCode.UNAVAILABLE
         self.explode = False
 
-    def issue(self, request: pb.IssueRequest, expected: bool | None = None) -> pb.IssueReply:
+    def issue(self, request: pb.IssueRequest, verdict: str | None = None) -> pb.IssueReply:
         self.requests.append(request)
         if self.explode:
             raise RuntimeError("bug in the service")
-        return super().issue(request, expected)
+        return super().issue(request, verdict)
 
     async def Issue(
         self, request: pb.IssueRequest, context: grpc.aio.ServicerContext
@@ -90,7 +95,7 @@ async def ask(server: CredentialServer, token: str, **kw: object) -> object:
     args.update(kw)
     return await request_credentials(
         server.address,
-        bootstrap_token=token,
+        proof=token,
         attempts=3,
         timeout=2.0,
         backoff=0.01,
@@ -113,7 +118,7 @@ async def test_issue_sends_only_the_public_key(
         namespace="team",
         job="train-a",
         pod_name="train-a-w0",
-        bootstrap_token=job.bootstrap_token,
+        proof=job.bootstrap_token,
         incarnation="first",
     )
     assert issued.nats_url == NATS_URL
@@ -128,7 +133,7 @@ async def test_issue_sends_only_the_public_key(
         "namespace",
         "pod_name",
         "user_public_nkey",
-        "bootstrap_token",
+        "proof",
         "incarnation",
     }
 
@@ -214,7 +219,7 @@ async def test_a_burst_of_agents_asking_at_once_all_get_their_credentials() -> N
                 *(
                     request_credentials(
                         srv.address, namespace="team", job="train-x", pod_name=f"train-x-w{i}",
-                        bootstrap_token=job.bootstrap_token, incarnation="i1", attempts=1,
+                        proof=job.bootstrap_token, incarnation="i1", attempts=1,
                         timeout=120.0,
                     )
                     for i in range(2_000)
@@ -237,7 +242,7 @@ async def test_unreachable_server_gives_up_after_the_attempts() -> None:
             namespace="team",
             job="train-a",
             pod_name="p",
-            bootstrap_token="t",
+            proof="t",
             incarnation="i",
             attempts=2,
             timeout=0.3,
@@ -289,7 +294,7 @@ async def test_only_an_expected_incarnation_of_a_pod_of_the_job_gets_one() -> No
             assert "not one this job expects" in (err.details() or "")
         good = build_request("team", "train-e", "train-e-w0", key, job.bootstrap_token, "good")
         reply = await issue_raw(srv, good)
-        assert reply.subjects.worker == job.subjects.report("train-e-w0")
+        assert reply.subjects.worker == job.subjects.report("train-e-w0", "good")
 
 
 @pytest.mark.parametrize("field", sorted(FIELD_LIMITS))
@@ -297,16 +302,20 @@ async def test_an_oversized_field_is_refused_before_it_is_logged(
     server: CredentialServer, job: JobAccount, field: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     key = new_user_keypair().public_key.decode()
-    request = build_request("team", "train-a", "train-a-w0", key, job.bootstrap_token, "i")
+    inc = f"i-{field.replace('_', '-')}"  # an identity of its own: its refusal is logged
+    request = build_request("team", "train-a", "train-a-w0", key, job.bootstrap_token, inc)
     setattr(request, field, "x" * 1_000_000)
     with caplog.at_level(logging.INFO, logger="aegis.runtime.transport.grpc_credentials"):
         err = await raw_issue(server, request)
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert f"{field} is 1000000 characters long" in (err.details() or "")
-    assert max(len(r.getMessage()) for r in caplog.records) < 2_000
+    assert caplog.records and max(len(r.getMessage()) for r in caplog.records) < 2_000
 
 
-async def test_throttling_per_caller() -> None:
+async def test_throttling_per_identity_never_locks_out_a_right_proof() -> None:
+    """Refusals are counted per identity a request claims, not per caller address (every
+    local process is 127.0.0.1): an identity refused too often is told to slow down, while a
+    request with the right proof, for that very identity, is still served."""
     job = Operator().create_job_account("team", "train-t")
     service = CredentialService(
         NATS_URL, [job], Throttle(rate=0.01, burst=6, refused_rate=0.01, refused_burst=2)
@@ -315,17 +324,101 @@ async def test_throttling_per_caller() -> None:
         key = new_user_keypair().public_key.decode()
         bad = build_request("team", "train-t", "train-t-w0", key, "wrong", "i")
         codes = [(await raw_issue(srv, bad)).code() for _ in range(3)]
-        # guessing tokens: refused twice, then the caller is slowed down
+        # guessing: refused twice, then that identity is slowed down
         assert codes == [grpc.StatusCode.PERMISSION_DENIED] * 2 + [
             grpc.StatusCode.RESOURCE_EXHAUSTED
         ]
+        assert "refused too often" in ((await raw_issue(srv, bad)).details() or "")
+        # the right proof for the same identity gets its credential all the same
         good = build_request("team", "train-t", "train-t-w0", key, job.bootstrap_token, "i")
-        assert (await issue_raw(srv, good)).user_jwt  # 4th request of 6
-        await issue_raw(srv, good)  # 5th
-        await issue_raw(srv, good)  # 6th
-        err = await raw_issue(srv, good)  # the 7th exceeds the burst
+        assert (await issue_raw(srv, good)).user_jwt  # the 5th request of 6
+        other = build_request("team", "train-t", "train-t-w1", key, "wrong", "i")
+        assert (await raw_issue(srv, other)).code() == grpc.StatusCode.PERMISSION_DENIED
+        # the service's own budget (its CPU) is for everyone: the 7th exceeds its burst
+        err = await raw_issue(srv, good)
         assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "too many requests" in (err.details() or "")
+        assert "busy" in (err.details() or "")
+
+
+async def test_a_costly_check_is_not_made_for_an_identity_refused_too_often() -> None:
+    """A check that asks the API (a TokenReview, a pod GET) is skipped for an identity
+    refused too often from one caller: a flood of bad proofs costs no API calls."""
+    job = Operator().create_job_account("team", "train-k")
+    calls: list[str] = []
+
+    def proves(pod: str, incarnation: str, proof: str) -> bool:
+        calls.append(proof)
+        return proof == "right"
+
+    service = CredentialService(NATS_URL, throttle=Throttle(refused_rate=0.01, refused_burst=3))
+    service.add_job(job, proves=proves, expects_blocks=True)
+    async with CredentialServer(service) as srv:
+        key = new_user_keypair().public_key.decode()
+        bad = build_request("team", "train-k", "train-k-w0", key, "wrong", "uid-0")
+        codes = [(await raw_issue(srv, bad)).code() for _ in range(10)]
+        assert (
+            codes
+            == [grpc.StatusCode.PERMISSION_DENIED] * 3 + [grpc.StatusCode.RESOURCE_EXHAUSTED] * 7
+        )
+        assert len(calls) == 3  # then no more API calls for it from this caller
+        assert service.refused_count == 10
+
+
+async def test_a_credential_expires_and_is_renewed_by_its_key_until_revoked() -> None:
+    job = Operator().create_job_account("team", "train-n")
+    expected = {"train-n-w0": "inc-1"}
+    service = CredentialService(NATS_URL, ttl_s=120)
+    service.add_job(job, expects=lambda pod, inc: expected.get(pod) == inc)
+    async with CredentialServer(service) as srv:
+        issued = await request_credentials(
+            srv.address, namespace="team", job="train-n", pod_name="train-n-w0",
+            proof=job.bootstrap_token, incarnation="inc-1", attempts=1,
+        )  # fmt: skip
+        now = time.time()
+        assert now + 110 < issued.expires_at <= now + 121
+        assert jwt_claims(issued.credentials.user_jwt)["exp"] == issued.expires_at
+        assert issued.renew_at(now) == pytest.approx(now + (issued.expires_at - now) / 2)
+        renewed = await renew_credentials(srv.address, issued, attempts=1)
+        assert renewed.credentials.seed == issued.credentials.seed
+        assert jwt_subject(renewed.credentials.user_jwt) == issued.credentials.public_key
+        # a renewal signed by another key, or long ago, or replayed later, is refused
+        thief = dataclasses.replace(
+            issued,
+            credentials=UserCredentials(issued.credentials.user_jwt, new_user_keypair().seed),
+        )
+        for request, says in (
+            (build_renewal(thief), "no credential of this key"),
+            (build_renewal(issued, int(time.time()) - 3600), "stale renewal signature"),
+        ):
+            err = await raw_renew(srv, request)
+            assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert says in (err.details() or ""), err.details()
+        forged = build_renewal(issued)
+        forged.signature = bytes(64)
+        assert (await raw_renew(srv, forged)).code() == grpc.StatusCode.PERMISSION_DENIED
+        # replaced: never renewed again, and no new credential for that incarnation either
+        assert service.revoke("team", "train-n", "train-n-w0", "inc-1") == (
+            issued.credentials.public_key
+        )
+        with pytest.raises(CredentialsRejected, match="credential is revoked"):
+            await renew_credentials(srv.address, issued, attempts=1)
+        again = build_request(
+            "team", "train-n", "train-n-w0", issued.credentials.public_key,
+            job.bootstrap_token, "inc-1",
+        )  # fmt: skip
+        assert "revoked" in ((await raw_issue(srv, again)).details() or "")
+
+
+async def raw_renew(server: CredentialServer, request: pb.RenewRequest) -> grpc.aio.AioRpcError:
+    async with grpc.aio.insecure_channel(server.address) as channel:
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await pb_grpc.CredentialsStub(channel).Renew(request, timeout=2.0)
+    return info.value
+
+
+def jwt_claims(jwt: str) -> dict[str, Any]:
+    body = jwt.split(".")[1]
+    return dict(json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))))
 
 
 async def test_checks_that_block_run_side_by_side_off_the_event_loop() -> None:
@@ -350,7 +443,7 @@ async def test_checks_that_block_run_side_by_side_off_the_event_loop() -> None:
         ]
         replies = await asyncio.gather(*(issue_raw(srv, r) for r in requests))
         assert [r.subjects.worker for r in replies] == [
-            job.subjects.report(f"train-b-w{i}") for i in range(4)
+            job.subjects.report(f"train-b-w{i}", "good") for i in range(4)
         ]
         assert len(seen) == 4 and threading.get_ident() not in seen
         # a request that fails an earlier check never reaches the API

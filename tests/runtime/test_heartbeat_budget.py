@@ -161,7 +161,7 @@ async def joined_agent(
         async def heard(msg: object) -> None:
             beats.append(loop.time())
 
-        await ctl.bus._nc.subscribe(job.subjects.heartbeat(pod), cb=heard)
+        await ctl.bus._nc.subscribe(job.subjects.heartbeat(pod, "i1"), cb=heard)
         await ctl.bus.flush()
         beat = None
         try:

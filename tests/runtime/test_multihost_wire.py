@@ -81,7 +81,10 @@ def test_nothing_secret_crosses_the_wire(hosts3: Hosts, tmp_path: Path) -> None:
     job = start_job(hosts3, tmp_path, "3", cmd=[sys.executable, str(SCRIPT)])
     agent = wait_for(lambda: agent_pids(hosts3, 1), 120, "host 1's agent")[0]
     env = _environ(agent)  # what node 0 told host 1's agent (root reads it; the wire must not)
-    token, grpc = env["AEGIS_BOOTSTRAP_TOKEN"], env["AEGIS_GRPC"]
+    grpc = env["AEGIS_GRPC"]
+    # its incarnation's secret came over the rendezvous link (TLS) and was handed to it on a
+    # socket: it is in no environment (docs/security.md)
+    assert "AEGIS_BOOTSTRAP_TOKEN" not in env and "AEGIS_SECRET_FD" in env
     codes = [n.finish(240.0) for n in job.nodes]
     stop_capture(tshark)
     assert codes == [0, 0, 0], job.outputs()
@@ -89,7 +92,6 @@ def test_nothing_secret_crosses_the_wire(hosts3: Hosts, tmp_path: Path) -> None:
     nats_port = int(json.loads((job.state / "ctl.json").read_text())["natsUrl"].rsplit(":", 1)[1])
     aegis_ports = {RDZV_PORT, nats_port, int(grpc.rsplit(":", 1)[1])}
     secrets_ = {
-        "bootstrap token": token.encode(),
         "join secret": job.secret.encode(),
         "join token": join_token(job.secret.encode()).encode(),
     }

@@ -13,14 +13,16 @@ from ..support import Launch, wait_for
 from ..support.steplog import steplog_ok
 
 
-def controller_pid(state: Path) -> int | None:
+def controller_pid(launcher: int) -> int | None:
+    """The controller `launcher` runs (its state dir is handed to it, named nowhere)."""
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 cmd = Path("/proc", entry, "cmdline").read_bytes().split(b"\0")
-            except OSError:
+                stat = Path("/proc", entry, "stat").read_bytes().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
                 continue
-            if b"controller" in cmd and str(state).encode() in cmd:
+            if b"controller" in cmd and int(stat[1]) == launcher:
                 return int(entry)
     return None
 
@@ -39,10 +41,10 @@ def test_controller_killed_and_resumed(tmp_path: Path, aegis_run: Launch) -> Non
     run = aegis_run(2, env=env)
     state = run.state
     wait_for(lambda: in_second_attempt(state), 90, "the second attempt")
-    first = controller_pid(state)
+    first = controller_pid(run.pid)
     assert first is not None
     os.kill(first, signal.SIGKILL)
-    wait_for(lambda: controller_pid(state) not in (None, first), 30, "a new controller")
+    wait_for(lambda: controller_pid(run.pid) not in (None, first), 30, "a new controller")
     hold.touch()
     assert run.finish(90) == 0, run.stderr[-3000:]
     assert "restarting it" in run.stderr

@@ -73,7 +73,8 @@ async def _preloaded(pool: StandbyPool, local_rank: int, root: Path) -> None:
     """Wait until the standby of `local_rank` has imported the marker."""
     standby = await pool.ready(local_rank)
     assert standby is not None
-    where = root / "imported" / str(standby.proc.pid)
+    pid = await wait_for_async(lambda: standby.interpreter_pid, 30, "the standby's pid")
+    where = root / "imported" / str(pid)
     await wait_for_async(where.exists, 30, "the standby's preload")
 
 
@@ -257,7 +258,8 @@ async def test_a_standby_preloads_only_once_a_core_is_idle(probe: Path) -> None:
         assert standby is not None
         await _preloaded(ungated, 0, probe)
         imported = {p.name for p in (probe / "imported").iterdir()}
-        assert str(standby.proc.pid) not in imported and len(imported) == 1
+        pid = await wait_for_async(lambda: standby.interpreter_pid, 30, "the standby's pid")
+        assert str(pid) not in imported and len(imported) == 1
         runner.restart_count = 1
         code, seen = await _attempt(runner, gated, out)
         assert code == 3 and runner.from_standby and not seen["marked"]
@@ -283,10 +285,11 @@ async def test_a_standby_that_does_not_read_its_attempt_is_killed_for_a_cold_sta
         pool.refill(0, argv, runner.last_env, runner.cwd)
         standby = await pool.ready(0)
         assert standby is not None
-        freeze(standby.proc.pid)
+        interpreter = await wait_for_async(lambda: standby.interpreter_pid, 30, "its pid")
+        freeze(interpreter)  # its reaper runs on: the interpreter does not read its attempt
         runner.restart_count = 1
         code, seen = await _attempt(runner, pool, out)
-        assert code == 3 and not runner.from_standby and seen["pid"] != standby.proc.pid
+        assert code == 3 and not runner.from_standby and seen["pid"] != interpreter
         assert standby.proc.returncode is not None  # killed, reaped
     finally:
         await pool.close()

@@ -104,7 +104,7 @@ async def test_credentials_over_tls_need_the_job_ca() -> None:
             "namespace": "team",
             "job": "train",
             "pod_name": "train-worker-0",
-            "bootstrap_token": job.bootstrap_token,
+            "proof": job.bootstrap_token,
         }
         issued = await request_credentials(
             grpc_server.address, **ask, incarnation="a", ca_pem=tls.ca_pem

@@ -114,7 +114,7 @@ def test_the_agent_exits_78_at_once_naming_it() -> None:
 async def test_the_launcher_ends_the_job_when_an_agent_exits_78(tmp_path: Path) -> None:
     """`aegis run` checks the command itself, so only the launcher's API reaches this: every
     agent exits 78, the controller is told to quit, the job ends Failed with nothing counted."""
-    job = LocalJob(["nonexistent_binary"], workers=2, state_dir=tmp_path / "state")
+    job = LocalJob(["nonexistent_binary"], workers=2, job="local", state_dir=tmp_path / "state")
     t0 = time.monotonic()
     assert await run_local(job) == 1
     assert time.monotonic() - t0 < 30

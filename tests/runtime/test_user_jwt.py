@@ -31,9 +31,10 @@ class _Responses:
         """Nothing to check."""
 
 
-def nats_jwt_reference(key: str, name: str, perms: Permissions | None) -> str:
+def nats_jwt_reference(key: str, name: str, perms: Permissions | None, expires: int = 0) -> str:
     """The JWT as nats-jwt's UserClaims writes it (what Account.user_jwt did before)."""
     claims = UserClaims(key, name)
+    claims.exp = expires
     if perms is not None:
         claims.nats.pub.allow = list(perms.pub)
         claims.nats.sub.allow = list(perms.sub)
@@ -51,16 +52,24 @@ def nats_jwt_reference(key: str, name: str, perms: Permissions | None) -> str:
     respond=st.booleans(),
     limited=st.booleans(),
     now=st.floats(min_value=1.6e9, max_value=4e9),
+    expires=st.one_of(st.just(0), st.integers(min_value=1, max_value=2**40)),
 )
 def test_the_same_bytes_as_nats_jwt(
-    key: str, name: str, pub: list[str], sub: list[str], respond: bool, limited: bool, now: float
+    key: str,
+    name: str,
+    pub: list[str],
+    sub: list[str],
+    respond: bool,
+    limited: bool,
+    now: float,
+    expires: int,
 ) -> None:
     perms = Permissions(tuple(pub), tuple(sub), respond) if limited else None
     with mock.patch("time.time", return_value=now):
-        ours = ACCOUNT.user_jwt(key, name, perms)
-        assert ours == nats_jwt_reference(key, name, perms)
+        ours = ACCOUNT.user_jwt(key, name, perms, expires=expires)
+        assert ours == nats_jwt_reference(key, name, perms, expires)
         if perms is not None:  # the writer itself, not only through Account
-            direct = encode_user_jwt(ACCOUNT.keypair, key, name, pub, sub, respond)
+            direct = encode_user_jwt(ACCOUNT.keypair, key, name, pub, sub, respond, expires=expires)
             assert direct == ours
 
 

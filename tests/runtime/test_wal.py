@@ -3,6 +3,7 @@ append leaves no partial line, an undone change is gone (issue 12)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -57,14 +58,20 @@ def test_a_file_cut_anywhere_reads_as_the_whole_records_before_the_cut(
     assert again[-1].body == {"after": "the crash"}
 
 
-def test_a_last_line_whose_checksum_fails_is_a_torn_write(tmp_path: Path) -> None:
+def test_a_last_line_whose_checksum_fails_is_a_torn_write_dropped_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "wal.jsonl"
     written(path).close()
     data = bytearray(path.read_bytes())
     data[-5] ^= 0x01  # inside the last record: its bytes did not all reach the disk
     path.write_bytes(bytes(data))
     wal = WriteAheadLog(path)
-    assert [r.number for r in wal.read()] == [1, 2] and wal.torn_tail
+    with caplog.at_level(logging.WARNING, logger="aegis.runtime.controller.wal"):
+        assert [r.number for r in wal.read()] == [1, 2] and wal.torn_tail
+    start = len(b"\n".join(bytes(data).split(b"\n")[:2])) + 1
+    [warning] = [r.getMessage() for r in caplog.records]  # never dropped without a word
+    assert f"from byte {start} ({len(data) - start} bytes), is torn" in warning
 
 
 @pytest.mark.parametrize(
@@ -72,8 +79,8 @@ def test_a_last_line_whose_checksum_fails_is_a_torn_write(tmp_path: Path) -> Non
     [
         (lambda line: line.replace(b'"stepNo":2', b'"stepNo":7'), "record 2 is corrupt"),
         (lambda line: b"00000000 " + line[9:], "record 2 is corrupt"),
-        (lambda line: line[:20], r"wal.jsonl:2: record 2 is corrupt"),
-        (lambda line: line[:12], r"wal.jsonl:2: record \? is corrupt"),
+        (lambda line: line[:20], r"wal.jsonl:2 \(byte \d+\): record 2 is corrupt"),
+        (lambda line: line[:12], r"wal.jsonl:2 \(byte \d+\): record \? is corrupt"),
     ],
     ids=["changed-byte", "bad-checksum", "cut-short", "number-lost"],
 )
@@ -88,6 +95,7 @@ def test_a_corrupt_record_followed_by_others_is_named(
     with pytest.raises(CorruptStatusError, match=says) as err:
         WriteAheadLog(path).read()
     assert "move it and the status file beside it away" in str(err.value)
+    assert f"(byte {len(lines[0]) + 1})" in str(err.value)  # where it starts, to the byte
 
 
 def test_a_failed_append_leaves_no_partial_line(

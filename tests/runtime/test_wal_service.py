@@ -55,7 +55,7 @@ async def test_every_reply_and_order_follows_its_state_to_disk(
     s = job_a.subjects
     agents = []
     for pod in PODS_A:
-        creds = job_a.account.new_user(pod, job_a.worker_permissions(pod))
+        creds = job_a.account.new_user(pod, job_a.worker_permissions(pod, "i1"))
         agents.append(await Bus.connect(nats_server.url, creds, inbox_prefix=s.inbox_prefix(pod)))
     orders: list[Message] = []
     seen_on_disk: list[int] = []
@@ -69,7 +69,7 @@ async def test_every_reply_and_order_follows_its_state_to_disk(
     async def send(i: int, kind: MessageType) -> None:
         pod = PODS_A[i]
         seq = int(core.state.masterSeq)
-        subject = s.join(pod) if kind is MessageType.ACK else s.report(pod)
+        subject = s.join(pod, "i1") if kind is MessageType.ACK else s.report(pod, "i1")
         reply = await first_request(agents[i], subject, msg(pod, kind, seq))
         assert reply is not None
         resumed = on_disk(state, tmp_path / f"r{pod}{kind.value}")

@@ -34,7 +34,8 @@ async def connected_agent(server: NatsServer, job: JobAccount, cfg: AgentConfig)
     caller closes `agent.bus`."""
     agent = AgentService(cfg, diag=NoDiagnosis())  # type: ignore[arg-type]
     kp = new_user_keypair()
-    creds = UserCredentials(job.worker_jwt(kp.public_key.decode(), cfg.pod), bytes(kp.seed))
+    jwt = job.worker_jwt(kp.public_key.decode(), cfg.pod, cfg.incarnation)
+    creds = UserCredentials(jwt, bytes(kp.seed))
     agent.bus = await Bus.connect(
         server.url, creds, name=cfg.pod, inbox_prefix=job.subjects.inbox_prefix(cfg.pod)
     )

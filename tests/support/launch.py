@@ -40,10 +40,14 @@ class AegisRun:
         *opts: str,
         cmd: Sequence[str] | None = None,
         env: dict[str, str] | None = None,
+        state: Path | None = None,
     ) -> None:
-        self.state = tmp / "state"
+        self.state = state or tmp / "state"
         self.stdout_path, self.stderr_path = tmp / "run.out", tmp / "run.err"
-        self.argv = [*AEGIS, "run", "-n", str(n), "--state-dir", str(self.state), *opts, "--"]
+        # the tests' pods are named local-worker-N (a job's own default name is random)
+        named = () if "--job" in opts else ("--job", "local")
+        self.argv = [*AEGIS, "run", "-n", str(n), "--state-dir", str(self.state), *named, *opts]
+        self.argv.append("--")
         self.argv += cmd or [sys.executable, TRAIN]
         self.marker = f"{RUN_MARKER}={uuid.uuid4().hex}"  # in every process of this run
         with self.stdout_path.open("w") as out, self.stderr_path.open("w") as err:

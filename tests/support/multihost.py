@@ -106,8 +106,8 @@ def start_job(
             *opts,
             *(node_opts or {}).get(i, ()),
         ]
-        if i == 0:
-            argv += ["--state-dir", str(state)]
+        if i == 0:  # the tests' pods are named local-worker-N (a job's default name is random)
+            argv += ["--state-dir", str(state), *(() if "--job" in opts else ("--job", "local"))]
         argv += ["--", *(cmd or [sys.executable, TRAIN])]
         out = tmp / f"node{i}.out"
         proc = hosts.popen(i, argv, env=base, out=out, cwd=ROOT)

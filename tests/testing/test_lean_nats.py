@@ -22,7 +22,7 @@ async def test_the_lean_client_authenticates_for_real_and_is_held_to_its_pod() -
     job = op.create_job_account("default", "lean")
     pod, other = "lean-worker-0", "lean-worker-1"
     kp = new_user_keypair()
-    jwt = job.worker_jwt(kp.public_key.decode(), pod)
+    jwt = job.worker_jwt(kp.public_key.decode(), pod, "inc-1")
     got: list[tuple[str, bytes]] = []
     async with NatsServer(op, [job]) as nats:
         host, port = nats.url.removeprefix("nats://").rsplit(":", 1)
@@ -32,7 +32,7 @@ async def test_the_lean_client_authenticates_for_real_and_is_held_to_its_pod() -
         conn.sub(job.subjects.master, 1)
         await conn.ping()  # allowed: no -ERR
         assert conn.errors == []
-        conn.pub(job.subjects.report(other), b"{}")  # another pod's subject
+        conn.pub(job.subjects.report(other, "inc-1"), b"{}")  # another pod's subject
         await conn.ping()
         assert any("Permissions Violation" in e for e in conn.errors), conn.errors
         # an order from the controller reaches it, whole

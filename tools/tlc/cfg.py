@@ -93,34 +93,32 @@ class TlcConfig:
 def strip_comments(text: str) -> str:
     """Blank out `\\*` line comments and nested `(* *)` comments, keeping offsets and newlines."""
     out: list[str] = []
-    i, depth, n = 0, 0, len(text)
-    while i < n:
-        two = text[i : i + 2]
-        if two == "(*":
-            depth += 1
-            out.append("  ")
-            i += 2
-        elif two == "*)" and depth:
-            depth -= 1
-            out.append("  ")
-            i += 2
-        elif depth:
-            out.append("\n" if text[i] == "\n" else " ")
-            i += 1
-        elif two == "\\*":
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out.append(" " * (end - i))
-            i = end
-        elif text[i] == '"':
-            m = _STRING.match(text, i)
-            assert m is not None
-            out.append(m.group())
-            i = m.end()
-        else:
-            out.append(text[i])
-            i += 1
+    i, depth = 0, 0
+    while i < len(text):
+        piece, i, depth = _next_piece(text, i, depth)
+        out.append(piece)
     return "".join(out)
+
+
+def _next_piece(text: str, i: int, depth: int) -> tuple[str, int, int]:
+    """The text at `i` as kept (blanked inside a comment), where the next piece starts, and
+    the comment depth there; a string literal is kept whole (a `(*` in it opens nothing)."""
+    two = text[i : i + 2]
+    if two == "(*":
+        return "  ", i + 2, depth + 1
+    if two == "*)" and depth:
+        return "  ", i + 2, depth - 1
+    if depth:
+        return ("\n" if text[i] == "\n" else " "), i + 1, depth
+    if two == "\\*":
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        return " " * (end - i), end, depth
+    if text[i] == '"':
+        m = _STRING.match(text, i)
+        assert m is not None
+        return m.group(), m.end(), depth
+    return text[i], i + 1, depth
 
 
 def _tokens(text: str) -> list[Token]:
@@ -282,8 +280,7 @@ def read_cfg(path: Path, display: str | None = None) -> TlcConfig:
 
 def render_cfg(config: TlcConfig) -> str:
     """The config as cfg text TLC reads (comments and layout are not kept)."""
-    out = [f"{kw} {getattr(config, kw.lower())}" for kw in ("SPECIFICATION", "INIT", "NEXT")]
-    out = [line for line in out if not line.endswith(" None")]
+    out = _single_values(config, ("SPECIFICATION", "INIT", "NEXT"))
     if config.constants or config.substitutions:
         out.append("CONSTANTS")
         out += [f"    {k} = {v}" for k, v in config.constants.items()]
@@ -295,9 +292,13 @@ def render_cfg(config: TlcConfig) -> str:
         ("ACTION_CONSTRAINT", config.action_constraints),
     ):
         out += [f"{keyword} {name}" for name in names]
-    for keyword in ("SYMMETRY", "VIEW", "ALIAS", "POSTCONDITION"):
-        value = getattr(config, keyword.lower())
-        out += [f"{keyword} {value}"] if value is not None else []
+    out += _single_values(config, ("SYMMETRY", "VIEW", "ALIAS", "POSTCONDITION"))
     if config.check_deadlock is not None:
         out.append(f"CHECK_DEADLOCK {'TRUE' if config.check_deadlock else 'FALSE'}")
     return "\n".join(out) + "\n"
+
+
+def _single_values(config: TlcConfig, keywords: tuple[str, ...]) -> list[str]:
+    """`KEYWORD name` for each of these one-name keywords the config sets."""
+    values = ((kw, getattr(config, kw.lower())) for kw in keywords)
+    return [f"{kw} {value}" for kw, value in values if value is not None]

@@ -128,26 +128,41 @@ def parse_dot(lines: Iterable[str]) -> StateGraph:
     legend = False
     for raw in lines:
         line = raw.strip()
-        if line.startswith("subgraph cluster_legend"):
-            legend = True
-        elif line.startswith("subgraph"):
-            legend = False
-        if legend or not line or line[0] in "{}" or line.startswith(("strict", "digraph")):
-            continue
-        try:
-            words, attrs = _statement(line)
-        except (ValueError, IndexError):
-            raise DotSyntaxError(f"cannot parse dot line: {line!r}") from None
-        ids = [_node_id(w) for w in words if w != "->"]
-        if len(words) == 3 and words[1] == "->" and None not in ids:
-            src, dst = ids
-            assert src is not None and dst is not None
-            graph.edges.add((src, attrs.get("label", ""), dst))
-        elif len(words) == 1 and ids[0] is not None and "label" in attrs:
-            graph.states[ids[0]] = reader.state(attrs["label"])
-            if "filled" in attrs.get("style", ""):
-                graph.initial.add(ids[0])
+        if line.startswith("subgraph"):
+            legend = line.startswith("subgraph cluster_legend")
+        if not legend and _is_statement(line):
+            _add_statement(graph, reader, line)
     return graph
+
+
+def _is_statement(line: str) -> bool:
+    """Whether `line` is a node or an edge (not blank, a brace, or the graph's header)."""
+    return bool(line) and line[0] not in "{}" and not line.startswith(("strict", "digraph"))
+
+
+def _add_statement(graph: StateGraph, reader: _StateReader, line: str) -> None:
+    """Add one node (a state, initial when filled) or edge (with its action label)."""
+    words, attrs = _parse_statement(line)
+    ids = [_node_id(w) for w in words if w != "->"]
+    if len(words) == 3 and words[1] == "->" and None not in ids:
+        src, dst = ids
+        assert src is not None and dst is not None
+        graph.edges.add((src, attrs.get("label", ""), dst))
+    elif len(words) == 1 and ids[0] is not None and "label" in attrs:
+        _add_state(graph, reader, ids[0], attrs)
+
+
+def _parse_statement(line: str) -> tuple[list[str], dict[str, str]]:
+    try:
+        return _statement(line)
+    except (ValueError, IndexError):
+        raise DotSyntaxError(f"cannot parse dot line: {line!r}") from None
+
+
+def _add_state(graph: StateGraph, reader: _StateReader, node: int, attrs: dict[str, str]) -> None:
+    graph.states[node] = reader.state(attrs["label"])
+    if "filled" in attrs.get("style", ""):
+        graph.initial.add(node)
 
 
 def read_dot(path: Path) -> StateGraph:

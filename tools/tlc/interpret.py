@@ -42,6 +42,11 @@ _VIOLATIONS: dict[int, ViolationKind] = {
     Code.TLC_DEADLOCK_REACHED: "deadlock",
 }
 _TRACE_HEADERS = frozenset({Code.TLC_BEHAVIOR_UP_TO_THIS_POINT, Code.TLC_COUNTER_EXAMPLE})
+_TRACE_CODES = _TRACE_HEADERS | {
+    Code.TLC_STATE_PRINT2,
+    Code.TLC_STATE_PRINT3,
+    Code.TLC_BACK_TO_STATE,
+}
 
 
 def _int(s: str) -> int:
@@ -84,19 +89,23 @@ class ResultBuilder:
             self._info(msg)
         elif code in _VIOLATIONS:
             self._violation(_VIOLATIONS[code], msg)
-        elif code in _TRACE_HEADERS:
-            pass
-        elif code == Code.TLC_STATE_PRINT2:
-            self._step(msg.text)
-        elif code in (Code.TLC_STATE_PRINT3, Code.TLC_BACK_TO_STATE):
-            m = _STUTTER.match(msg.text) or _BACK.match(msg.text)
-            if m:
-                self.loop = int(m.group(1)) - (code == Code.TLC_STATE_PRINT3)
+        elif code in _TRACE_CODES:
+            self._trace(code, msg.text)
         elif msg.severity == Severity.WARNING:
             self.warnings.append(self.relocate(msg.text))
         else:  # an error, its details (e.g. "The second argument of \\div is 0.") or news
             is_error = msg.severity in (Severity.ERROR, Severity.TLCBUG)
             self.notes.append((is_error, self.relocate(msg.text)))
+
+    def _trace(self, code: int, text: str) -> None:
+        """A part of the error trace: a header (nothing to keep), a state, or where a
+        behaviour loops back (a stutter or `Back to state n`)."""
+        if code == Code.TLC_STATE_PRINT2:
+            self._step(text)
+        elif code in (Code.TLC_STATE_PRINT3, Code.TLC_BACK_TO_STATE):
+            m = _STUTTER.match(text) or _BACK.match(text)
+            if m:
+                self.loop = int(m.group(1)) - (code == Code.TLC_STATE_PRINT3)
 
     def _info(self, msg: Message) -> None:
         text = msg.text
@@ -142,14 +151,11 @@ class ResultBuilder:
 
     def finish(self, exit_code: int, seconds: float, timed_out: bool = False) -> TlcResult:
         """The result once TLC has exited with `exit_code`."""
-        failed = exit_code != ExitStatus.SUCCESS and not timed_out and self.kind is None
-        if failed or any(is_error for is_error, _ in self.notes):
-            self.errors = [text for _, text in self.notes]
+        self._keep_errors(exit_code, timed_out)
         violation = self._make_violation(exit_code, timed_out)
+        finished = exit_code == ExitStatus.SUCCESS or timed_out
         return TlcResult(
-            ok=(exit_code == ExitStatus.SUCCESS or timed_out)
-            and violation is None
-            and not self.errors,
+            ok=finished and violation is None and not self.errors,
             exit_code=exit_code,
             distinct_states=self.distinct,
             states_generated=self.generated,
@@ -162,6 +168,12 @@ class ResultBuilder:
             warnings=list(self.warnings),
             timed_out=timed_out,
         )
+
+    def _keep_errors(self, exit_code: int, timed_out: bool) -> None:
+        """The notes are errors when one of them is, or when TLC failed without a violation."""
+        failed = exit_code != ExitStatus.SUCCESS and not timed_out and self.kind is None
+        if failed or any(is_error for is_error, _ in self.notes):
+            self.errors = [text for _, text in self.notes]
 
     def _make_violation(self, exit_code: int, timed_out: bool) -> Violation | None:
         if self.kind is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from aegis.errors import SpecError
 from tools.tlc.anchor import locate
-from tools.tlc.result import TlcResult
+from tools.tlc.result import TlcResult, Violation
 from tools.tlc.runner import run_tlc
 from tools.tlc.translation import translate
 
@@ -151,6 +151,13 @@ def run_mutant(
         return run_tlc(mspec, mcfg, workers=1, extra_args=("-lncheck", "final"), timeout=timeout)
 
 
+def _kind(v: Violation) -> str:
+    """The violation's kind, a property violated by a lasso (a loop or stuttering at the
+    end) being a liveness violation: TLC names a violated invariant or action property, not
+    a temporal one."""
+    return "liveness" if v.kind == "property" and v.loop is not None else v.kind
+
+
 def verdict(mutant: Mutant, result: TlcResult) -> tuple[bool, str]:
     """Whether TLC gave the expected verdict, and what it said in words."""
     v = result.violation
@@ -158,9 +165,7 @@ def verdict(mutant: Mutant, result: TlcResult) -> tuple[bool, str]:
         return False, "timed out"
     if v is None:
         return result.ok and mutant.expect_kind is None, "no error" if result.ok else "failed"
-    # TLC names a violated invariant or action property, not a temporal one: a property
-    # violated by a lasso (a loop or stuttering at the end) is a liveness violation
-    kind = "liveness" if v.kind == "property" and v.loop is not None else v.kind
+    kind = _kind(v)
     said = " ".join(x for x in (kind, v.name) if x)
     if mutant.expect_kind is None or kind != mutant.expect_kind:
         return False, said

@@ -45,20 +45,7 @@ def run_tlc(
         config_errors: list[str] = []
         assert ws.cfg is not None
         ws.cfg.write_text(without_check_deadlock(cfg.read_text(encoding="utf-8")), "utf-8")
-        off = config.check_deadlock is False and "-deadlock" not in extra_args
-        no_deadlock = ["-deadlock"] if off else []
-        args = [
-            "-tool",
-            *no_deadlock,
-            "-metadir",
-            str(ws.dir / "states"),
-            "-workers",
-            str(workers or default_workers()),
-            *_absolute_files(extra_args),
-            "-config",
-            ws.cfg.name,
-            ws.spec.name,
-        ]
+        args = _tlc_args(ws, config, extra_args, workers)
         jtmp = ws.dir / "java-tmp"
         jtmp.mkdir()
         start = time.monotonic()
@@ -77,6 +64,26 @@ def run_tlc(
             found = config_errors or builder.errors_so_far()
             raise SpecError("\n".join(found) or f"{display_path(cfg)}: TLC rejected the config")
         return builder.finish(exit_code, seconds, timed_out)
+
+
+def _tlc_args(
+    ws: Workspace, config: TlcConfig, extra_args: Sequence[str], workers: int | None
+) -> list[str]:
+    """TLC's command line in tool mode (`-deadlock` where the cfg turns the check off)."""
+    assert ws.cfg is not None
+    off = config.check_deadlock is False and "-deadlock" not in extra_args
+    return [
+        "-tool",
+        *(["-deadlock"] if off else []),
+        "-metadir",
+        str(ws.dir / "states"),
+        "-workers",
+        str(workers or default_workers()),
+        *_absolute_files(extra_args),
+        "-config",
+        ws.cfg.name,
+        ws.spec.name,
+    ]
 
 
 def _take(

@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aegis.errors import SpecError
 from tools.tlc.jar import java_command
-from tools.tlc.workspace import display_path, workspace
+from tools.tlc.workspace import Workspace, display_path, workspace
 
 _PARSING = re.compile(r"^Parsing file (.+)$")
 _FATAL = re.compile(r"^Fatal errors while parsing TLA\+ spec in file (\S+)")
@@ -46,46 +47,70 @@ def export_xml(spec: Path | str, display: str | None = None) -> bytes:
         if done.returncode == 0 and xml.startswith(b"<?xml") and xml.endswith(b"</modules>"):
             return xml
         # XMLExporter buries SANY's messages in stack traces: ask SANY itself.
-        cmd = java_command("tla2sany.SANY", ws.spec.name, short=True)
-        sany = subprocess.run(
-            cmd, cwd=ws.dir, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False
-        )
-        lines = (sany.stdout + sany.stderr).splitlines()
-        found = (
-            sany_errors(lines, ws.locate)
-            or [ln for ln in lines if ln.strip() and not ln.lstrip().startswith(_NOISE)][:40]
-        )
+        found = _ask_sany(ws)
         raise SpecError(f"{shown}: SANY rejected the spec:\n" + "\n".join(found))
+
+
+def _ask_sany(ws: Workspace) -> list[str]:
+    """SANY's errors for the workspace's spec (its first 40 lines of output if none parse)."""
+    cmd = java_command("tla2sany.SANY", ws.spec.name, short=True)
+    sany = subprocess.run(
+        cmd, cwd=ws.dir, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False
+    )
+    lines = (sany.stdout + sany.stderr).splitlines()
+    return (
+        sany_errors(lines, ws.locate)
+        or [ln for ln in lines if ln.strip() and not ln.lstrip().startswith(_NOISE)][:40]
+    )
 
 
 def sany_errors(lines: Sequence[str], locate: Locate) -> list[str]:
     """Errors found in SANY's output; `locate` maps a module name or file path to a path."""
-    errors: list[str] = []
-    current = ""  # the file being parsed
-    section = ""
+    reader = _SanyReader(locate)
     i = 0
     while i < len(lines):
+        i = reader.read(lines, i)
+    return reader.errors
+
+
+@dataclass
+class _SanyReader:
+    """SANY's output read line by line: the file being parsed, the section (Errors,
+    Warnings, ...) being listed, and the errors found so far."""
+
+    locate: Locate
+    errors: list[str] = field(default_factory=list)
+    current: str = ""
+    section: str = ""
+
+    def read(self, lines: Sequence[str], i: int) -> int:
+        """Take lines[i] (and the paragraph it opens) into account; the next index to read."""
         line = lines[i].strip()
         if (m := _PARSING.match(line)) or (m := _FATAL.match(line)):
-            current = locate(m.group(1))
+            self.current = self.locate(m.group(1))
         elif m := _LEXICAL.match(line):
-            errors.append(f"{current}:{m.group(1)}:{m.group(2)}: lexical error: {m.group(3)}")
+            self.errors.append(
+                f"{self.current}:{m.group(1)}:{m.group(2)}: lexical error: {m.group(3)}"
+            )
         elif line == "***Parse Error***":
-            i, detail = _paragraph(lines, i + 1)
-            at = _AT.search(detail)
-            where = f"{current}:{at.group(1)}:{at.group(2)}" if at else current
-            errors.append(f"{where}: parse error: {detail}")
-            continue
+            return self.parse_error(lines, i + 1)
         elif m := _SECTION.match(line):
-            section = m.group(1)
-        elif (m := _LOCATION.match(line)) and section == "Errors":
+            self.section = m.group(1)
+        elif (m := _LOCATION.match(line)) and self.section == "Errors":
             i, detail = _paragraph(lines, i + 1)
-            errors.append(f"{locate(m.group(3))}:{m.group(1)}:{m.group(2)}: {detail}")
-            continue
-        elif (m := _MISSING.search(line)) and not errors:
-            errors.append(f"{locate(m.group(1))}: cannot find the module {m.group(1)}")
-        i += 1
-    return errors
+            self.errors.append(f"{self.locate(m.group(3))}:{m.group(1)}:{m.group(2)}: {detail}")
+            return i
+        elif (m := _MISSING.search(line)) and not self.errors:
+            self.errors.append(f"{self.locate(m.group(1))}: cannot find the module {m.group(1)}")
+        return i + 1
+
+    def parse_error(self, lines: Sequence[str], i: int) -> int:
+        """The paragraph after `***Parse Error***`, located where it says; the next index."""
+        i, detail = _paragraph(lines, i)
+        at = _AT.search(detail)
+        where = f"{self.current}:{at.group(1)}:{at.group(2)}" if at else self.current
+        self.errors.append(f"{where}: parse error: {detail}")
+        return i
 
 
 def _paragraph(lines: Sequence[str], i: int) -> tuple[int, str]:

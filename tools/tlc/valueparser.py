@@ -55,19 +55,30 @@ def tokenize(text: str) -> list[Token]:
             toks.append(Token("str", text[i:end], value, i))
             i = end
         elif c in _WORD or (c == "-" and text[i + 1 : i + 2].isdigit()):
-            end = i + 1
-            while end < n and text[end] in _WORD:
-                end += 1
+            end = _word_end(text, i + 1)
             toks.append(_word(text[i:end], i))
             i = end
         else:
-            punct = next((p for p in _PUNCT if text.startswith(p, i)), None)
-            if punct is None:
-                raise ValueSyntaxError(f"unexpected character {c!r} at offset {i} in {text!r}")
+            punct = _punct(text, i)
             toks.append(Token("punct", punct, None, i))
             i += len(punct)
     toks.append(Token("eof", "", None, n))
     return toks
+
+
+def _word_end(text: str, i: int) -> int:
+    """The offset after the word characters from `i` on."""
+    while i < len(text) and text[i] in _WORD:
+        i += 1
+    return i
+
+
+def _punct(text: str, i: int) -> str:
+    """The punctuation at `i` (the longest that matches first in _PUNCT)."""
+    punct = next((p for p in _PUNCT if text.startswith(p, i)), None)
+    if punct is None:
+        raise ValueSyntaxError(f"unexpected character {text[i]!r} at offset {i} in {text!r}")
+    return punct
 
 
 def _word(word: str, pos: int) -> Token:

@@ -17,12 +17,13 @@ whatever is left in the container.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 from types import FrameType
 
-from aegis.runtime.errors import RunnerError
+from aegis.runtime.agent.containment import set_child_subreaper
+
+__all__ = ["become_init", "exit_code", "reap_zombies", "set_child_subreaper", "supervise"]
 
 FORWARDED = (
     signal.SIGTERM,
@@ -32,14 +33,6 @@ FORWARDED = (
     signal.SIGUSR1,
     signal.SIGUSR2,
 )
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def set_child_subreaper() -> None:
-    """Make orphaned descendants re-parent to this process (Linux), as they do to PID 1."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise RunnerError(f"prctl(PR_SET_CHILD_SUBREAPER) failed: errno {ctypes.get_errno()}")
 
 
 def exit_code(status: int) -> int:

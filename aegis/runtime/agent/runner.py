@@ -1,11 +1,13 @@
 """Run the user's training command the way torchrun would, and stop it without leftovers.
 
-The command runs in its own session/process group, so `stop()` reaches every process it
-spawned (dataloader workers, shells, …): SIGTERM to the group, SIGKILL after the grace
-period. Output lines are forwarded with a `[rank{N}]:` prefix (torchrun's own default is
-`[{role}{local_rank}]:`, e.g. `[default0]:`; the global rank reads better across pods).
-Limit: a descendant that calls setsid() leaves the group and escapes stop(); only a cgroup
-(the pod's container) bounds those.
+The command runs in its own session/process group, under a reaper of its own
+(aegis.runtime.agent.containment): every process it starts stays in the reaper's tree, even a
+`setsid` daemon. Its outcome is its main process's exit: once that exits, whatever it left
+is ended within the reaper's grace, and its output pipes are not waited on past `_DRAIN_S`.
+`stop()` reaches every process of the tree: SIGTERM to the group (the reaper ends the rest
+once the main process exits), SIGKILL to the whole tree after the grace period. Output lines
+are forwarded with a `[rank{N}]:` prefix (torchrun's own default is `[{role}{local_rank}]:`,
+e.g. `[default0]:`; the global rank reads better across pods).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TextIO
 
 from aegis.protocol.environment import Var
 from aegis.runtime.agent.command import command_problem, is_user_error
+from aegis.runtime.agent.containment import alive, descendants, kill_all, under_reaper
 from aegis.runtime.agent.output import StderrFilter, unprefixed
 from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.errors import CommandError, RunnerError
@@ -102,6 +105,21 @@ class RankEnv:
         if self.local_world_size > 1:
             out["OMP_NUM_THREADS"] = "1"
         return out
+
+
+async def until_exit(proc: asyncio.subprocess.Process) -> int:
+    """`proc`'s exit code once it exits. asyncio's `wait()` also waits for its pipes to
+    close, which a process it left behind may hold open: that is not waited for."""
+    waiter = asyncio.ensure_future(proc.wait())
+    try:
+        while proc.returncode is None and not waiter.done():
+            await asyncio.wait({waiter}, timeout=_POLL_S)
+    finally:
+        if not waiter.done():
+            waiter.cancel()
+    code = proc.returncode
+    assert code is not None
+    return code
 
 
 def group_alive(pgid: int) -> bool:
@@ -217,7 +235,7 @@ class Runner:
         self.from_standby = taken is not None
         try:
             proc = taken or await asyncio.create_subprocess_exec(
-                *dies_with_parent(self.argv),
+                *dies_with_parent(under_reaper(self.argv)),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -246,9 +264,10 @@ class Runner:
         )
 
     async def wait(self) -> int:
-        """Wait for the command to exit; its code (negative for a signal)."""
+        """Wait for the command to exit; its code (negative for a signal). What it left
+        behind is ended by its reaper; its output is read for `_DRAIN_S` more at most."""
         proc = self._require()
-        code = await proc.wait()
+        code = await until_exit(proc)
         await self._drain(_DRAIN_S)
         self._close_logs()
         return code
@@ -260,17 +279,25 @@ class Runner:
             os.killpg(proc.pid, sig)
 
     async def stop(self, grace: float = 10.0) -> int:
-        """SIGTERM the group, SIGKILL whatever is left after `grace` s; the exit code."""
+        """SIGTERM the group, SIGKILL the whole tree (the reaper, the command and everything
+        it started, `setsid` daemons included) whatever is left after `grace` s; the exit
+        code."""
         proc = self._require()
         pgid = proc.pid
-        if proc.returncode is None or group_alive(pgid):
+        tree = {pgid, *descendants(pgid)}  # as it is now: its members may be orphaned later
+        if proc.returncode is None or group_alive(pgid) or any(map(alive, tree)):
             self.send_signal(signal.SIGTERM)
-            if not await self._group_gone(proc, grace):
-                log.warning("pid %d group survived SIGTERM for %.1fs: SIGKILL", pgid, grace)
+            if not await self._tree_gone(proc, tree, grace):
+                log.warning("pid %d tree survived SIGTERM for %.1fs: SIGKILL", pgid, grace)
+                # everything under the reaper first: it then exits with the command's own
+                # status (its SIGTERM, say), not with the SIGKILL it would get itself
+                kill_all((tree | set(descendants(pgid))) - {pgid}, signal.SIGKILL)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(until_exit(proc), _REAP_S)
                 self.send_signal(signal.SIGKILL)
-                if not await self._group_gone(proc, _REAP_S):
-                    log.error("process group %d still has live members after SIGKILL", pgid)
-        code = await proc.wait()
+                if not await self._tree_gone(proc, tree, _REAP_S):
+                    log.error("process tree of %d still has live members after SIGKILL", pgid)
+        code = await until_exit(proc)
         await self._drain(_DRAIN_S)
         for task in self._pumps:
             task.cancel()
@@ -289,19 +316,25 @@ class Runner:
             raise RunnerError("the command has not been started")
         return self._proc
 
-    async def _group_gone(self, proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    async def _tree_gone(
+        self, proc: asyncio.subprocess.Process, tree: set[int], timeout: float
+    ) -> bool:
         deadline = time.monotonic() + timeout
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), timeout)
-        while group_alive(proc.pid):
+            await asyncio.wait_for(until_exit(proc), timeout)
+        while group_alive(proc.pid) or any(map(alive, tree)):
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(_POLL_S)
         return True
 
     async def _drain(self, timeout: float) -> None:
+        """Read the output for up to `timeout` s more, then stop (a process the command left
+        could hold its pipes open: they are not waited on)."""
         if self._pumps:
             await asyncio.wait(self._pumps, timeout=timeout)
+            for task in self._pumps:
+                task.cancel()
 
     async def _pump(
         self,

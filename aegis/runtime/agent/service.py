@@ -36,7 +36,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from aegis import retry
 from aegis.checks.client import DiagnosisClient
@@ -49,7 +48,6 @@ from aegis.checks.result import (
     CheckType,
 )
 from aegis.ops.podctl import pod_socket_path, serve_pod_control
-from aegis.protocol.control import CTL_CHECKS
 from aegis.protocol.envelope import Message
 from aegis.protocol.environment import AgentConfig, Var, user_env
 from aegis.protocol.exitcodes import TERMINATED, AgentExit, terminated_by
@@ -68,14 +66,14 @@ from aegis.runtime.agent.core import (
     Work,
     round_outcome,
 )
-from aegis.runtime.agent.node_ranks import (
-    check_params,
+from aegis.runtime.agent.ctl import AgentCtl
+from aegis.runtime.agent.identity import keep_renewed
+from aegis.runtime.agent.node_ranks import check_params, rank_file, work_dir
+from aegis.runtime.agent.placement import (
     diagnosis_env,
     local_ranks_of,
     placement,
-    rank_file,
     run_independent,
-    work_dir,
 )
 from aegis.runtime.agent.ranks import LocalRanks
 from aegis.runtime.agent.run_watch import RunWatch
@@ -83,16 +81,21 @@ from aegis.runtime.agent.stall import Stall
 from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.agent.waits import JOIN_PATIENCE_S, join_waits, report_waits
 from aegis.runtime.control import handle_agent_request
-from aegis.runtime.errors import CommandError, NoReply, RunnerError, TransportError
+from aegis.runtime.errors import (
+    CommandError,
+    CredentialsRejected,
+    NoReply,
+    RunnerError,
+    TransportError,
+)
 from aegis.runtime.lifetime import supervised, watch_parent
 from aegis.runtime.transport.bus import Bus
-from aegis.runtime.transport.grpc_credentials import request_credentials
+from aegis.runtime.transport.grpc_credentials import IssuedCredentials, request_credentials
 
 log = logging.getLogger(__name__)
 
 BOOTCHECK = tuple(str(c) for c in BOOTCHECK_CHECKS)  # env, collective, allreduce_performance
 TROUBLESHOOT = tuple(str(c) for c in TROUBLESHOOT_CHECKS)  # the seven troubleshoot checks
-LOCAL_CHECKS = CTL_CHECKS  # `aegis ctl check`: io, runtime, gpu, rdma (no peers needed)
 # how long a pod whose stalled ranks died waits before it reports the Error (agent/stall.py)
 PEER_GRACE_S = 2.0
 
@@ -105,14 +108,17 @@ class AgentService:
         sender = Sender(cfg.incarnation, cfg.node, cfg.pod_ip, cfg.node_ip)
         self.core = AgentCore(cfg.job, cfg.namespace, cfg.pod, sender)
         self.subjects = JobSubjects(cfg.namespace, cfg.job)
-        self.report_subject = self.subjects.report(cfg.pod)
-        self.join_subject = self.subjects.join(cfg.pod)
+        # this incarnation's own subjects: its credential may publish on these only
+        self.report_subject = self.subjects.report(cfg.pod, cfg.incarnation)
+        self.join_subject = self.subjects.join(cfg.pod, cfg.incarnation)
+        self.heartbeat_subject = self.subjects.heartbeat(cfg.pod, cfg.incarnation)
         self.diag = diag or DiagnosisClient(env=diagnosis_env(cfg), simulate=cfg.simulate)
         self.orders: asyncio.Queue[Message] = asyncio.Queue()
         self.beat_sooner = asyncio.Event()  # set when an order may have shortened the period
         self.stopped = asyncio.Event()
         self.exit_code = 0
         self.bus: Bus | None = None
+        self.issued: IssuedCredentials | None = None  # this incarnation's credential
         self.work: asyncio.Task[None] | None = None
         self.ranks: LocalRanks | None = None
         self.nproc = local_ranks_of(cfg)
@@ -150,6 +156,12 @@ class AgentService:
                 deadline = asyncio.get_running_loop().time() + self.cfg.connect_timeout
                 await asyncio.wait_for(self._connect(), self.cfg.connect_timeout)
                 await self._join(deadline)  # a controller that is there may be behind
+            except CredentialsRejected as exc:
+                # refused, not absent: never run the command alone on that (someone else may
+                # hold this incarnation's credential); exit to be replaced by a new one
+                warm.cancel()
+                self._credential_lost(f"the credential service refused it: {exc}")
+                return self.exit_code
             except (TransportError, TimeoutError, OSError) as exc:
                 log.warning("agent %s: cannot reach the controller: %s", self.cfg.pod, exc)
                 warm.cancel()
@@ -163,10 +175,12 @@ class AgentService:
                     return AgentExit.NO_CONTROLLER
                 return await run_independent(self.cfg)
             beat = supervised(self._heartbeat(), "heartbeat", self._background_failed)
+            renew = supervised(self._keep_renewed(), "renewal", self._background_failed)
             try:
                 await self._serve()
             finally:
                 beat.cancel()
+                renew.cancel()
             return self.exit_code
         finally:
             await self._stop_work()
@@ -188,23 +202,34 @@ class AgentService:
         print(f"aegis: agent {self.cfg.pod}: internal failure {exc!r}: exit", flush=True)
         self.stop(AgentExit.EVICTED)  # replaced in place: not a node fault
 
+    async def _keep_renewed(self) -> None:
+        assert self.bus is not None and self.issued is not None
+        ca = self.cfg.ca.encode("ascii") if self.cfg.ca else None
+        await keep_renewed(
+            self.cfg.grpc_target, self.issued, self.bus, self._credential_lost, ca_pem=ca
+        )
+
+    def _credential_lost(self, why: str) -> None:
+        print(f"aegis: agent {self.cfg.pod}: {why}; exit {AgentExit.EVICTED}", flush=True)
+        self.stop(AgentExit.EVICTED)  # replaced in place by its launcher, if it is not already
+
     async def _connect(self) -> None:
         cfg = self.cfg
-        issued = await request_credentials(
+        issued = self.issued = await request_credentials(
             cfg.grpc_target,
             namespace=cfg.namespace,
             job=cfg.job,
             pod_name=cfg.pod,
-            bootstrap_token=cfg.token,
+            proof=cfg.token,
             incarnation=cfg.incarnation,
             policy=retry.AGENT_CREDENTIALS,
             timeout=2.0,
             ca_pem=cfg.ca.encode("ascii") if cfg.ca else None,
         )
-        # the token is spent: gone from this process's environment (a child never saw it)
+        # the proof is spent: gone from this process's environment (a child never saw it)
         os.environ.pop(Var.BOOTSTRAP_TOKEN, None)
-        # the credential allows this pod's own subjects only: its reports, its heartbeats,
-        # the orders, ctl requests to it and its own reply inbox
+        # the credential allows this incarnation's own subjects only: its joins, reports and
+        # heartbeats, the orders, ctl requests to its pod and its own reply inbox
         self.bus = await Bus.connect(
             issued.nats_url,
             issued.credentials,
@@ -217,12 +242,13 @@ class AgentService:
         # an order the agent missed, sent again when its heartbeat shows it (OrderVersions)
         await self.bus.subscribe(self.subjects.order_inbox(cfg.pod), self._heard)
         await self.bus.subscribe(
-            self.subjects.ctl_agent(cfg.pod), lambda m: handle_agent_request(self, m)
+            self.subjects.ctl_agent(cfg.pod), lambda m: handle_agent_request(AgentCtl(self), m)
         )
         # `kubectl exec POD -- aegis ctl hang|check|burn`: the same handler, on a pod-local
         # socket (aegis.ops.podctl); never a way to stop the job or reach another pod
         self.pod_ctl = await serve_pod_control(
-            pod_socket_path(cfg.progress_dir, cfg.pod), lambda m: handle_agent_request(self, m)
+            pod_socket_path(cfg.progress_dir, cfg.pod),
+            lambda m: handle_agent_request(AgentCtl(self), m),
         )
 
     async def _join(self, deadline: float) -> None:
@@ -492,31 +518,6 @@ class AgentService:
 
     # ---------------- operator control (`aegis ctl`) ----------------
 
-    async def ctl_hang(self, reason: str) -> dict[str, Any]:
-        """`aegis ctl hang`: mark this pod slow/hung (report Hang); nothing is killed."""
-        running = self.ranks is not None and self.ranks.running
-        if not running:
-            return {"marked": False, "detail": "no training command is running"}
-        marked = await self.report_hang(f"operator: {reason}" if reason else "operator")
-        detail = "reported Hang" if marked else "agentHang not enabled (already marked?)"
-        return {"marked": marked, "detail": detail}
-
-    async def ctl_check(self, checks: Sequence[str]) -> list[dict[str, Any]]:
-        """`aegis ctl check`: run local checks now, out of band (no peers needed)."""
-        names = tuple(checks) or LOCAL_CHECKS
-        bad = [c for c in names if c not in LOCAL_CHECKS]
-        if bad:
-            raise ValueError(f"not a local check: {', '.join(bad)}; use {', '.join(LOCAL_CHECKS)}")
-        params = {"simulate": list(self.cfg.simulate)}
-        results = await self.diag.run(names, f"ctl-{os.urandom(4).hex()}", params)
-        return [r.to_dict() for r in results]
-
-    async def ctl_burn(self, seconds: float) -> list[dict[str, Any]]:
-        """`aegis ctl burn`: a compute burn-in of `seconds` on this node's device."""
-        params = {"burn_seconds": float(seconds), "simulate": list(self.cfg.simulate)}
-        results = await self.diag.run(("burn",), f"burn-{os.urandom(4).hex()}", params)
-        return [r.to_dict() for r in results]
-
     async def _heartbeat(self) -> None:
         """Beat every `heartbeat_period` from the last beat. An order that shortens the period
         (a controller restarted with a larger heartbeat budget: its silence timeout is
@@ -535,8 +536,7 @@ class AgentService:
             if self.bus is not None and self.bus.connected:
                 with contextlib.suppress(TransportError):
                     await self.bus.publish(
-                        self.subjects.heartbeat(self.cfg.pod),
-                        self.core.heartbeat(self.store.info()),
+                        self.heartbeat_subject, self.core.heartbeat(self.store.info())
                     )
 
     async def _stop_work(self) -> None:

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aegis.protocol.environment import MODULE_NAME
+from aegis.runtime.agent.containment import children, under_reaper
 from aegis.runtime.lifetime import dies_with_parent
 
 log = logging.getLogger(__name__)
@@ -194,7 +195,8 @@ class Standby:
         timing = [repr(delay), repr(IDLE_SAMPLE_S), repr(idle_cores)]
         program = [command.program, *command.flags, "-c", BOOTSTRAP, *timing, *preload]
         proc = await asyncio.create_subprocess_exec(
-            *dies_with_parent(program),
+            # under a reaper of its own, as a rank started cold (containment.py)
+            *dies_with_parent(under_reaper(program)),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -208,6 +210,12 @@ class Standby:
     def alive(self) -> bool:
         """True while the interpreter waits (it has not exited)."""
         return self.proc.returncode is None
+
+    @property
+    def interpreter_pid(self) -> int | None:
+        """The waiting interpreter's own pid (`proc` is its reaper's); None until it runs."""
+        found = children(self.proc.pid)
+        return found[0] if found else None
 
     def fits(self, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> bool:
         """Whether this standby may run `argv` with `env` in `cwd`."""

@@ -1,5 +1,5 @@
-"""How long an agent waits for a report's receipt and for the reply to its join, and how the
-waits are spread (a fleet that reported together does not re-send together)."""
+"""How long an agent waits for the controller's answer to a report or an ACK before it sends
+the same message again (docs/scale.md, "Messages at scale")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The controller's runtime bookkeeping, persisted beside the spec state (not part of the
 model): incarnations, the pods declared lost, counters, the last failure reason of each pod,
-and a few numbers (the step number, the command orders, the last published masterSeq)."""
+each pod's replaced incarnations, and a few numbers (the step number, the command orders, the
+last published masterSeq)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ class Extras:
     """Runtime bookkeeping persisted beside the spec state (not part of the model); its maps
     log their changes in `undo` (a rollback and a WAL record cost O(the changes))."""
 
-    MAPS = ("incarnations", "evicted", "counters", "reasons", "failures")
+    MAPS = ("incarnations", "evicted", "counters", "reasons", "failures", "retired")
 
     def __init__(
         self,
@@ -29,6 +30,7 @@ class Extras:
         evicted: Mapping[str, str] | None = None,
         reasons: Mapping[str, str] | None = None,
         failures: Mapping[str, int] | None = None,
+        retired: Mapping[str, list[str]] | None = None,
     ) -> None:
         self.undo = UndoLog()
         self.incarnations: TrackedDict[str, str | None] = _tracked(self.undo, incarnations)
@@ -43,6 +45,8 @@ class Extras:
         # pod -> the failures counted against it (the spec's per-pod retries are aligned to
         # the job's recoverCount at each restart, so they do not say which pod failed)
         self.failures: TrackedDict[str, int] = _tracked(self.undo, failures)
+        # pod -> its replaced incarnations, the last few (aegis.runtime.controller.identity)
+        self.retired: TrackedDict[str, list[str]] = _tracked(self.undo, retired)
         for name, value in self.counters.items():
             if not isinstance(name, str) or not isinstance(value, int):
                 raise TypeError(f"counter {name!r} = {value!r}: not a count")
@@ -65,6 +69,7 @@ class Extras:
             "counters": dict(self.counters),
             "evicted": dict(self.evicted),
             "failures": dict(self.failures),
+            "retired": dict(self.retired),
         }
 
     @classmethod
@@ -79,6 +84,7 @@ class Extras:
             evicted=dict(ex.get("evicted", {})),
             reasons=reasons,
             failures={str(k): int(v) for k, v in dict(ex.get("failures", {})).items()},
+            retired={str(p): list(i) for p, i in dict(ex.get("retired", {})).items()},
         )
 
     def delta(self) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from aegis.protocol.errors import MalformedMessage
 from aegis.protocol.exitcodes import AgentExit
 from aegis.protocol.faults import Fault, FaultKind, FaultRecord, exit_kind
 from aegis.protocol.payloads import ReceiptResult, Report, Sender, heartbeat_versions
+from aegis.protocol.subjects import PodSubject
 from aegis.runtime.controller.bookkeeping import Extras
 from aegis.runtime.controller.checkpoints import CheckpointBook
 from aegis.runtime.controller.job import DEFAULT_HEARTBEAT_TIMEOUT_S, JobConfig
@@ -186,9 +187,10 @@ class ControllerCore:
             return Outcome(self.orders.order_for(pod))
         if known is not None and known != inc and self._resumable.get(pod) == known:
             return self._resume_pod(pod, inc)
-        if known != inc and self.extras.evicted.get(pod) == inc:
-            # an incarnation declared lost, asking again (its ACK sent again, e.g. on waking),
-            # before or after its replacement joined: it must leave, not take the pod back
+        if known != inc and self.senders.replaced(pod, inc):
+            # an incarnation declared lost or replaced, asking again (its ACK sent again on
+            # waking, or a credential someone kept): it must leave, not take the pod back
+            self.extras.counters["retired_incarnation"] += 1
             return Outcome(self.orders.eviction(pod, inc))
         if known is not None and known != inc:
             # its replacement joined before the launcher said the old incarnation was lost
@@ -197,6 +199,7 @@ class ControllerCore:
             kind = FaultKind.EVICTED_EXIT if self.extras.evicts(pod, known) else FaultKind.POD_LOST
             self._fault(kind, pod, "agent replaced: a new incarnation joined before its loss came")
             self._lost(pod, replaced=True)
+            self.senders.retire(pod, known)
             self.engine.settle()
         self.extras.incarnations[pod] = inc
         self.last_seen[pod] = time.monotonic()
@@ -229,15 +232,14 @@ class ControllerCore:
         """
         pod, inc = self.senders.authentic(msg, need_known=True)
         if pod is None:
-            evicted = bool(inc) and self.extras.evicted.get(msg.pod_name) == inc
+            evicted = self.senders.replaced(msg.pod_name, inc)
             return Outcome(
                 self.orders.receipt(msg, ReceiptResult.EVICTED if evicted else ReceiptResult.FORGED)
             )
         try:
             body = Report.from_data(msg.data)
         except MalformedMessage as exc:
-            self.extras.counters["malformed"] += 1
-            log.warning("report from %s dropped: %s", pod, exc)
+            self.senders.malformed(pod, "report", exc)
             return Outcome(self.orders.receipt(msg, ReceiptResult.FORGED))
         self.last_seen[pod] = time.monotonic()
         self.faults.remember(pod, body.sender)
@@ -249,9 +251,7 @@ class ControllerCore:
         if label is Label.agentCheckpoint and self.checkpoints.incomplete(pod, msg.seq, body.step):
             return Outcome(self.orders.receipt(msg, ReceiptResult.NOT_ENABLED))  # no safe point
         result, marked = self._take_report(pod, msg, label, body)
-        if result is ReceiptResult.NOT_ENABLED:
-            return self._finish(self.orders.receipt(msg, result))  # its rejection is logged
-        if result is not ReceiptResult.APPLIED:
+        if result is not ReceiptResult.APPLIED:  # nothing changed: nothing to save
             return Outcome(self.orders.receipt(msg, result))
         self._report_faults(pod, msg, body, marked)
         return self._finish(self.orders.receipt(msg, result), applied=True)
@@ -267,9 +267,9 @@ class ControllerCore:
         if label is Label.agentWork:
             choices["outcome"] = kind
         found = self.engine.find(label, **choices)
-        if found is None:
-            self.extras.counters["not_enabled"] += 1
-            self.engine.reject(label, **choices)  # logged as rejected
+        if found is None:  # counted; logged once per pod and kind until the state changes
+            reject = functools.partial(self.engine.reject, label, **choices)
+            self.senders.not_enabled(pod, kind, self.engine.seq_no, reject)
             return ReceiptResult.NOT_ENABLED, False
         sent = spec_report(w, kind, msg.seq)
         if label is Label.agentEvict:
@@ -329,10 +329,13 @@ class ControllerCore:
         was not declared lost already) is a pod restart too."""
         known = self.extras.incarnations.get(pod)
         unjoined = known is None and bool(incarnation)
-        unjoined = unjoined and self.extras.evicted.get(pod) != incarnation
+        unjoined = unjoined and not self.senders.replaced(pod, incarnation)
         if pod not in self.job.pod_set or (known != incarnation and not unjoined):
             self.extras.counters["lost_unknown"] += 1
+            self.senders.retire(pod, incarnation)  # it exited: it never speaks again
+            self.journal.touch()
             return Outcome()
+        self.senders.retire(pod, incarnation)
         w = ModelValue(pod)
         evicted = self.extras.evicts(pod, incarnation)  # its exit 1 is no node fault then
         if exit_code == AgentExit.NODE_FAULT and self._agent_state(w) == "Exited":
@@ -360,13 +363,12 @@ class ControllerCore:
             try:
                 holds, holds_pod = heartbeat_versions(msg.data)
             except MalformedMessage as exc:
-                self.extras.counters["malformed"] += 1
-                log.warning("heartbeat from %s: %s", pod, exc)
+                self.senders.malformed(pod, "heartbeat", exc)
                 return Outcome()
             if self.orders.versions.missed(pod, holds, holds_pod, now):
                 self.extras.counters["order_resent"] += 1
                 return Outcome(resend=self.orders.order_for(pod))
-        elif self.extras.evicted.get(pod) == inc:
+        elif self.senders.replaced(pod, inc):
             return Outcome(self.orders.eviction(pod, inc))
         else:
             self.extras.counters["old_heartbeat"] += 1
@@ -388,6 +390,7 @@ class ControllerCore:
             self._fault(FaultKind.LOST, pod, why)
             self.extras.incarnations[pod] = None
             self.extras.evicted[pod] = inc
+            self.senders.retire(pod, inc)
             log.warning("agent %s (incarnation %s) missed its heartbeats: pod lost", pod, inc)
         else:
             self.extras.counters["heartbeat_lost_not_enabled"] += 1
@@ -435,9 +438,9 @@ class ControllerCore:
 
     # ---------------- who sent it ----------------
 
-    def sender_matches(self, pod: str | None, msg: Message) -> bool:
-        """Whether `msg` names the pod it was sent by (`Senders.matches`)."""
-        return self.senders.matches(pod, msg)
+    def sender_matches(self, sender: PodSubject | None, msg: Message) -> bool:
+        """Whether `msg` names the pod and incarnation it was sent by (`Senders.matches`)."""
+        return self.senders.matches(sender, msg)
 
     # ---------------- liveness ----------------
 

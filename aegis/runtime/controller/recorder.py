@@ -9,8 +9,10 @@ from collections.abc import Callable
 
 from aegis.protocol.faults import Fault, FaultRecord
 from aegis.protocol.payloads import Sender
+from aegis.runtime.log_limit import LimitedLog
 
 log = logging.getLogger(__name__)
+warnings = LimitedLog(log)  # a fault log that cannot be written: once a minute
 
 
 class FaultRecorder:
@@ -41,6 +43,7 @@ class FaultRecorder:
         if self.sink is not None:
             try:
                 self.sink(record)
-            except Exception:  # the fault log must never stop the controller
-                log.exception("fault log write failed")
+            except Exception as exc:  # the fault log must never stop the controller
+                # (nor fill a full disk's neighbour with a traceback per fault)
+                warnings.log(logging.ERROR, ("fault log",), "fault log write failed: %r", exc)
         return record

@@ -203,7 +203,7 @@ def _check_pod(status: Status, state: State, pod: str) -> None:
 
 def _check_runtime(runtime: Mapping[str, Any], names: Sequence[str]) -> None:
     """The bookkeeping may name only this job's pods."""
-    for name in ("incarnations", "evicted"):
+    for name in ("incarnations", "evicted", "retired"):
         keys = runtime.get(name, {})
         strays = sorted(set(keys) - set(names)) if isinstance(keys, Mapping) else keys
         if strays:

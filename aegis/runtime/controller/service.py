@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
+import math
 import signal
 import sys
 import time
@@ -51,6 +53,7 @@ from aegis.runtime.controller.group_commit import GroupCommit
 from aegis.runtime.controller.narrator import Narrator
 from aegis.runtime.controller.observability import JobObserver, MetricsServer, write_textfile
 from aegis.runtime.controller.priority_lock import PriorityLock, UrgentHold
+from aegis.runtime.controller.reserve import SAVE_GIVE_UP_S, SpaceReserve, reserve_bytes
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.controller.wal import WriteAheadLog
 from aegis.runtime.engine import EngineError
@@ -61,11 +64,18 @@ from aegis.runtime.transport.bus import (
     MAX_RUNNING_HANDLERS,
     RECONNECT_WAIT_S,
     Bus,
+    SenderBudget,
     Subscription,
 )
 from aegis.runtime.transport.request_copies import RequestCopies
 
 log = logging.getLogger(__name__)
+CONTROLLER_CREDS = "controller.creds.json"  # its NATS user in the state dir (mode 0600)
+CA_FILE = "ca.pem"  # the job's CA certificate in the state dir (a job across hosts: TLS)
+# what one pod incarnation's subjects may bring the controller, a second (bursts of
+# SENDER_BURST); an agent sends a few: its heartbeats, its reports and their copies
+SENDER_RATE = 100.0
+SENDER_BURST = 1000.0
 MAX_SCAN_PERIOD_S = 1.0
 # the bus counts as down (a frozen nats-server) when neither our own probe nor any agent came
 # through it for this many scan periods (a freeze must last 3/4 of the timeout to cost a pod)
@@ -99,12 +109,21 @@ class ControllerService:
         bus: Bus,
         observer: JobObserver | None = None,
         narrator: Narrator | None = None,
+        *,
+        beats_bus: Bus | None = None,
+        ctl_bus: Bus | None = None,
     ) -> None:
         """`narrator`: says each fault and what follows on the console (its records come from
-        the core's `on_fault`, wired by the caller)."""
+        the core's `on_fault`, wired by the caller). `beats_bus`, `ctl_bus`: connections of
+        their own for the heartbeats and the operator's requests (default: `bus`). A server
+        sends a connection its messages in order: on one connection, a flood on one pod's
+        report subject would hold up every heartbeat (pods declared lost) and `aegis ctl`
+        behind it."""
         self.core = core
         self.narrator = narrator
         self.bus = bus
+        self.beats_bus = beats_bus or bus
+        self.ctl_bus = ctl_bus or bus
         self.subjects = JobSubjects(core.job.namespace, core.job.name)
         self.observer = observer
         self.control = ControllerControl(core, self._apply, core.job.namespace, core.job.name)
@@ -117,6 +136,8 @@ class ControllerService:
         # events commit in groups: durable, then the order is published, then the replies
         core.autocommit = False
         self.commits = GroupCommit(core.journal, self.lock, self._publish_due)
+        self.reserve: SpaceReserve | None = None  # the state dir's reserve (`serve`)
+        self.save_give_up_s = SAVE_GIVE_UP_S
         self._beats: Subscription | None = None  # the heartbeats' (its backlog is read)
         self._sends: set[asyncio.Task[None]] = set()  # heartbeat answers waiting for a commit
         self.refused_events = 0  # launcher event lines that were not events
@@ -132,6 +153,9 @@ class ControllerService:
         copies = RequestCopies(on_copy=counted)
         # joins apart from reports: a replacement's ACK is read at once, not after every
         # report queued before it (the bus starts at most max_running handlers a subscription)
+        # each pod incarnation's messages within a budget (SENDER_RATE): a flood from one
+        # credential is dropped unread, before it costs a decode, a task or the lock
+        budget = SenderBudget(SENDER_RATE, SENDER_BURST)
         for subject in (self.subjects.joins, self.subjects.reports):
             await self.bus.subscribe_each(
                 subject,
@@ -139,15 +163,21 @@ class ControllerService:
                 concurrent=True,
                 max_running=self.max_running,
                 copies=copies,
+                budget=budget,
             )
-        self._beats = await self.bus.subscribe_each(self.subjects.heartbeats, self._on_message)
+        self._beats = await self.beats_bus.subscribe_each(
+            self.subjects.heartbeats, self._on_message, budget=budget
+        )
         # a full heartbeat timeout from now, when agents can reach us: a restart that took
         # long (load, a slow bus) must not count the agents as lost
         self.core.refresh_all()
-        await self.bus.subscribe(self.subjects.ctl_controller, self._on_control)
+        await self.ctl_bus.subscribe(self.subjects.ctl_controller, self._on_control)
         async with self.lock:
             await self._publish()
-        tasks = [supervised(self._watch_heartbeats(), "heartbeat watch", self._task_failed)]
+        tasks = [
+            supervised(self._watch_heartbeats(), "heartbeat watch", self._task_failed),
+            supervised(self._watch_saves(), "save watch", self._task_failed),
+        ]
         if events is not None:
             tasks.append(
                 supervised(self._read_events(events), "launcher events", self._task_failed)
@@ -156,15 +186,23 @@ class ControllerService:
         for task in tasks:
             task.cancel()
         with contextlib.suppress(Exception):
-            await self.bus.flush()  # the last order, and the reply to a `ctl stop`
+            await self.bus.flush()  # the last order
+        with contextlib.suppress(Exception):
+            await self.ctl_bus.flush()  # the reply to a `ctl stop`
         await self.commits.finish()  # the last snapshot, not left to a task the exit cancels
         if self.observer is not None:
             self.observer.job_ended(self.core.terminal)
-        print(self.core.view.summary(), file=sys.stderr, flush=True)
+        self._say_how_it_ended()
+        return self.exit_code if self.exit_code is not None else ControllerExit.STOPPED
+
+    def _say_how_it_ended(self) -> None:
+        """The job's summary, what the disk did to its state, and why it failed."""
+        ended = [self.core.view.summary(), self.storage_note()]
         if self.narrator is not None and self.core.terminal == "Failed":
             cause = self.narrator.cause(int(self.core.state.countedFailures))
-            print(f"aegis: why it failed: {cause}", file=sys.stderr, flush=True)
-        return self.exit_code if self.exit_code is not None else ControllerExit.STOPPED
+            ended.append(f"aegis: why it failed: {cause}")
+        for line in filter(None, ended):
+            print(line, file=sys.stderr, flush=True)
 
     def _narrated(self) -> tuple[str, int, int]:
         s = self.core.state
@@ -181,6 +219,54 @@ class ControllerService:
             self.exit_code = code
         self.done.set()
 
+    def terminal_saved(self) -> bool:
+        """Whether the job ended and what is on disk says how (its last save went through)."""
+        return self.core.terminal is not None and self.core.journal.health.ok
+
+    def storage_note(self) -> str:
+        """What the disk did to the job's state, said when the job ends ('' if nothing)."""
+        health = self.core.journal.health
+        full = self.reserve is not None and self.reserve.released
+        if not full and not health.failures:
+            return ""
+        where = "the state dir's filesystem filled up" if full else "saving the state failed"
+        phase = self.core.state.phase
+        saved = (
+            f"status.json holds the outcome ({phase})"
+            if health.ok
+            else f"status.json does NOT hold the outcome ({phase}): {health.last_error}"
+        )
+        return f"aegis: {where} during the run ({health.failures} failed saves); {saved}"
+
+    async def _watch_saves(self) -> None:
+        """End the job when its state has not been saved for SAVE_GIVE_UP_S in a row (a disk
+        full even after its reserve was given back): ControllerExit.STORAGE, not restarted.
+        Until then every event is rolled back and handled again when it comes back."""
+        failing_since: float | None = None
+        while not self.done.is_set():
+            await asyncio.sleep(min(1.0, self.save_give_up_s / 4))
+            if self.core.journal.health.ok:
+                failing_since = None
+                continue
+            now = time.monotonic()
+            failing_since = failing_since if failing_since is not None else now
+            if now - failing_since > self.save_give_up_s:
+                print(
+                    f"aegis: the job's state could not be saved for {self.save_give_up_s:g} s "
+                    f"({self.core.journal.health.last_error}); the job stops. What ran: phase "
+                    f"{self.core.state.phase}, {self.core.view.summary()}; status.json holds "
+                    "what was saved before",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.stop(ControllerExit.STORAGE)
+                return
+
+    def _dropped_at(self) -> float:
+        """When our client last dropped messages (too far behind) on the connections that
+        carry the agents' messages (-inf: never)."""
+        return max(b.dropped_at or -math.inf for b in (self.bus, self.beats_bus))
+
     def _task_failed(self, exc: BaseException) -> None:
         """A supervision task ended by an exception: stop rather than run unsupervised (the
         launcher restarts a controller that exits with a crash code; state is on disk)."""
@@ -188,14 +274,15 @@ class ControllerService:
         self.stop(1)
 
     async def _on_message(self, subject: str, msg: Message) -> Message | None:
-        # the sender is the pod whose subject it came in on (only its credential may publish
-        # there), never the payload's PodName: a message that claims another pod is dropped
-        found = self.subjects.pod_subject(subject)  # (kind, pod), read once
-        if not self.core.sender_matches(None if found is None else found[1], msg):
+        # the sender is the pod incarnation whose subject it came in on (only its credential
+        # may publish there), never the payload's: a message that claims another pod or
+        # another incarnation is dropped (aegis.runtime.controller.senders)
+        found = self.subjects.pod_subject(subject)  # (kind, pod, incarnation), read once
+        if not self.core.sender_matches(found, msg):
             if msg.type is MessageType.HEARTBEAT:
                 return None
             return self.core.orders.receipt(msg, ReceiptResult.FORGED)  # a forged sender
-        if found is None or msg.type not in SUBJECT_TYPES[found[0]]:
+        if found is None or msg.type not in SUBJECT_TYPES[found.kind]:
             return self.core.senders.misrouted(msg)  # e.g. an ACK among the reports
         if msg.type is MessageType.HEARTBEAT:
             async with self.lock:
@@ -343,8 +430,7 @@ class ControllerService:
                 # was ours too; the heartbeats queued meanwhile are still to be read
                 self.core.refresh_all()
                 continue
-            dropped = self.bus.dropped_at
-            if dropped is not None and time.monotonic() - dropped <= period + late:
+            if time.monotonic() - self._dropped_at() <= period + late:
                 # our client dropped messages since the last scan (too far behind): an agent's
                 # silence may be its heartbeats we dropped, not its death; declaring it lost
                 # would restart pods, more load on a controller already behind
@@ -372,7 +458,7 @@ class ControllerService:
         """Whether the bus carried something to us lately: connected, and our own probe came
         back or some agent was heard within `within` s (a probe that never came back, e.g.
         no permission for it, is not evidence of an outage)."""
-        if not self.bus.connected:
+        if not (self.bus.connected and self.beats_bus.connected):
             return False  # our own connection is down: the agents' silence is ours
         echoed = self.bus.echoed_at
         if echoed is None or now - echoed <= within:
@@ -439,8 +525,11 @@ async def serve(
     on 127.0.0.1:`metrics_port` and written to `<state_dir>/metrics.prom` at the end.
     `nats_ca`: the CA of a nats-server that speaks TLS (a job across hosts)."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    steplog = StepLog(state_dir / "steps.jsonl")
-    wal = WriteAheadLog(state_dir / "wal.jsonl")
+    # room for the job's own state when the disk fills (reserve.py); none: refused at once
+    reserve = SpaceReserve(state_dir, reserve_bytes(len(job.pods)))
+    reserve.hold()
+    steplog = StepLog(state_dir / "steps.jsonl", on_full=reserve.on_full)
+    wal = WriteAheadLog(state_dir / "wal.jsonl", on_full=reserve.on_full)
     faults = FaultLogWriter(state_dir / "faults.jsonl")
     observer = JobObserver(len(job.pods))
     narrator = Narrator(job.pods, job.max_retry)
@@ -451,17 +540,19 @@ async def serve(
 
     core = ControllerCore(
         job,
-        FileStatusStore(state_dir / "status.json"),
+        FileStatusStore(state_dir / "status.json", on_full=reserve.on_full),
         steplog,
         on_fault=observer.fault_sink(write_fault),
         wal=wal,
         resumed_run=resumed_run,
     )
     observer.shared.registry.register(CheckpointMetrics(core.checkpoints, job.name))
-    bus = await Bus.connect(
-        nats_url, creds, name="aegis-controller", reconnect_attempts=-1, tls_ca=nats_ca
-    )
-    service = ControllerService(core, bus, observer, narrator)
+    connect = functools.partial(Bus.connect, nats_url, creds, reconnect_attempts=-1, tls_ca=nats_ca)
+    bus = await connect(name="aegis-controller")
+    beats_bus = await connect(name="aegis-controller-heartbeats")
+    ctl_bus = await connect(name="aegis-controller-ctl")
+    service = ControllerService(core, bus, observer, narrator, beats_bus=beats_bus, ctl_bus=ctl_bus)
+    service.reserve = reserve
     metrics = await _start_metrics(observer, metrics_port)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -471,10 +562,13 @@ async def serve(
         return await service.run(await _stdin_reader() if events else None)
     finally:
         orphan.cancel()
-        await bus.close()
+        for connection in (bus, beats_bus, ctl_bus):
+            await connection.close()
         await service.close()
         steplog.close()
         wal.close()
+        if service.terminal_saved():
+            reserve.close()  # the job's outcome is saved: its room goes back to the disk
         if metrics is not None:
             await metrics.close()
             with contextlib.suppress(OSError):

@@ -13,7 +13,7 @@ import functools
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -232,8 +232,12 @@ class StatusStore(Protocol):
 class FileStatusStore:
     """A status file replaced atomically (temp file, fsync, rename, fsync dir)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], on_full: Callable[[OSError], bool] | None = None
+    ) -> None:
+        """`on_full(exc)`: called when a save fails; True: room was made, try again."""
         self.path = Path(path)
+        self.on_full = on_full
         self._checked = False  # existing file known to be ours (loaded or written)
 
     def load(self) -> Status | None:
@@ -256,6 +260,14 @@ class FileStatusStore:
 
     def save(self, status: Status) -> None:
         """Write atomically; refuses to replace a corrupt file it has never read."""
+        try:
+            self._save(status)
+        except OSError as exc:
+            if self.on_full is None or not self.on_full(exc):
+                raise
+            self._save(status)  # room was made: once more
+
+    def _save(self, status: Status) -> None:
         if not self._checked:
             self.load()  # raises CorruptStatusError instead of overwriting silently
         data = status.encode()

@@ -12,9 +12,10 @@ a CorruptStatusError naming it. docs/persistence.md has the crash-consistency ar
 from __future__ import annotations
 
 import json
+import logging
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,6 +24,7 @@ from aegis.protocol import json_bytes
 from aegis.runtime.controller.store import fsync_dir
 from aegis.runtime.errors import CorruptStatusError
 
+log = logging.getLogger(__name__)
 FIX = "move it and the status file beside it away to start the job afresh"
 
 
@@ -90,8 +92,12 @@ def decode_line(raw: bytes) -> dict[str, Any] | None:
 class WriteAheadLog:
     """Appends records durably to one file; `reset` empties it once a snapshot covers it."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], on_full: Callable[[OSError], bool] | None = None
+    ) -> None:
+        """`on_full(exc)`: called when an append fails; True: room was made, try again."""
         self.path = Path(path)
+        self.on_full = on_full
         self._fd: int | None = None
         self._good = 0  # length of the file up to the end of the last whole record
         self.torn_tail = False  # `read` dropped a torn last line (cut at the next append)
@@ -116,12 +122,20 @@ class WriteAheadLog:
                     self.torn_tail = True  # the last line: a write cut short, never acknowledged
                     break
                 raise CorruptStatusError(
-                    f"{self.path}:{index + 1}: record {_guess_number(raw)} is corrupt (bad "
-                    f"checksum or JSON) and records follow it; {FIX}"
+                    f"{self.path}:{index + 1} (byte {offset}): record {_guess_number(raw)} is "
+                    f"corrupt (bad checksum or JSON) and records follow it; {FIX}"
                 )
             records.append(WalRecord(body.pop("n"), body, index + 1))
             offset += len(raw) + 1
         self.torn_tail = self.torn_tail or bool(tail)
+        if self.torn_tail:  # never dropped without a word
+            log.warning(
+                "%s: the last record, from byte %d (%d bytes), is torn (a write cut short, "
+                "never acknowledged): dropped",
+                self.path,
+                offset,
+                len(data) - offset,
+            )
         self._good = offset
         return records
 
@@ -139,8 +153,11 @@ class WriteAheadLog:
             while view:
                 view = view[os.write(fd, view) :]
             os.fsync(fd)
-        except OSError:
+        except OSError as exc:
             self._cut_back(fd)
+            if self.on_full is not None and self.on_full(exc):
+                self.append(number, body)  # room was made: once more
+                return
             raise
         self._good += len(data)
 

@@ -2,10 +2,12 @@
 
 `control_plane(cfg)` starts nats-server (operator mode, the job's account) and the credential
 service, writes the controller's credentials and `ctl.json` into the state dir, and yields a
-`ControlPlane` that says how to start the controller (`controller_argv`) and what to tell the
-agents (`grpc_target`, `bootstrap_token`, `ca_pem`). `aegis run` uses it on one machine and on
-node 0 of a job across hosts (then with TLS, listening on every interface); a bench can run
-its own fleet against it. Incarnations the credential service accepts are `expected[pod]`.
+`ControlPlane` that says how to start the controller (`controller_argv`: its state dir is
+handed to it, not named there) and what to tell the agents (`grpc_target`, `ca_pem`). `aegis
+run` uses it on one machine and on node 0 of a job across hosts (then with TLS, listening on
+every interface); a bench can run its own fleet against it. Incarnations the credential
+service accepts are `expected[pod]`, each proven by `cfg.proves` (the launcher's secret for it:
+docs/security.md), or by the job's bootstrap token without it.
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aegis.errors import AegisError
 from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE
 from aegis.protocol.job_settings import DEFAULT_HEARTBEAT_TIMEOUT_S, JobSettings
+from aegis.runtime.controller.service import CA_FILE as CA_FILE
+from aegis.runtime.controller.service import CONTROLLER_CREDS
 from aegis.runtime.transport.auth import JobAccount, Operator, UserCredentials
 from aegis.runtime.transport.grpc_credentials import (
+    DEFAULT_TTL_S,
     CredentialServer,
     CredentialService,
+    Proves,
     Throttle,
     tls_server_credentials,
 )
@@ -33,8 +40,13 @@ from aegis.runtime.transport.nats_server import NatsServer
 from aegis.runtime.transport.tls import JobTls
 
 CTL_FILE = "ctl.json"  # what `aegis ctl --state-dir` reads
-CONTROLLER_CREDS_FILE = "controller.creds.json"
-CA_FILE = "ca.pem"  # the job's CA certificate (public), for the controller and `aegis ctl`
+
+
+class LaunchError(AegisError):
+    """The job cannot be launched as asked (state directory in use, finished, not a dir)."""
+
+
+CONTROLLER_CREDS_FILE = CONTROLLER_CREDS  # the controller's NATS credentials (mode 0600)
 
 
 def free_port() -> int:
@@ -68,8 +80,10 @@ class ControlPlaneConfig:
     # how agents reach them, and the training's rendezvous host (MASTER_ADDR)
     advertise_host: str = "127.0.0.1"
     tls: JobTls | None = None  # None: plain TCP (one machine, loopback only)
-    throttle: Throttle | None = None  # the credential service's per-caller limits
+    throttle: Throttle | None = None  # the credential service's limits
     agent_nats_url: str = ""  # the NATS URL agents are told, if not the server's own (tests)
+    credential_ttl: float = DEFAULT_TTL_S  # a worker JWT's lifetime (renewed at half of it)
+    proves: Proves | None = None  # how an incarnation proves itself (None: the job's token)
     extra_controller_args: tuple[str, ...] = field(default=())
 
     @property
@@ -96,10 +110,11 @@ class ControlPlane:
     agent_nats_url: str  # what the credential service tells agents
     expected: dict[str, str]  # pod -> the incarnation the credential service accepts now
     port_base: int
+    service: CredentialService  # to revoke an incarnation that ended
 
     @property
     def bootstrap_token(self) -> str:
-        """The job's bootstrap token (an agent trades it once for its credential)."""
+        """The job's bootstrap token: a proof only for a control plane without `proves`."""
         return self.account.bootstrap_token
 
     @property
@@ -110,18 +125,19 @@ class ControlPlane:
 
     def controller_argv(self) -> list[str]:
         """`python -m aegis.cli controller ...` for this job (it reads launcher events on
-        stdin: aegis.protocol.launcher_events); its job's settings are `controller_env()`."""
+        stdin: aegis.protocol.launcher_events); its job's settings are `controller_env()`.
+        Its state dir is not named: a command line is readable by every user of the machine;
+        the launcher hands it over (handover.py), and the controller finds its credentials
+        and CA in it."""
         cfg = self.cfg
         argv = [
-            *(sys.executable, "-m", "aegis.cli", "controller"),
-            *("--state-dir", str(cfg.state_dir), "--nats-url", self.nats.url),
-            *("--creds", str(cfg.state_dir / CONTROLLER_CREDS_FILE)),
+            *(sys.executable, "-m", "aegis.cli", "controller", "--nats-url", self.nats.url),
             *("--port-base", str(self.port_base), "--rdzv-host", cfg.advertise_host),
             *("--metrics-port", str(cfg.metrics_port), "--events"),
             *cfg.extra_controller_args,
         ]
         if cfg.tls is not None:
-            argv += ["--nats-ca", str(cfg.state_dir / CA_FILE)]
+            argv += ["--nats-tls"]  # its CA is the state dir's CA_FILE
         return argv
 
     def controller_env(self) -> dict[str, str]:
@@ -141,10 +157,11 @@ async def control_plane(cfg: ControlPlaneConfig) -> AsyncIterator[ControlPlane]:
     async with NatsServer(op, [account], host=cfg.bind_host, tls=tls) as nats:
         port = nats.port
         agent_url = cfg.agent_nats_url or f"{nats.scheme}://{cfg.advertise_host}:{port}"
-        service = CredentialService(agent_url, throttle=cfg.throttle)
-        # one credential per incarnation the launcher started: a bootstrap token alone
-        # cannot buy another pod's identity
-        service.add_job(account, expects=lambda pod, inc: expected.get(pod) == inc)
+        service = CredentialService(agent_url, throttle=cfg.throttle, ttl_s=cfg.credential_ttl)
+        # one credential per incarnation the launcher started, for the proof made for it
+        service.add_job(
+            account, expects=lambda pod, inc: expected.get(pod) == inc, proves=cfg.proves
+        )
         creds = None if tls is None else tls_server_credentials(tls.server)
         async with CredentialServer(service, cfg.bind_host, server_credentials=creds) as grpc:
             assert grpc.port is not None
@@ -156,8 +173,12 @@ async def control_plane(cfg: ControlPlaneConfig) -> AsyncIterator[ControlPlane]:
                 agent_url,
                 expected,
                 free_port(),
+                service,
             )
-            _write_files(plane)
+            try:
+                _write_files(plane)
+            except OSError as exc:  # a full disk: said now, before anything starts
+                raise LaunchError(f"cannot use --state-dir {cfg.state_dir}: {exc}") from None
             yield plane
 
 

@@ -6,7 +6,13 @@ stdin when an agent process exits. An agent that exits 1 (node fault) gets its n
 blacklisted and is replaced on a fresh node slot; any other exit restarts it in
 place (AgentExit.RESTART_CONTAINER is Level 2: the launcher counts it per pod and node and tells the
 new agent, which escalates to Level 3 after MAX_CONTAINER_RESTARTS). Every child has its own
-process group, so Ctrl-C leaves nothing running.
+process group, so Ctrl-C leaves nothing running, and the launcher is a child subreaper: what a
+killed agent's ranks leave comes to it and is ended (`sweep_strays`).
+
+Each incarnation it starts proves itself with a secret of its own (launcher/proofs.py), which
+`spawn_agent` hands to the agent on an inherited socket (aegis.runtime.handover), here or, for
+a job across hosts, on the node the agent runs on; when an agent exits, its credential is
+revoked on the server before its replacement starts (docs/security.md).
 
 Once NATS is up the launcher writes `<state_dir>/ctl.json` (mode 0600: the NATS URL, a ctl
 user's JWT and seed, the namespace, job and pods) for `aegis ctl --state-dir DIR ...`; the
@@ -30,37 +36,51 @@ import secrets
 import shutil
 import signal
 import sys
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from aegis import retry
-from aegis.checks.params import DEFAULT_HANG_TIMEOUT_S
-from aegis.protocol.environment import DEFAULT_HEARTBEAT_RATE, AgentConfig, Var
-from aegis.protocol.exitcodes import CONTROLLER_EXIT_BY_PHASE, AgentExit, terminated_by
-from aegis.protocol.job_settings import DEFAULT_MAX_RETRY
+from aegis.protocol.environment import AgentConfig, Var
+from aegis.protocol.exitcodes import (
+    CONTROLLER_EXIT_BY_PHASE,
+    AgentExit,
+    ControllerExit,
+    terminated_by,
+)
 from aegis.protocol.launcher_events import LauncherEvent, PodLost, Quit
 from aegis.runtime.agent.command import command_problem
+from aegis.runtime.agent.containment import children, set_child_subreaper
 from aegis.runtime.agent.core import MAX_CONTAINER_RESTARTS
-from aegis.runtime.controller.core import DEFAULT_HEARTBEAT_TIMEOUT_S
 from aegis.runtime.errors import NatsServerError
+from aegis.runtime.handover import hand_over
+from aegis.runtime.launcher.agents import AgentProc, spawn_agent, sweep_strays, terminate_group
+from aegis.runtime.launcher.agents import python_aegis as _python_aegis
+from aegis.runtime.launcher.bus_keeper import keep_bus_up
+from aegis.runtime.launcher.control_plane import CTL_FILE as CTL_FILE
 from aegis.runtime.launcher.control_plane import (
-    CONTROLLER_CREDS_FILE,
     ControlPlane,
     ControlPlaneConfig,
     control_plane,
 )
-from aegis.runtime.launcher.control_plane import CTL_FILE as CTL_FILE
+from aegis.runtime.launcher.control_plane import LaunchError as LaunchError
 from aegis.runtime.launcher.control_plane import free_port as free_port
 from aegis.runtime.launcher.control_plane import write_private_json as write_private_json
-from aegis.runtime.launcher.state_dir import LOCK_FILE as LOCK_FILE
+from aegis.runtime.launcher.local_job import AGENT_PROCESS_BYTES as AGENT_PROCESS_BYTES
+from aegis.runtime.launcher.local_job import LocalJob, say_shared_host
+from aegis.runtime.launcher.local_job import available_memory as available_memory
+from aegis.runtime.launcher.local_job import capacity_problem as capacity_problem
+from aegis.runtime.launcher.proofs import IncarnationProofs
+from aegis.runtime.launcher.state_dir import (
+    CREDENTIAL_FILES,
+    JOB_FILE,
+    STATE_DIR_PREFIX,
+    claim_state_dir,
+)
 from aegis.runtime.launcher.state_dir import STATUS_FILE as STATUS_FILE
 from aegis.runtime.launcher.state_dir import WAL_FILE as WAL_FILE
-from aegis.runtime.launcher.state_dir import LaunchError as LaunchError
-from aegis.runtime.launcher.state_dir import claim_state_dir as claim_state_dir
 from aegis.runtime.launcher.state_dir import finished_phase as finished_phase
 from aegis.runtime.launcher.state_dir import never_joined as never_joined
+from aegis.runtime.launcher.state_dir import progress_mark as progress_mark
 from aegis.runtime.lifetime import (
     dies_with_parent,
+    keep_memory_private,
     owned_tempdir,
     supervised,
     sweep_orphaned_tempdirs,
@@ -68,116 +88,13 @@ from aegis.runtime.lifetime import (
 from aegis.runtime.transport.nats_server import NATS_DIR_PREFIX, NatsServer
 
 log = logging.getLogger(__name__)
-MAX_CONTROLLER_RESTARTS = 5
+MAX_CONTROLLER_RESTARTS = 5  # in a row: crashes with no step saved between them
+STRAY_SWEEP_S = 1.0  # how often the launcher ends what a killed agent's ranks left
 # `aegis controller` exits 2 when it refuses to run (aegis.cli: an AegisError such as a status
 # file that is not a state of the spec, or bad arguments): the same again on every restart
 CONTROLLER_REFUSED = 2
 PROGRESS_DIR_PREFIX = "aegis-progress-"  # the ranks' progress and error files
-STATE_DIR_PREFIX = "aegis-run-"  # the state dir of a job run without --state-dir
-CREDENTIAL_FILES = (CTL_FILE, CONTROLLER_CREDS_FILE)  # removed when the job ends
-JOB_FILE = "job.json"  # namespace, job, pods, MaxRetry: what `aegis ctl` reads after the end
 AGENT_NATS_URL_ENV = "AEGIS_AGENT_NATS_URL"  # test hook: the NATS URL agents are given
-_GRACE_S = 10.0
-# the memory one agent process takes before its command's ranks (~53 MB RSS measured: Python,
-# its imports, the NATS client); `aegis run` starts one per node on this machine
-AGENT_PROCESS_BYTES = 64 << 20
-
-
-def available_memory() -> int | None:
-    """The bytes of memory this machine can give new processes (MemAvailable; None if the
-    kernel does not say)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def capacity_problem(workers: int, available: int | None) -> str | None:
-    """Why this machine cannot run `workers` agent processes (None if it can, or if its
-    memory is not known): a job that cannot fit fails at once, before it starts anything."""
-    need = workers * AGENT_PROCESS_BYTES
-    if available is None or need <= available:
-        return None
-    return (
-        f"--nnodes {workers}: aegis run starts an agent process per node on this machine "
-        f"(~{AGENT_PROCESS_BYTES >> 20} MiB each, before the command's own ranks): that needs "
-        f"~{need / 2**30:,.1f} GiB and this machine has {available / 2**30:,.1f} GiB available "
-        f"(at most {available // AGENT_PROCESS_BYTES} nodes); for a fleet of that size without "
-        "processes, see bench/scale.py"
-    )
-
-
-@dataclass
-class LocalJob:
-    """The options of `aegis run`."""
-
-    command: list[str]
-    workers: int
-    max_retry: int = DEFAULT_MAX_RETRY
-    job: str = "local"
-    namespace: str = "default"
-    state_dir: Path | None = None
-    connect_timeout: float = 10.0
-    heartbeat_s: float = 5.0
-    heartbeat_timeout: float = DEFAULT_HEARTBEAT_TIMEOUT_S
-    heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE  # the controller's heartbeat budget
-    hang_timeout: float = DEFAULT_HANG_TIMEOUT_S  # <= 0: no hang detection
-    checkpoint_file: str = ""  # marker file meaning "checkpoint done" (besides the API)
-    checkpoint_dir: str = ""  # where the agents persist complete steps
-    checkpoint_every: int = 0  # persist the steps that are multiples of it
-    checkpoint_shm_bytes: int = 0  # shared memory each agent's store may use (0: /dev/shm's)
-    extra_env: dict[str, str] = field(default_factory=dict)
-    simulate: dict[str, tuple[str, ...]] = field(default_factory=dict)  # node -> faults
-    metrics_port: int = 0  # > 0: the controller serves GET /metrics on 127.0.0.1:port
-    nproc_per_node: int = 1  # ranks per node agent (AUTO: its visible GPUs, else 1)
-    log_dir: str = ""  # per-rank stdout/stderr files under it
-    resume: bool = False  # a state dir whose job already ended: report it, run nothing
-    fallback: str = "fail"  # an agent without a controller: "fail" the job, or "independent"
-    standby: bool = False  # agents start each rank's next attempt ahead
-    preload: tuple[str, ...] = ()  # modules those standbys import ahead (implies standby)
-
-    @property
-    def heartbeat_interval(self) -> float:
-        """Agents beat at least 4 times per timeout."""
-        if self.heartbeat_timeout <= 0:
-            return self.heartbeat_s
-        return min(self.heartbeat_s, self.heartbeat_timeout / 4)
-
-    @property
-    def pods(self) -> list[str]:
-        """The pod names, rank order."""
-        return [f"{self.job}-worker-{i}" for i in range(self.workers)]
-
-
-@dataclass
-class _AgentProc:
-    pod: str
-    rank: int
-    node: str
-    incarnation: str
-    proc: asyncio.subprocess.Process | None  # None: it runs on another host
-
-
-async def spawn_agent(cfg: AgentConfig, env: dict[str, str]) -> asyncio.subprocess.Process:
-    """Start `aegis agent` configured by `cfg` (its AEGIS_* variables over `env`), in a
-    session of its own, killed if this process dies."""
-    return await asyncio.create_subprocess_exec(
-        *dies_with_parent([*_python_aegis(), "agent"]),
-        env={**env, **cfg.to_env(), Var.LAUNCHER_PID: str(os.getpid())},
-        start_new_session=True,
-    )
-
-
-def _restart_failed(attempt: int, exc: BaseException) -> None:
-    log.warning("nats-server restart %d failed: %s", attempt, exc)
-
-
-def _python_aegis() -> list[str]:
-    return [sys.executable, "-m", "aegis.cli"]
 
 
 class Launcher:
@@ -198,7 +115,7 @@ class Launcher:
         self.progress_dir = owned_tempdir(PROGRESS_DIR_PREFIX)
         self.expected: dict[str, str] = {}  # pod -> the incarnation it runs as now
         self._alone: dict[str, int] = {}  # pod -> exit code of a command it ran alone
-        self.agents: dict[str, _AgentProc] = {}
+        self.agents: dict[str, AgentProc] = {}
         self.controller: asyncio.subprocess.Process | None = None
         self.node_count = 0
         self.container_restarts: dict[tuple[str, str], int] = {}  # (pod, node) -> Level 2 count
@@ -208,6 +125,12 @@ class Launcher:
         self._quitting = False  # the controller was told to quit (a command cannot start)
         self._watchers: set[asyncio.Task[None]] = set()
         self.plane: ControlPlane | None = None
+        self.proofs = IncarnationProofs()  # the secret each incarnation proves itself with
+        self._spawning = 0  # children being started (not known yet: not strays)
+        self._revoked_keys: dict[str, str | None] = {}  # incarnation -> its credential's key
+        self._revoked_on_server: set[str] = set()
+        # children this process had before the job (an API caller's): never strays
+        self._before: set[int] = set()
 
     async def run(self) -> int:
         """Run the job to its end; the exit code (0 Succeed, non-zero otherwise). The job's
@@ -245,7 +168,12 @@ class Launcher:
                 flush=True,
             )
         job = {"namespace": self.job.namespace, "job": self.job.job, "pods": self.job.pods}
-        (self.state_dir / JOB_FILE).write_text(json.dumps({**job, "maxRetry": self.job.max_retry}))
+        try:
+            (self.state_dir / JOB_FILE).write_text(
+                json.dumps({**job, "maxRetry": self.job.max_retry})
+            )
+        except OSError as exc:  # a full disk: said now, before anything starts
+            raise LaunchError(f"cannot use --state-dir {self.state_dir}: {exc}") from None
         return await self._run()
 
     async def _run(self) -> int:
@@ -268,6 +196,9 @@ class Launcher:
             heartbeat_timeout=self.job.heartbeat_timeout,
             heartbeat_rate=self.job.heartbeat_rate,
             metrics_port=self.job.metrics_port,
+            credential_ttl=self.job.credential_ttl,
+            # each incarnation proves itself with the secret made for it alone
+            proves=self.proofs.proves,
             # AGENT_NATS_URL_ENV (tests only): agents reach NATS through another address (the
             # fault-injecting proxy of tests/faults); the controller and ctl connect directly
             agent_nats_url=os.environ.get(AGENT_NATS_URL_ENV, ""),
@@ -283,7 +214,6 @@ class Launcher:
             world_size=self.job.workers,
             command=tuple(self.job.command),
             grpc_target=plane.grpc_target,
-            token=plane.bootstrap_token,
             connect_timeout=self.job.connect_timeout,
             heartbeat_s=self.job.heartbeat_interval,
             hang_timeout=self.job.hang_timeout,
@@ -302,39 +232,14 @@ class Launcher:
             ca=plane.ca_pem,
         )
 
-    async def _supervise_bus(self, nats: NatsServer) -> None:
-        """Restart nats-server on its port when it dies (controller and agents reconnect; a
-        bus outage is not a pod loss); after `aegis.retry.NATS_RESTART`'s failed tries in a
-        row the job ends, clearly, instead of waiting for a bus that does not come back."""
-        while not self.done.is_set():
-            code = await nats.wait_exit()
-            if self.done.is_set():
-                return
-            print(f"aegis: nats-server exited {code}; restarting it", file=sys.stderr, flush=True)
-            try:
-                await retry.call_async(
-                    nats.restart, retry.NATS_RESTART, (NatsServerError, OSError), _restart_failed
-                )
-            except (NatsServerError, OSError):
-                tries = retry.NATS_RESTART.tries
-                print(
-                    f"aegis: nats-server did not come back ({tries} tries): the job fails",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                self.interrupt(1)
-                return
-
     async def _supervise(self, nats: NatsServer) -> int:
-        if self.shared_host_env():
-            print(
-                "aegis: OMP_NUM_THREADS=1 for each rank (several ranks share this host, as "
-                "torchrun sets it); set OMP_NUM_THREADS to tune",
-                file=sys.stderr,
-                flush=True,
-            )
-        bus = supervised(self._supervise_bus(nats), "nats-server", lambda _: self.interrupt(1))
-        tasks = [asyncio.create_task(self._controller_loop()), bus]
+        self._before = set(children(os.getpid()))
+        say_shared_host(self.shared_host_env())
+        bus = supervised(
+            keep_bus_up(nats, self.done, self.interrupt), "nats-server", lambda _: self.interrupt(1)
+        )
+        strays = supervised(self._sweep_strays(), "stray sweep", lambda _: self.interrupt(1))
+        tasks = [asyncio.create_task(self._controller_loop()), bus, strays]
         tasks.append(supervised(self._start_agents(), "agents", lambda _: self.interrupt(1)))
         try:
             await self.done.wait()
@@ -351,27 +256,52 @@ class Launcher:
             assert node is not None  # a machine always has another node slot
             await self._start_agent(pod, rank, node)
 
+    async def _sweep_strays(self) -> None:
+        """End what comes to this launcher (a child subreaper) that it did not start: the
+        processes a rank left behind when its agent was killed outright (its reaper died
+        with it), every STRAY_SWEEP_S; a process left by a rank never outlives its agent
+        for longer."""
+        while not self.done.is_set():
+            await asyncio.sleep(STRAY_SWEEP_S)
+            if not self._spawning:  # a child being started is not known yet
+                self.sweep_strays()
+
+    def sweep_strays(self) -> list[int]:
+        """Kill (with everything under them) this process's children that came after the job
+        started and that it did not start (agents.sweep_strays); the pids killed."""
+        ours = {a.proc.pid for a in self.agents.values() if a.proc is not None} | self._before
+        ours |= {p.pid for p in (self.controller,) if p is not None}
+        ours |= {pid for pid in (self.plane.nats.pid if self.plane else None,) if pid}
+        return sweep_strays(ours)
+
     def interrupt(self, code: int) -> None:
         """Ctrl-C / SIGTERM: stop everything, exit with `code`."""
         self.exit_code = code
         self.done.set()
 
     async def _controller_loop(self) -> None:
-        for attempt in range(MAX_CONTROLLER_RESTARTS + 1):
-            # only the first controller of a resumed run may take the saved incarnations over
-            resumed = ["--resumed-run"] if self.resuming and attempt == 0 else []
-            self.controller = await asyncio.create_subprocess_exec(
-                *dies_with_parent([*_python_aegis(), *self._ctl_args, *resumed]),
-                stdin=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                env={**os.environ, **self._ctl_env, Var.LAUNCHER_PID: str(os.getpid())},
-            )
+        crashes = 0  # in a row: without the job's state moving on between them
+        # only the first controller of a resumed run may take the saved incarnations over
+        resumed = self.resuming
+        while True:
+            mark = progress_mark(self.state_dir)
+            self.controller = await self._start_controller(resumed)
+            resumed = False
             code = await self.controller.wait()
             if code in CONTROLLER_EXIT_BY_PHASE.values():
                 self.exit_code = 0 if code == 0 else 1
                 self.done.set()
                 return
             if self.done.is_set():
+                return
+            if code == ControllerExit.STORAGE:
+                print(
+                    f"aegis: the controller could not save the job's state (exit {code}; what "
+                    "ran is said above): not restarting it, the job ends",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.interrupt(1)
                 return
             if code == CONTROLLER_REFUSED:
                 print(
@@ -382,21 +312,51 @@ class Launcher:
                 )
                 self.interrupt(1)
                 return
+            # "in a row": a controller that moved the job on before it died starts a new row
+            crashes = 1 if progress_mark(self.state_dir) > mark else crashes + 1
+            if crashes > MAX_CONTROLLER_RESTARTS:
+                print(
+                    f"aegis: the controller died {crashes} times in a row without the job "
+                    "moving on; giving up",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                self.interrupt(1)
+                return
             print(
-                f"aegis: controller exited {code}; restarting it ({attempt + 1})",
+                f"aegis: controller exited {code}; restarting it ({crashes} of "
+                f"{MAX_CONTROLLER_RESTARTS} in a row)",
                 file=sys.stderr,
                 flush=True,
             )
-        print("aegis: the controller keeps dying; giving up", file=sys.stderr, flush=True)
-        self.interrupt(1)
+
+    async def _start_controller(self, resumed: bool) -> asyncio.subprocess.Process:
+        """Start `aegis controller` (`resumed`: the first of a resumed run). Its state dir is
+        handed over, neither in its command line nor in its environment."""
+        handed = hand_over(str(self.state_dir), Var.STATE_DIR_FD)
+        self._spawning += 1
+        try:
+            return await asyncio.create_subprocess_exec(
+                *dies_with_parent(
+                    [*_python_aegis(), *self._ctl_args, *(["--resumed-run"] if resumed else [])]
+                ),
+                stdin=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                env={
+                    **os.environ,
+                    **self._ctl_env,
+                    Var.LAUNCHER_PID: str(os.getpid()),
+                    **handed.env,
+                },
+                pass_fds=(handed.fd,),
+            )
+        finally:
+            self._spawning -= 1
+            handed.close()
 
     def shared_host_env(self) -> dict[str, str]:
-        """OMP_NUM_THREADS=1 when this host runs more than one rank and the user did not set
-        it, as torchrun does: every node agent of `aegis run` shares this host's cores, and
-        each rank's OpenMP pool would otherwise take them all (docs/operations.md)."""
-        ranks = self.job.workers * max(self.job.nproc_per_node, 1)
-        told = "OMP_NUM_THREADS" in os.environ or "OMP_NUM_THREADS" in self.job.extra_env
-        return {} if ranks <= 1 or told else {"OMP_NUM_THREADS": "1"}
+        """What every rank this launcher's agents start gets (LocalJob.shared_host_env)."""
+        return self.job.shared_host_env()
 
     def _new_node(self) -> str | None:
         """A fresh node slot for a pod to run on (None: there is none, the job fails)."""
@@ -413,17 +373,23 @@ class Launcher:
             rank=rank,
             node=node,
             incarnation=inc,
+            token=self.proofs.new(pod, inc),  # handed over by spawn_agent, wherever it runs
             container_restarts=self.container_restarts.get((pod, node), 0),
             simulate=self.job.simulate.get(node, ()),
         )
 
     async def _start_agent(self, pod: str, rank: int, node: str) -> None:
         cfg = self._agent_cfg(pod, rank, node)
-        env = {**os.environ, **self.shared_host_env(), **self.job.extra_env}
-        proc = await spawn_agent(cfg, env)
-        self._track(_AgentProc(pod, rank, node, cfg.incarnation, proc))
+        self._spawning += 1
+        try:
+            proc = await spawn_agent(
+                cfg, {**os.environ, **self.shared_host_env(), **self.job.extra_env}
+            )
+        finally:
+            self._spawning -= 1
+        self._track(AgentProc(pod, rank, node, cfg.incarnation, proc))
 
-    def _track(self, agent: _AgentProc) -> None:
+    def _track(self, agent: AgentProc) -> None:
         """`agent` is the pod's current incarnation: its exit is handled (`_agent_exited`)."""
         self.agents[agent.pod] = agent
         if agent.proc is None:
@@ -432,14 +398,26 @@ class Launcher:
         self._watchers.add(watch)
         watch.add_done_callback(self._watchers.discard)
 
-    async def _watch_agent(self, agent: _AgentProc, proc: asyncio.subprocess.Process) -> None:
+    async def _watch_agent(self, agent: AgentProc, proc: asyncio.subprocess.Process) -> None:
         await self._agent_exited(agent, await proc.wait())
 
-    async def _agent_exited(self, agent: _AgentProc, code: int) -> None:
+    async def _agent_exited(self, agent: AgentProc, code: int) -> None:
         """Agent `agent` exited with `code`: restart it in place, reschedule it (node fault)
         or end the job, as the exit code says."""
         if self.done.is_set() or self.agents.get(agent.pod) is not agent:
             return
+        # its credential dies with it: no renewal, no proof from now on, the controller told
+        # at once (what it sent after that is refused), then revoked on the server (whoever
+        # holds a copy, the training command that stole it, is cut off)
+        key = self._retire(agent)
+        try:
+            await self._after_exit(agent, code)
+        finally:
+            await self._revoke(agent, key)
+
+    async def _after_exit(self, agent: AgentProc, code: int) -> None:
+        """What an agent's exit leads to: the job ends, or the controller is told and the
+        pod gets a new incarnation."""
         if code == AgentExit.NO_CONTROLLER:
             print(
                 f"aegis: {agent.pod} could not reach the controller within "
@@ -490,12 +468,13 @@ class Launcher:
         # the controller says it, with what it counts; the launcher only when it cannot
         if not self._tell_controller(event) and node is not None:
             print(f"aegis: {said}", file=sys.stderr, flush=True)
+        await self._revoke(agent, self._retire(agent))  # before its replacement exists
         if node is None:
             self._no_node_for(agent.pod, f"it left {agent.node} with a node fault")
             return
         await self._start_agent(agent.pod, agent.rank, node)
 
-    def _quit_bad_command(self, agent: _AgentProc) -> None:
+    def _quit_bad_command(self, agent: AgentProc) -> None:
         """An agent found that the command cannot start (exit 78): the job quits, nothing is
         restarted and no node is blamed; without a controller to tell, the launcher ends it."""
         if self._quitting:
@@ -516,6 +495,27 @@ class Launcher:
             flush=True,
         )
         self.interrupt(1)
+
+    def _retire(self, agent: AgentProc) -> str | None:
+        """`agent`'s incarnation ended: its secret proves nothing, its credential is never
+        renewed or issued again. The public key it was issued for (None if none was)."""
+        self.proofs.forget(agent.pod, agent.incarnation)
+        assert self.plane is not None
+        service = self.plane.service
+        key = service.revoke(self.job.namespace, self.job.job, agent.pod, agent.incarnation)
+        self._revoked_keys.setdefault(agent.incarnation, key)
+        return self._revoked_keys[agent.incarnation]
+
+    async def _revoke(self, agent: AgentProc, key: str | None) -> None:
+        """Revoke `key` (`agent`'s credential) on the server, once: its connections close."""
+        if key is None or key in self._revoked_on_server:
+            return
+        self._revoked_on_server.add(key)
+        assert self.plane is not None
+        try:
+            await self.plane.nats.revoke(self.job.namespace, self.job.job, [key])
+        except (NatsServerError, OSError) as exc:  # a server being restarted: it expires
+            log.warning("revoking %s's credential failed: %s", agent.pod, exc)
 
     def _never_joined(self) -> bool:
         return never_joined(self.state_dir)
@@ -540,23 +540,11 @@ class Launcher:
         shutil.rmtree(self.progress_dir, ignore_errors=True)
 
 
-async def terminate_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process group, SIGKILL after the grace period."""
-    if proc.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(proc.wait(), _GRACE_S)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
-
-
 async def run_local(job: LocalJob, launcher: Launcher | None = None) -> int:
     """`aegis run` body: a Launcher (this machine's, unless given) with SIGINT/SIGTERM wired
     to a clean stop."""
+    keep_memory_private()  # the job's NATS operator and account keys live in this process
+    set_child_subreaper()  # what a killed agent's ranks leave comes here, and is ended
     launcher = launcher or Launcher(job)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -25,12 +25,8 @@ from aegis.protocol import rendezvous as wire
 from aegis.protocol.environment import AgentConfig, ConfigError, Var
 from aegis.protocol.exitcodes import terminated_by
 from aegis.protocol.rendezvous import DEFAULT_HOST_TIMEOUT_S, DEFAULT_JOIN_TIMEOUT_S
-from aegis.runtime.launcher.local import (
-    PROGRESS_DIR_PREFIX,
-    LocalJob,
-    spawn_agent,
-    terminate_group,
-)
+from aegis.runtime.launcher.agents import spawn_agent, terminate_group
+from aegis.runtime.launcher.local import PROGRESS_DIR_PREFIX, LocalJob
 from aegis.runtime.launcher.netif import interface_of
 from aegis.runtime.launcher.rendezvous import (
     FIRST_LINE_S,

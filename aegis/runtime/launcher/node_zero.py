@@ -23,18 +23,13 @@ from aegis.protocol import rendezvous as wire
 from aegis.protocol.environment import AgentConfig
 from aegis.protocol.exitcodes import AgentExit
 from aegis.protocol.launcher_events import PodLost
+from aegis.runtime.launcher.agents import AgentProc, spawn_agent
 from aegis.runtime.launcher.control_plane import ControlPlane, ControlPlaneConfig
-from aegis.runtime.launcher.local import (
-    Launcher,
-    LocalJob,
-    _AgentProc,
-    finished_phase,
-    run_local,
-    spawn_agent,
-)
+from aegis.runtime.launcher.local import Launcher, LocalJob, run_local
 from aegis.runtime.launcher.netif import interface_addresses, resolve
 from aegis.runtime.launcher.node import NodeJob, agent_environment, say
 from aegis.runtime.launcher.rendezvous import Link, RendezvousServer, Session
+from aegis.runtime.launcher.state_dir import finished_phase
 from aegis.runtime.transport.tls import JobTls
 
 END_GRACE_S = 15.0  # how long node 0 waits for the other nodes to stop their agents
@@ -174,9 +169,9 @@ class NodeZeroLauncher(Launcher):
             cfg = dataclasses.replace(cfg, pod_ip=self.address, node_ip=self.address)
             env = {**agent_environment(self.address), **self.job.extra_env}
             proc = await spawn_agent(cfg, env)
-            self._track(_AgentProc(pod, rank, node, cfg.incarnation, proc))
+            self._track(AgentProc(pod, rank, node, cfg.incarnation, proc))
             return
-        agent = _AgentProc(pod, rank, node, cfg.incarnation, None)
+        agent = AgentProc(pod, rank, node, cfg.incarnation, None)
         self._track(agent)
         session = self.server.sessions.get(node)
         if session is None or session.lost:
@@ -194,7 +189,7 @@ class NodeZeroLauncher(Launcher):
         )
         return spares[0][1] if spares else None
 
-    async def _agent_exited(self, agent: _AgentProc, code: int) -> None:
+    async def _agent_exited(self, agent: AgentProc, code: int) -> None:
         if code == AgentExit.NODE_FAULT:
             self.blacklist.add(agent.node)  # never used again by this job
         await super()._agent_exited(agent, code)
@@ -222,12 +217,13 @@ class NodeZeroLauncher(Launcher):
             if agent.node == session.name and agent.proc is None:
                 await self._host_lost(agent, why)
 
-    async def _host_lost(self, agent: _AgentProc, why: str) -> None:
+    async def _host_lost(self, agent: AgentProc, why: str) -> None:
         """`agent`'s host is gone: its pod is lost; it moves to a spare node (Level 3)."""
         if self.done.is_set() or self.agents.get(agent.pod) is not agent:
             return
         why = f"host {agent.node} lost: {why}"  # no exit code: its process was not seen to exit
         self._tell_controller(PodLost(agent.pod, agent.incarnation, -1, agent.node, why))
+        await self._revoke(agent, self._retire(agent))  # its credential dies with its host
         node = self._new_node()
         if node is None:
             self._no_node_for(agent.pod, f"its host {agent.node} was lost")

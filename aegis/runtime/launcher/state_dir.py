@@ -1,25 +1,54 @@
-"""A local job's state directory: one launcher holds it while the job runs, and what the
-saved job in it says (whether it ended, whether any agent ever joined its controller)."""
+"""A local job's state directory: who holds it, what it holds, and the name of its job.
+
+One launcher at a time holds a state dir (`claim_state_dir`: a lock the kernel drops with the
+process). What the launcher reads there before it starts anything: whether the job already
+ended (`finished_phase`), whether any agent ever joined (`never_joined`), how far the job has
+come (`progress_mark`: the controller's restarts are counted in a row, between marks), and the
+job's name (`saved_job_name`; a new job gets a name no other job has, `unique_job_name`).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
 from aegis.errors import AegisError
 from aegis.runtime.controller.store import FileStatusStore
 from aegis.runtime.controller.wal import WriteAheadLog
+from aegis.runtime.launcher.control_plane import CONTROLLER_CREDS_FILE, CTL_FILE, LaunchError
 
+STATE_DIR_PREFIX = "aegis-run-"  # the state dir of a job run without --state-dir
+CREDENTIAL_FILES = (CTL_FILE, CONTROLLER_CREDS_FILE)  # removed when the job ends
+JOB_FILE = "job.json"  # namespace, job, pods, MaxRetry: what `aegis ctl` reads after the end
 LOCK_FILE = "launcher.lock"  # held by the launcher that runs the job (its pid inside)
 STATUS_FILE = "status.json"
 WAL_FILE = "wal.jsonl"  # the controller's write-ahead log beside it
 
 
-class LaunchError(AegisError):
-    """The job cannot be launched as asked (state directory in use, finished, not a dir)."""
+def unique_job_name() -> str:
+    """A default job name no other job on this machine has (`local-` and 6 random hex
+    digits): jobs of one user apart by name too, their ctl, subjects and progress files."""
+    return f"local-{secrets.token_hex(3)}"
+
+
+def saved_job_name(state_dir: Path | None) -> str:
+    """The name of the job `state_dir` holds (its job.json, else its ctl.json), '' if none:
+    `aegis run` started again on it resumes that job under its own name."""
+    if state_dir is None:
+        return ""
+    for file in (JOB_FILE, CTL_FILE):
+        try:
+            name = json.loads((state_dir / file).read_text()).get("job", "")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(name, str) and name:
+            return name
+    return ""
 
 
 @contextlib.contextmanager
@@ -29,27 +58,30 @@ def claim_state_dir(state_dir: Path) -> Iterator[None]:
     if state_dir.exists() and not state_dir.is_dir():
         raise LaunchError(f"--state-dir {state_dir} exists and is not a directory")
     try:
+        made = not state_dir.exists()
         state_dir.mkdir(parents=True, exist_ok=True)
-        lock = open(state_dir / LOCK_FILE, "a+")  # noqa: SIM115 - held for the whole job
+        if made:  # the job's credentials go in it: nobody else's to list
+            state_dir.chmod(0o700)
+        lock = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise LaunchError(f"cannot use --state-dir {state_dir}: {exc}") from None
     try:
         try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "another process"
+            holder = os.pread(lock, 64, 0).decode(errors="replace").strip() or "another process"
             raise LaunchError(
                 f"{state_dir} is in use by another aegis run (pid {holder}); one state "
                 "directory holds one job"
             ) from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
+        try:
+            os.ftruncate(lock, 0)
+            os.pwrite(lock, str(os.getpid()).encode(), 0)
+        except OSError as exc:  # a full disk: said now, before anything starts
+            raise LaunchError(f"cannot use --state-dir {state_dir}: {exc}") from None
         yield
     finally:
-        lock.close()
+        os.close(lock)
 
 
 def finished_phase(state_dir: Path) -> str | None:
@@ -78,3 +110,16 @@ def never_joined(state_dir: Path) -> bool:
         return True
     joined = (status.runtime or {}).get("incarnations") or {}
     return status.phase == "Pending" and status.master_seq == 0 and not any(joined.values())
+
+
+def progress_mark(state_dir: Path) -> int:
+    """How far the job saved in `state_dir` has come: the number of the last spec step on
+    disk (its snapshot's, or its WAL's last record's); -1 when none can be read."""
+    try:
+        status = FileStatusStore(state_dir / STATUS_FILE).load()
+        logged = WriteAheadLog(state_dir / WAL_FILE).read()
+    except AegisError:
+        return -1
+    steps = [int((status.runtime or {}).get("stepNo", 0))] if status is not None else [-1]
+    steps += [int(r.body.get("extras", {}).get("stepNo", -1)) for r in logged[-1:]]
+    return max(steps)

@@ -1,16 +1,21 @@
 """NATS decentralized auth: an operator, a system account, one account per job, user JWTs.
 
 Trust chain: operator → account (one per job) → users. Only the public parts (JWTs) go into
-the server config; seeds stay in this process. A worker's user JWT allows pub/sub only on
-`aegis.<ns>.<job>.>` and `_INBOX.>`; the operator's ctl user (`aegis ctl`) only
-`aegis.<ns>.<job>.ctl.>` and `_INBOX.>`; the controller's user has no limits inside the job's
-account (the account itself is the job's boundary).
+the server config; seeds stay in this process. A worker's user JWT is issued for one
+incarnation of one pod: it may publish only on that incarnation's own subjects, and it
+expires (docs/security.md); the operator's ctl user (`aegis ctl`) may use only
+`aegis.<ns>.<job>.ctl.>` and its own inbox; the controller's user has no limits inside the
+job's account (the account itself is the job's boundary). A credential whose incarnation was
+replaced is revoked in the account's JWT (`Operator.revoked`), which nats-server applies at
+once to the connections made with it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +29,7 @@ from nats_jwt.nkeys_ext import (
 from nats_jwt.v2.account_claims import AccountClaims
 from nats_jwt.v2.operator_claims import OperatorClaims
 
-from aegis.protocol.subjects import JobSubjects, validate_pod_name
+from aegis.protocol.subjects import JobSubjects, validate_incarnation, validate_pod_name
 from aegis.runtime.transport.user_jwt import encode_user_jwt
 
 _PUBLIC_KEY_LEN = 56  # base32 of prefix(1) + ed25519 key(32) + crc16(2)
@@ -93,13 +98,24 @@ class Account:
         """The account's public NKey (`A…`), the key of `resolver_preload`."""
         return str(self.keypair.public_key.decode())
 
-    def user_jwt(self, public_key: str, name: str, perms: Permissions | None = None) -> str:
-        """Sign a user JWT for `public_key`, limited by `perms` (None: no limits); the bytes
-        nats-jwt's UserClaims would write, without its serializer (runtime.transport.user_jwt)."""
+    def user_jwt(
+        self, public_key: str, name: str, perms: Permissions | None = None, *, expires: int = 0
+    ) -> str:
+        """Sign a user JWT for `public_key`, limited by `perms` (None: no limits), valid until
+        `expires` (Unix seconds; 0: no expiry); the bytes nats-jwt's UserClaims would write,
+        without its serializer (runtime.transport.user_jwt)."""
         if perms is None:
-            return encode_user_jwt(self.keypair, public_key, name, None, None, respond=False)
+            return encode_user_jwt(
+                self.keypair, public_key, name, None, None, respond=False, expires=expires
+            )
         return encode_user_jwt(
-            self.keypair, public_key, name, list(perms.pub), list(perms.sub), perms.respond
+            self.keypair,
+            public_key,
+            name,
+            list(perms.pub),
+            list(perms.sub),
+            perms.respond,
+            expires=expires,
         )
 
     def new_user(self, name: str, perms: Permissions | None = None) -> UserCredentials:
@@ -110,8 +126,16 @@ class Account:
 
 def _new_account(operator_kp: Any, name: str) -> Account:
     kp = create_account_pair()
-    jwt = AccountClaims(kp.public_key.decode(), name).encode(operator_kp)
-    return Account(name=name, keypair=kp, jwt=jwt)
+    return Account(name=name, keypair=kp, jwt=_account_jwt(operator_kp, kp, name, {}))
+
+
+def _account_jwt(operator_kp: Any, kp: Any, name: str, revocations: Mapping[str, int]) -> str:
+    """An account's JWT; `revocations`: user public key -> Unix time, every JWT of that key
+    issued at or before that time is refused (and its connections closed)."""
+    claims = AccountClaims(kp.public_key.decode(), name)
+    if revocations:
+        claims.nats.revocations = dict(revocations)
+    return str(claims.encode(operator_kp))
 
 
 @dataclass(frozen=True)
@@ -127,13 +151,19 @@ class JobAccount:
         """(namespace, job): how registries look a job up."""
         return (self.subjects.namespace, self.subjects.job)
 
-    def worker_permissions(self, pod: str) -> Permissions:
-        """What `pod`'s credential allows: publish only its own joins, reports and heartbeats;
-        receive orders, ctl requests to itself and the replies to its own requests; answer
-        a request it received (`resp`), e.g. an operator's ctl request, and nothing else."""
+    def worker_permissions(self, pod: str, incarnation: str) -> Permissions:
+        """What the credential of `incarnation` of `pod` allows: publish only that
+        incarnation's own joins, reports and heartbeats (the subjects name it: the controller
+        reads the sender's incarnation there, never in the payload); receive orders, ctl
+        requests to its pod and the replies to its own requests; answer a request it
+        received (`resp`), e.g. an operator's ctl request, and nothing else."""
         s = self.subjects
         return Permissions(
-            pub=(s.join(pod), s.report(pod), s.heartbeat(pod)),
+            pub=(
+                s.join(pod, incarnation),
+                s.report(pod, incarnation),
+                s.heartbeat(pod, incarnation),
+            ),
             sub=(s.master, s.ctl_agent(pod), f"{s.inbox_prefix(pod)}.>"),
             respond=True,
         )
@@ -142,15 +172,20 @@ class JobAccount:
         """Constant-time comparison with the job's bootstrap token."""
         return hmac.compare_digest(token.encode("utf-8"), self.bootstrap_token.encode("utf-8"))
 
-    def worker_jwt(self, user_public_key: str, pod_name: str) -> str:
-        """A user JWT for a worker's public key, limited to this job's subjects."""
+    def worker_jwt(
+        self, user_public_key: str, pod_name: str, incarnation: str, *, expires: int = 0
+    ) -> str:
+        """A user JWT for a worker's public key, for one incarnation of one pod, valid until
+        `expires` (Unix seconds; 0: no expiry)."""
         if not is_user_public_key(user_public_key):
             raise ValueError("not a public user NKey (expected 56 characters starting with 'U')")
         validate_pod_name(pod_name)
-        # a worker speaks only for itself (its own report and heartbeat subjects) and never
-        # sends a ctl request or an order: a compromised pod cannot stop the job, taint
-        # nodes, or report for another pod
-        return self.account.user_jwt(user_public_key, pod_name, self.worker_permissions(pod_name))
+        validate_incarnation(incarnation)
+        # a worker speaks only for itself (its own incarnation's subjects) and never sends
+        # a ctl request or an order: a compromised pod cannot stop the job, taint nodes,
+        # report for another pod, or for another incarnation of its own
+        perms = self.worker_permissions(pod_name, incarnation)
+        return self.account.user_jwt(user_public_key, pod_name, perms, expires=expires)
 
     @property
     def ctl_permissions(self) -> Permissions:
@@ -182,6 +217,12 @@ class Operator:
     def public_key(self) -> str:
         """The operator's public NKey (`O…`)."""
         return str(self._kp.public_key.decode())
+
+    def revoked(self, account: Account, revocations: Mapping[str, int]) -> Account:
+        """`account` with a JWT that revokes `revocations` (user public key -> Unix time:
+        that key's JWTs issued at or before it); the server applies it on reload."""
+        jwt = _account_jwt(self._kp, account.keypair, account.name, revocations)
+        return dataclasses.replace(account, jwt=jwt)
 
     def create_job_account(
         self, namespace: str, job: str, bootstrap_token: str | None = None

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,12 +20,14 @@ from typing import Any
 from aegis.protocol.envelope import Message
 from aegis.protocol.errors import MalformedMessage
 from aegis.runtime.errors import BusError, NoReply, NoResponders
+from aegis.runtime.log_limit import LimitedLog
 from aegis.runtime.transport._nats import RawCredentials, nats
 from aegis.runtime.transport.auth import UserCredentials
 from aegis.runtime.transport.request_copies import Copy, Key, RequestCopies
 from aegis.runtime.transport.tls import nats_tls_options
 
 log = logging.getLogger(__name__)
+warnings = LimitedLog(log)  # about what others send: one line per subject and kind a minute
 NO_RESPONDERS = "503"  # the Status header nats-server puts on a request nobody received
 # a dropped connection is retried this often (nats-py adds up to 0.1 s of jitter)
 RECONNECT_WAIT_S = 1.0
@@ -67,6 +70,37 @@ class BusStats:
     # messages this client dropped: a subscription's pending limits were full (a slow
     # consumer); `Bus.dropped_at` is when the last one was
     dropped: int = 0
+    # messages shed unread: their sender's subject was over its budget (`SenderBudget`)
+    shed: int = 0
+
+
+class SenderBudget:
+    """How many messages each sender (the subject it publishes on: one pod incarnation's)
+    may have handled: `rate` a second, bursts of `burst`; past it they are dropped unread,
+    before they cost a decode or a task. Honest agents send a few a second; a flood from one
+    pod's credential is shed here, where it costs least, and the others are not slowed down.
+    At most `max_senders` are kept (the longest idle forgotten)."""
+
+    def __init__(self, rate: float, burst: float, max_senders: int = 100_000) -> None:
+        self.rate, self.burst, self.max_senders = rate, burst, max_senders
+        self._senders: OrderedDict[str, list[float]] = OrderedDict()  # -> [tokens, stamp]
+
+    def admit(self, subject: str) -> bool:
+        """Spend one of `subject`'s tokens; False when it has none left."""
+        now = time.monotonic()
+        entry = self._senders.get(subject)
+        if entry is None:
+            entry = self._senders[subject] = [self.burst, now]
+            if len(self._senders) > self.max_senders:
+                self._senders.popitem(last=False)
+        else:
+            self._senders.move_to_end(subject)
+            entry[0] = min(self.burst, entry[0] + (now - entry[1]) * self.rate)
+            entry[1] = now
+        if entry[0] < 1:
+            return False
+        entry[0] -= 1
+        return True
 
 
 class Subscription:
@@ -107,6 +141,8 @@ class Bus:
         self.echoed_at: float | None = None  # loop time the last probe came back
         self.dropped_at: float | None = None  # monotonic time this client last dropped one
         self._dropped_logged = float("-inf")
+        self._credentials: RawCredentials | None = None  # read at each (re)connect
+        self.closed = asyncio.Event()  # the connection ended for good (closed, or refused)
 
     async def echo(self) -> None:
         """Send a probe to this connection's own inbox; `echoed_at` is when one came back.
@@ -150,12 +186,14 @@ class Bus:
         if url.partition("://")[0].lower() in ("ws", "wss"):
             raise BusError(f"cannot connect to NATS at {url}: use nats:// or tls://, not websocket")
         bus = cls()
+        bus._credentials = RawCredentials(credentials.creds_text())
         try:
             bus._nc = await asyncio.wait_for(
                 nats.connect(
                     url,
                     name=name,
-                    user_credentials=RawCredentials(credentials.creds_text()),
+                    user_credentials=bus._credentials,
+                    closed_cb=bus._on_closed,
                     connect_timeout=max(1, round(min(timeout, 5.0))),
                     reconnect_time_wait=RECONNECT_WAIT_S,
                     max_reconnect_attempts=reconnect_attempts,
@@ -169,6 +207,21 @@ class Bus:
             cause = "; ".join(bus._recent_errors) or repr(exc)
             raise BusError(f"cannot connect to NATS at {url}: {cause}") from None
         return bus
+
+    async def use_credentials(self, credentials: UserCredentials) -> None:
+        """Reconnect now with `credentials` (a renewed JWT): nats-server fixes a connection's
+        expiry when it is made, so a fresh JWT takes effect only on a new connection. The
+        subscriptions come back by themselves; what was published meanwhile is sent after."""
+        if self._credentials is None or self._nc is None:
+            raise BusError("not connected: nothing to renew")
+        self._credentials.data = credentials.creds_text()  # nats-py reads it at each connect
+        try:
+            await self._nc.force_reconnect()
+        except nats.errors.Error as exc:
+            raise BusError(f"reconnecting with renewed credentials failed: {exc}") from None
+
+    async def _on_closed(self) -> None:
+        self.closed.set()
 
     @property
     def connected(self) -> bool:
@@ -201,6 +254,7 @@ class Bus:
         max_running: int = MAX_RUNNING_HANDLERS,
         copies: RequestCopies | None = None,
         pending_msgs_limit: int | None = None,
+        budget: SenderBudget | None = None,
     ) -> Subscription:
         """Like `subscribe`, but `handler(subject, message)` is told the concrete subject
         each message came in on (the sender's identity, when only it may publish there).
@@ -212,10 +266,20 @@ class Bus:
         reply subject is handled once (request_copies.py); the others are dropped or
         answered with the first one's reply, undecoded. `pending_msgs_limit`: nats-py's
         limit on the messages waiting (default 524,288); past it they are dropped and counted
-        (`stats.dropped`, `dropped_at`)."""
+        (`stats.dropped`, `dropped_at`). `budget`: a sender over its budget has its messages
+        dropped unread (`stats.shed`; a warning a minute per sender)."""
         running = asyncio.Semaphore(max_running)
 
         async def on_msg(msg: Any) -> None:
+            if budget is not None and not budget.admit(msg.subject):
+                self.stats.shed += 1
+                warnings.warning(
+                    (msg.subject, "shed"),
+                    "%s sends more than %g messages a second: the excess is dropped unread",
+                    msg.subject,
+                    budget.rate,
+                )
+                return
             key = None
             if copies is not None and msg.reply:
                 key = RequestCopies.key(msg.subject, msg.reply, msg.data)
@@ -343,7 +407,12 @@ class Bus:
                 message = Message.decode(msg.data)
             except MalformedMessage as exc:
                 self.stats.malformed += 1
-                log.warning("dropped malformed message on %s: %s", msg.subject, exc.reason)
+                warnings.warning(
+                    (msg.subject, "malformed"),
+                    "dropped malformed message on %s: %s",
+                    msg.subject,
+                    exc.reason,
+                )
                 return
             try:
                 reply = await handler(str(msg.subject), message)
@@ -353,7 +422,14 @@ class Bus:
                     sent = data
             except Exception:
                 self.stats.handler_errors += 1
-                log.exception("handler for %s failed on %s", msg.subject, message)
+                warnings.log(
+                    logging.ERROR,
+                    (msg.subject, "handler"),
+                    "handler for %s failed on %.300s",
+                    msg.subject,
+                    message,
+                    exc_info=True,
+                )
         finally:
             if copies is not None and key is not None:
                 copies.ended(key, sent)
@@ -384,7 +460,7 @@ class Bus:
             if len(self.stats.permission_messages) < _KEEP_MESSAGES:
                 self.stats.permission_messages.append(text)
             self.permission_denied.set()
-            log.warning("NATS refused: %s", text)
+            warnings.warning(("refused", text[:200]), "NATS refused: %s", text)
         else:
             if repr(exc) not in self._recent_errors:
                 self._recent_errors = [*self._recent_errors[-4:], repr(exc)]

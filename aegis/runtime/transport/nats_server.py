@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -147,6 +148,7 @@ class NatsServer:
         self._dir: Path | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._probe = operator.system_account.new_user("aegis-probe")
+        self._revoked: dict[tuple[str, str], dict[str, int]] = {}  # job -> key -> when
         self.port: int | None = None
 
     @property
@@ -245,9 +247,33 @@ class NatsServer:
         probe = removed.account.new_user("aegis-probe")
 
         async def refused() -> bool:
-            return not await can_connect(self.url, probe, ca_pem=self.ca_pem)
+            return not await can_connect(self.url, probe)
 
         await self._wait_for(refused, timeout, f"removal of account {(namespace, job)}")
+
+    async def revoke(
+        self, namespace: str, job: str, public_keys: Iterable[str], timeout: float = 5.0
+    ) -> None:
+        """Revoke the worker credentials of `public_keys` in the job's account (config
+        reload): their connections are closed and they cannot connect again. Returns once
+        the server applies it (a probe revoked alongside is refused)."""
+        key = (namespace, job)
+        entry = self._jobs.get(key)
+        if entry is None:
+            raise NatsServerError(f"no account for job {key}: nothing to revoke")
+        probe = entry.account.new_user("aegis-revocation-probe")
+        revoked = self._revoked.setdefault(key, {})
+        now = int(time.time())
+        for public_key in (*public_keys, probe.public_key):
+            revoked[public_key] = now
+        account = self._operator.revoked(entry.account, revoked)
+        self._jobs[key] = dataclasses.replace(entry, account=account)
+        await self._reload()
+
+        async def refused() -> bool:
+            return not await can_connect(self.url, probe, ca_pem=self.ca_pem)
+
+        await self._wait_for(refused, timeout, f"revocation in account {key}")
 
     async def __aenter__(self) -> NatsServer:
         await self.start()

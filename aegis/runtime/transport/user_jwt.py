@@ -36,11 +36,15 @@ def encode_user_jwt(
     pub: list[str] | None,
     sub: list[str] | None,
     respond: bool,
+    *,
+    expires: int = 0,
 ) -> str:
     """A user JWT for `subject` (a public user NKey) signed by the account's `keypair`:
     publish/subscribe allow-lists (None: no limit) and, with `respond`, one reply per
-    request received (`{"max": 1, "ttl": 0}`). An empty allow-list is refused (ValueError):
-    the JWT would carry none, and nats-server would read that as no limit at all."""
+    request received (`{"max": 1, "ttl": 0}`); `expires` (Unix seconds, 0: never) is its
+    `exp`: nats-server refuses it after that and closes a connection made with it. An empty
+    allow-list is refused (ValueError): the JWT would carry none, and nats-server would read
+    that as no limit at all."""
     if pub == [] or sub == []:
         raise ValueError("an empty allow-list would allow every subject; pass None for that")
     nats: dict[str, Any] = {
@@ -55,8 +59,10 @@ def encode_user_jwt(
     nats.update({"bearer_token": None, "allowed_connection_types": None})
     nats.update({"type": "user", "version": 2})
     issuer = keypair.public_key.decode()
-    unsigned = {"sub": subject, "name": name, "iat": int(time.time()), "iss": issuer}
-    unsigned["nats"] = nats
-    claims = {"sub": subject, "name": name, "jti": _jti(unsigned), **unsigned}
+    head: dict[str, Any] = {"sub": subject, "name": name}
+    if expires:
+        head["exp"] = int(expires)  # nats-jwt's order: sub, name, exp, jti, iat, iss
+    unsigned = {**head, "iat": int(time.time()), "iss": issuer, "nats": nats}
+    claims = {**head, "jti": _jti(unsigned), **{k: v for k, v in unsigned.items() if k not in head}}
     to_sign = _HEADER + b"." + _b64(json.dumps(claims).encode())
     return (to_sign + b"." + _b64(keypair.sign(to_sign))).decode()

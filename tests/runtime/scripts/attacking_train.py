@@ -61,7 +61,7 @@ async def try_credentials(parent: dict[str, str]) -> list[str]:
     for target_pod, inc in attempts:
         try:
             await request_credentials(
-                target, namespace=ns, job=job, pod_name=target_pod, bootstrap_token=token,
+                target, namespace=ns, job=job, pod_name=target_pod, proof=token,
                 incarnation=inc, attempts=1, timeout=5.0,
             )  # fmt: skip
             outcomes.append(f"GRANTED {target_pod}/{inc}")

@@ -28,19 +28,21 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n/aegis/runtime/transport/proto/credentials.proto\x12\x14\x61\x65gis.credentials.v1\"\x88\x01\n\x0cIssueRequest\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x10\n\x08pod_name\x18\x03 \x01(\t\x12\x18\n\x10user_public_nkey\x18\x04 \x01(\t\x12\x17\n\x0f\x62ootstrap_token\x18\x05 \x01(\t\x12\x13\n\x0bincarnation\x18\x06 \x01(\t\"*\n\x08Subjects\x12\x0e\n\x06master\x18\x01 \x01(\t\x12\x0e\n\x06worker\x18\x02 \x01(\t\"b\n\nIssueReply\x12\x10\n\x08user_jwt\x18\x01 \x01(\t\x12\x10\n\x08nats_url\x18\x02 \x01(\t\x12\x30\n\x08subjects\x18\x03 \x01(\x0b\x32\x1e.aegis.credentials.v1.Subjects2\\\n\x0b\x43redentials\x12M\n\x05Issue\x12\".aegis.credentials.v1.IssueRequest\x1a .aegis.credentials.v1.IssueReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n/aegis/runtime/transport/proto/credentials.proto\x12\x14\x61\x65gis.credentials.v1\"~\n\x0cIssueRequest\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x10\n\x08pod_name\x18\x03 \x01(\t\x12\x18\n\x10user_public_nkey\x18\x04 \x01(\t\x12\r\n\x05proof\x18\x05 \x01(\t\x12\x13\n\x0bincarnation\x18\x06 \x01(\t\"\x95\x01\n\x0cRenewRequest\x12\x0b\n\x03job\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x10\n\x08pod_name\x18\x03 \x01(\t\x12\x13\n\x0bincarnation\x18\x04 \x01(\t\x12\x18\n\x10user_public_nkey\x18\x05 \x01(\t\x12\x11\n\tsigned_at\x18\x06 \x01(\x03\x12\x11\n\tsignature\x18\x07 \x01(\x0c\"*\n\x08Subjects\x12\x0e\n\x06master\x18\x01 \x01(\t\x12\x0e\n\x06worker\x18\x02 \x01(\t\"v\n\nIssueReply\x12\x10\n\x08user_jwt\x18\x01 \x01(\t\x12\x10\n\x08nats_url\x18\x02 \x01(\t\x12\x30\n\x08subjects\x18\x03 \x01(\x0b\x32\x1e.aegis.credentials.v1.Subjects\x12\x12\n\nexpires_at\x18\x04 \x01(\x03\x32\xab\x01\n\x0b\x43redentials\x12M\n\x05Issue\x12\".aegis.credentials.v1.IssueRequest\x1a .aegis.credentials.v1.IssueReply\x12M\n\x05Renew\x12\".aegis.credentials.v1.RenewRequest\x1a .aegis.credentials.v1.IssueReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'aegis.runtime.transport.proto.credentials_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ISSUEREQUEST']._serialized_start=74
-  _globals['_ISSUEREQUEST']._serialized_end=210
-  _globals['_SUBJECTS']._serialized_start=212
-  _globals['_SUBJECTS']._serialized_end=254
-  _globals['_ISSUEREPLY']._serialized_start=256
-  _globals['_ISSUEREPLY']._serialized_end=354
-  _globals['_CREDENTIALS']._serialized_start=356
-  _globals['_CREDENTIALS']._serialized_end=448
+  _globals['_ISSUEREQUEST']._serialized_start=73
+  _globals['_ISSUEREQUEST']._serialized_end=199
+  _globals['_RENEWREQUEST']._serialized_start=202
+  _globals['_RENEWREQUEST']._serialized_end=351
+  _globals['_SUBJECTS']._serialized_start=353
+  _globals['_SUBJECTS']._serialized_end=395
+  _globals['_ISSUEREPLY']._serialized_start=397
+  _globals['_ISSUEREPLY']._serialized_end=515
+  _globals['_CREDENTIALS']._serialized_start=518
+  _globals['_CREDENTIALS']._serialized_end=689
 # @@protoc_insertion_point(module_scope)

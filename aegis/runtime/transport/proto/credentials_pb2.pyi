@@ -9,20 +9,38 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class IssueRequest(_message.Message):
-    __slots__ = ("job", "namespace", "pod_name", "user_public_nkey", "bootstrap_token", "incarnation")
+    __slots__ = ("job", "namespace", "pod_name", "user_public_nkey", "proof", "incarnation")
     JOB_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_FIELD_NUMBER: _ClassVar[int]
     POD_NAME_FIELD_NUMBER: _ClassVar[int]
     USER_PUBLIC_NKEY_FIELD_NUMBER: _ClassVar[int]
-    BOOTSTRAP_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PROOF_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
     job: str
     namespace: str
     pod_name: str
     user_public_nkey: str
-    bootstrap_token: str
+    proof: str
     incarnation: str
-    def __init__(self, job: _Optional[str] = ..., namespace: _Optional[str] = ..., pod_name: _Optional[str] = ..., user_public_nkey: _Optional[str] = ..., bootstrap_token: _Optional[str] = ..., incarnation: _Optional[str] = ...) -> None: ...
+    def __init__(self, job: _Optional[str] = ..., namespace: _Optional[str] = ..., pod_name: _Optional[str] = ..., user_public_nkey: _Optional[str] = ..., proof: _Optional[str] = ..., incarnation: _Optional[str] = ...) -> None: ...
+
+class RenewRequest(_message.Message):
+    __slots__ = ("job", "namespace", "pod_name", "incarnation", "user_public_nkey", "signed_at", "signature")
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    POD_NAME_FIELD_NUMBER: _ClassVar[int]
+    INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    USER_PUBLIC_NKEY_FIELD_NUMBER: _ClassVar[int]
+    SIGNED_AT_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    job: str
+    namespace: str
+    pod_name: str
+    incarnation: str
+    user_public_nkey: str
+    signed_at: int
+    signature: bytes
+    def __init__(self, job: _Optional[str] = ..., namespace: _Optional[str] = ..., pod_name: _Optional[str] = ..., incarnation: _Optional[str] = ..., user_public_nkey: _Optional[str] = ..., signed_at: _Optional[int] = ..., signature: _Optional[bytes] = ...) -> None: ...
 
 class Subjects(_message.Message):
     __slots__ = ("master", "worker")
@@ -33,11 +51,13 @@ class Subjects(_message.Message):
     def __init__(self, master: _Optional[str] = ..., worker: _Optional[str] = ...) -> None: ...
 
 class IssueReply(_message.Message):
-    __slots__ = ("user_jwt", "nats_url", "subjects")
+    __slots__ = ("user_jwt", "nats_url", "subjects", "expires_at")
     USER_JWT_FIELD_NUMBER: _ClassVar[int]
     NATS_URL_FIELD_NUMBER: _ClassVar[int]
     SUBJECTS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     user_jwt: str
     nats_url: str
     subjects: Subjects
-    def __init__(self, user_jwt: _Optional[str] = ..., nats_url: _Optional[str] = ..., subjects: _Optional[_Union[Subjects, _Mapping]] = ...) -> None: ...
+    expires_at: int
+    def __init__(self, user_jwt: _Optional[str] = ..., nats_url: _Optional[str] = ..., subjects: _Optional[_Union[Subjects, _Mapping]] = ..., expires_at: _Optional[int] = ...) -> None: ...

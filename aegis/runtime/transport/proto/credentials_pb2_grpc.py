@@ -43,6 +43,11 @@ class CredentialsStub:
                 request_serializer=aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueRequest.SerializeToString,
                 response_deserializer=aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueReply.FromString,
                 _registered_method=True)
+        self.Renew = channel.unary_unary(
+                '/aegis.credentials.v1.Credentials/Renew',
+                request_serializer=aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.RenewRequest.SerializeToString,
+                response_deserializer=aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueReply.FromString,
+                _registered_method=True)
 
 
 class CredentialsServicer:
@@ -50,9 +55,18 @@ class CredentialsServicer:
 
     def Issue(self, request, context):
         """Issue a NATS user JWT for the caller's public key.
-        PERMISSION_DENIED: bad token, unknown job, a pod or incarnation the job does not
+        PERMISSION_DENIED: a bad proof, unknown job, a pod or incarnation the job does not
         expect, or an incarnation that already holds another key's credential.
         INVALID_ARGUMENT: malformed or oversized field. RESOURCE_EXHAUSTED: too many requests.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Renew(self, request, context):
+        """A fresh JWT (a later expiry) for the key an incarnation already holds, while the job
+        still expects that incarnation. PERMISSION_DENIED: a bad signature, an old or future
+        signing time, another key, or an incarnation replaced (its credential revoked).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -64,6 +78,11 @@ def add_CredentialsServicer_to_server(servicer, server):
             'Issue': grpc.unary_unary_rpc_method_handler(
                     servicer.Issue,
                     request_deserializer=aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueRequest.FromString,
+                    response_serializer=aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueReply.SerializeToString,
+            ),
+            'Renew': grpc.unary_unary_rpc_method_handler(
+                    servicer.Renew,
+                    request_deserializer=aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.RenewRequest.FromString,
                     response_serializer=aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueReply.SerializeToString,
             ),
     }
@@ -93,6 +112,33 @@ class Credentials:
             target,
             '/aegis.credentials.v1.Credentials/Issue',
             aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueRequest.SerializeToString,
+            aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Renew(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/aegis.credentials.v1.Credentials/Renew',
+            aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.RenewRequest.SerializeToString,
             aegis_dot_runtime_dot_transport_dot_proto_dot_credentials__pb2.IssueReply.FromString,
             options,
             channel_credentials,
