@@ -175,11 +175,11 @@ def look(
 ) -> list[RankLook]:
     """Look at each (local rank, pid, dump file) and judge it."""
     program = program if program is not None else py_spy()
-    cpu0 = {pid: group_cpu_seconds(pid) for _, pid, _ in ranks}
+    cpu0 = {pid: group_cpu_seconds(process_group(pid)) for _, pid, _ in ranks}
     time.sleep(sample_s)
     out = []
     for lr, pid, dump in ranks:
-        cpu = group_cpu_seconds(pid) - cpu0[pid]
+        cpu = group_cpu_seconds(process_group(pid)) - cpu0[pid]
         state = proc_state(pid)
         stack, source = "", ""
         if state and state not in "TtZX":
@@ -193,11 +193,21 @@ def look(
     return out
 
 
+def process_group(pid: int) -> int:
+    """The process group of `pid` (a rank's: its reaper's, aegis.runtime.agent.containment);
+    `pid` itself once it is gone."""
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return pid
+
+
 def stop_culprit(pid: int) -> None:
     """SIGKILL a culprit's process group (a stopped process dies of SIGKILL too)."""
+    group = process_group(pid)
     for sig in (signal.SIGKILL, signal.SIGCONT):
         with contextlib.suppress(OSError):
-            os.killpg(pid, sig)
+            os.killpg(group, sig)
 
 
 if __name__ == "__main__":  # `python -m aegis.checks.culprit PID...`: what the agent would see

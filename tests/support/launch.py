@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from aegis.runtime.agent.containment import REAPER
+
 from .wait import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +110,8 @@ class AegisRun:
 
     def rank_pids(self, rank: int) -> list[int]:
         """The live processes of this run that are rank `rank` of the command (torchrun's
-        RANK in their environment; agents and their workers have none)."""
+        RANK in their environment; agents and their workers have none), not the reaper each
+        rank runs under (aegis.runtime.agent.containment: it has the rank's environment too)."""
         want = {self.marker.encode(), f"RANK={rank}".encode()}
         found = []
         for name in os.listdir("/proc"):
@@ -117,9 +120,11 @@ class AegisRun:
             try:
                 env = set(Path("/proc", name, "environ").read_bytes().split(b"\0"))
                 state = Path("/proc", name, "stat").read_text().rsplit(")", 1)[1].split()[0]
+                argv = Path("/proc", name, "cmdline").read_bytes().split(b"\0")
             except (OSError, IndexError):
                 continue
-            if want <= env and state not in ("Z", "X"):
+            reaper = argv[1:5] == [b"-I", b"-S", b"-c", REAPER.encode()]
+            if want <= env and state not in ("Z", "X") and not reaper:
                 found.append(int(name))
         return found
 

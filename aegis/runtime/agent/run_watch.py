@@ -84,9 +84,9 @@ class RunWatch:
         if ranks is None or stall is None:
             return
         looks = [
-            (lr, r.pid, str(self.agent.stack_file(lr)))
+            (lr, pid, str(self.agent.stack_file(lr)))
             for lr, r in enumerate(ranks.runners)
-            if r.pid is not None
+            if (pid := r.command_pid) is not None
         ]
         quiet = {lr for lr, w in enumerate(self.watches) if w.age_s() >= timeout}
         await stall.on_verdict(self.agent.cfg.pod, verdict, looks, quiet)

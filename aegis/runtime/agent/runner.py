@@ -26,7 +26,13 @@ from typing import TextIO
 
 from aegis.protocol.environment import Var
 from aegis.runtime.agent.command import command_problem, is_user_error
-from aegis.runtime.agent.containment import alive, descendants, kill_all, under_reaper
+from aegis.runtime.agent.containment import (
+    alive,
+    children,
+    descendants,
+    kill_all,
+    under_reaper,
+)
 from aegis.runtime.agent.output import StderrFilter, unprefixed
 from aegis.runtime.agent.standby import StandbyPool
 from aegis.runtime.errors import CommandError, RunnerError
@@ -195,6 +201,15 @@ class Runner:
     def pid(self) -> int | None:
         """The command's pid (also its process group id), None before start."""
         return None if self._proc is None else self._proc.pid
+
+    @property
+    def command_pid(self) -> int | None:
+        """The command's own process, what a look at its state or stack must see: its reaper's
+        child (aegis.runtime.agent.containment; a standby runs under one too), the reaper's
+        pid until it has one."""
+        if self._proc is None:
+            return None
+        return next(iter(children(self._proc.pid)), self._proc.pid)
 
     @property
     def returncode(self) -> int | None:
