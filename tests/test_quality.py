@@ -56,3 +56,51 @@ def test_tools_whose_output_is_compared_are_pinned() -> None:
         assert tool in pins, f"{tool} must be pinned with == in pyproject's dev extra"
     stub = ROOT / "aegis/runtime/transport/proto/credentials_pb2_grpc.py"
     assert f"GRPC_GENERATED_VERSION = '{pins['grpcio-tools']}'" in stub.read_text()
+
+
+# the limits on hand-written code: a module a newcomer can read, functions a reviewer can follow
+# (radon's cyclomatic complexity; docs/design.md, "The controller core decides; its parts keep")
+HAND_WRITTEN = ("aegis", "codegen", "tools", "bench")
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_CC = 20
+MAX_FUNCTIONS_OVER_10 = 50
+
+
+def _hand_written_modules() -> list[Path]:
+    return [
+        path
+        for top in HAND_WRITTEN
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if "generated" not in path.relative_to(ROOT).parts
+        and not path.stem.endswith(("_pb2", "_pb2_grpc"))
+    ]
+
+
+def _functions(path: Path) -> list[tuple[str, int]]:
+    """(where, complexity) of every function and method in the module, as `radon cc` lists
+    them (a closure's complexity counts in its function's)."""
+    from radon.complexity import cc_visit
+    from radon.visitors import Function
+
+    return [
+        (f"{path.relative_to(ROOT)}:{block.lineno} {block.fullname}", block.complexity)
+        for block in cc_visit(path.read_text(encoding="utf-8"))
+        if isinstance(block, Function)
+    ]
+
+
+def test_no_hand_written_module_is_over_its_length() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}: {n} lines"
+        for path in _hand_written_modules()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not long, long
+
+
+def test_functions_stay_within_their_complexity() -> None:
+    functions = [f for path in _hand_written_modules() for f in _functions(path)]
+    over_limit = [f"{where} (CC {cc})" for where, cc in functions if cc > MAX_FUNCTION_CC]
+    assert not over_limit, over_limit
+    complex_ = [where for where, cc in functions if cc > 10]
+    assert len(complex_) <= MAX_FUNCTIONS_OVER_10, f"{len(complex_)} functions over CC 10"

@@ -1,10 +1,10 @@
 """The Aegis Controller's credential service in a process of its own (its own interpreter lock).
 
-The controller process runs every job's runner (a thread each); the credential service in it
-took the same interpreter lock for each request (gRPC, the JWT's signature, the pod check's
-API call: ~1 ms of CPU each, bench/credentials.py), so a 12,500-pod job's agents getting
-their credentials held up that very job's runner handling their ACKs (12-17 s of CPU on one
-lock). In a child process the two run on two cores.
+The controller process runs every job's runner (a thread each); a credential service in it
+would take the same interpreter lock for each request (gRPC, the JWT's signature, the pod
+check's API calls), so a large job's agents getting their credentials would hold up that very
+job's runner handling their ACKs. In a child process the two run on two cores
+(docs/scale.md, "Decisions": Kubernetes credentials in a child process).
 
 The parent (`CredentialProcess`) starts `python -m aegis.k8s.credential_process` so that it
 dies with the parent (`dies_with_parent`), and speaks JSON lines on its stdin/stdout:
