@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -380,10 +381,13 @@ def save_section(args: argparse.Namespace) -> dict[str, Any]:
         "ETTR_DIR": str(work),
         "ETTR_MEASURE": str(args.state_mb),
     }
-    subprocess.run(
-        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800
-    )
-    ev = [json.loads(x) for x in (work / "events.jsonl").read_text().splitlines()]
+    try:  # its state files are --state-mb MB a version: not kept after the figures are read
+        subprocess.run(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800
+        )
+        ev = [json.loads(x) for x in (work / "events.jsonl").read_text().splitlines()]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     m = next(e for e in ev if e["e"] == "measure")
     restores = {e["source"]: e for e in ev if e["e"] == "restore"}
     dcp_load = next((e["s"] for e in ev if e["e"] == "dcp_load"), None)
