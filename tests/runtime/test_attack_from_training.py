@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ..support import Launch
+from ..support.launch import RUN_MARKER
 
 SCRIPT = str(Path(__file__).with_name("scripts") / "attacking_train.py")
 
@@ -28,10 +29,19 @@ def test_the_training_command_cannot_become_its_agent(tmp_path: Path, aegis_run:
     assert (status["phase"], status["recoverCount"]) == ("Succeed", 0)
     for rank in (0, 1):
         found = json.loads((reports / f"rank{rank}.json").read_text())
-        # the command is told its names, the retry count and where its markers go; nothing of
-        # the agent's own (token, credential service, paths of the launcher)
+        # the command is told its names, the retry count, where its markers and stack dumps
+        # go and how to reach its agent's checkpoint store (a token for that store alone:
+        # docs/checkpoints.md); nothing of the agent's own (its proof, the credential service,
+        # paths of the launcher); AEGIS_TEST_RUN is the test's marker on every process of a run
         told = {"AEGIS_JOB", "AEGIS_POD", "AEGIS_RETRY", "AEGIS_PROGRESS_FILE"}
-        assert told <= set(found["aegis_vars"]) <= {*told, "AEGIS_CHECKPOINT_FILE"}
+        rank_side = {
+            "AEGIS_CHECKPOINT_FILE",
+            "AEGIS_CHECKPOINT_SOCKET",
+            "AEGIS_CHECKPOINT_TOKEN",
+            "AEGIS_STACK_FILE",
+            RUN_MARKER,
+        }
+        assert told <= set(found["aegis_vars"]) <= told | rank_side
         assert not found["token_in_env"] and found["ctl_files"] == []
         # same OS user: the agent's initial environment is readable (root here), but it
         # holds no token any more: the proof of the agent's incarnation was handed to it on

@@ -95,7 +95,9 @@ def test_a_slow_nodes_eviction_is_not_a_node_fault(tmp_path: Path) -> None:
     seq = int(told.core.state.masterSeq)
     core = told.core
     told.do(lambda: core.on_report(report(PODS[1], MessageType.HANG, seq, reason="slow")))
-    told.do(lambda: core.on_report(report(PODS[0], MessageType.CHECKPOINT, seq, step=3)))
+    # step 3 saved by every pod: a complete step, the safe point the eviction waits for
+    for pod in PODS:
+        told.do(lambda pod=pod: core.on_report(report(pod, MessageType.CHECKPOINT, seq, step=3)))
     (evicted,) = told.do(
         lambda: core.on_report(report(PODS[1], MessageType.EVICTED, seq, reason="slow"))
     )
