@@ -372,3 +372,12 @@ def test_environments_fit_when_they_differ_only_in_late_variables(
 ) -> None:
     early = ("A", "PYTHONPATH")
     assert fits(a, b) == all(a.get(k) == b.get(k) for k in early)
+
+
+def test_a_new_checkpoint_token_each_attempt_keeps_the_standby() -> None:
+    # the agent's checkpoint store gives each attempt a token of its own (aegis.checkpoint reads
+    # it at the rank's first save or load): without this every restart of a rank that
+    # checkpoints started cold
+    first = {"PYTHONPATH": "/lib", "AEGIS_CHECKPOINT_TOKEN": "a" * 32, "AEGIS_RETRY": "0"}
+    assert fits(first, {**first, "AEGIS_CHECKPOINT_TOKEN": "b" * 32, "AEGIS_RETRY": "1"})
+    assert not fits(first, {**first, "AEGIS_CHECKPOINT_SOCKET": "/elsewhere"})

@@ -46,6 +46,8 @@ LATE_VARS = frozenset(
         "MASTER_ADDR",
         "MASTER_PORT",
         "AEGIS_RETRY",
+        # a new one each attempt; aegis.checkpoint reads it at the rank's first save or load
+        "AEGIS_CHECKPOINT_TOKEN",
     }
 )
 # A standby imports its preloads at least this long after its start, and only once a whole
