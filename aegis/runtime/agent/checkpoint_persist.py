@@ -4,9 +4,9 @@ The data file is copied by the kernel (copy_file_range, else sendfile), so the v
 read once and never passes through Python; its index and metadata are small. The copy runs
 at full speed and calls `copied()` as soon as the version's bytes are out of shared memory,
 so a save waiting for that file goes on while the new files are synced to disk and renamed
-into place (disk.publish_rank_dir). A lower priority for the copy thread was tried and made
-it worse: a niced thread copying in the kernel took 60 times longer, and steps beside it
-were slower for all that time (4.5x against 1.3-1.9x for the short full-speed copy).
+into place (disk.publish_rank_dir). The copy thread keeps its normal priority: a niced copy
+in the kernel stretches out and slows the steps beside it for longer (docs/checkpoints.md,
+"Persisting, off the training's path").
 """
 
 from __future__ import annotations

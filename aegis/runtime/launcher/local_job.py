@@ -15,8 +15,8 @@ from aegis.protocol.job_settings import DEFAULT_HEARTBEAT_TIMEOUT_S, DEFAULT_MAX
 from aegis.runtime.launcher.state_dir import saved_job_name, unique_job_name
 from aegis.runtime.transport.grpc_credentials import DEFAULT_TTL_S
 
-# the memory one agent process takes before its command's ranks (~53 MB RSS measured: Python,
-# its imports, the NATS client); `aegis run` starts one per node on this machine
+# the memory one agent process takes before its command's ranks (Python, its imports, the NATS
+# client; its RSS is under this), `aegis run` starts one per node on this machine
 AGENT_PROCESS_BYTES = 64 << 20
 
 
