@@ -1,6 +1,6 @@
 """Effective training time ratio (ETTR) of one job under three launchers, side by side.
 
-    python bench/ettr.py [--steps 600] [--mean-interval 30] [--seed 1] [--json]
+    python bench/ettr.py [--steps 2000] [--mean-interval 30] [--seed 1] [--json]
 
 The job (bench/ettr_train.py: a small GPT, DDP over gloo, AdamW, data indexed by the step)
 runs fault-free, then with faults injected from outside at exponential intervals (seeded:
@@ -13,13 +13,16 @@ agent -- torchrun itself for (a) -- and its ranks SIGKILLed; the bench plays the
 that starts a lost torchrun again, as Kubernetes would a pod), a slow rank (a flag file the
 job reads: it sleeps --slow-s more per step for --slow-for s).
 
-Per launcher: ETTR (its fault-free wall time over its wall time with faults), time lost per
-fault (against its own fault-free run), steps recomputed per fault (done again after a
-restart), save blocking time, restore time by source, faults recovered (training went on
-after them) and whether the job finished. A save section measures, for a state of
---state-mb MB under `aegis run`: save blocking against a plain memcpy and `torch.save`, the
-restore after an in-place restart against `torch.load`, a step's compute while a persist
-runs. docs/checkpoints.md, "Measured", has the figures and the method.
+Per launcher: ETTR (the share of the wall time that trains: `summarize` says what is lost),
+time lost per fault (against its own fault-free run), the time from each fault to training
+again, steps recomputed per fault (done again after a restart), save blocking time, restore
+time by source, faults recovered (training went on after them) and whether the job finished.
+The job is compressed (a step of ~50 ms on 2 cores), and so is the hang timeout (3 s); the
+Aegis launchers keep standby ranks (`--aegis-flags`), torchrun has none. A save section
+measures, for a state of --state-mb MB under `aegis run`: save blocking against a plain
+memcpy and `torch.save`, the restore after an in-place restart against `torch.load`, a
+step's compute while a persist runs. docs/checkpoints.md, "Measured", has the figures and
+the method.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import contextlib
 import json
 import os
 import random
+import shlex
 import shutil
 import signal
 import statistics
@@ -37,25 +41,17 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # run as a script from anywhere: its sibling modules
+
+from ettr_figures import KINDS, Fault, Job, productive, step_time, summarize, summarize_kept  # noqa: E402
+
 TRAIN = str(HERE / "ettr_train.py")
 AEGIS = [sys.executable, "-m", "aegis.cli"]
-KINDS = ("crash", "hang", "node", "slow")
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One fault: when (s after launch), what, to which rank."""
-
-    at: float
-    kind: str
-    rank: int
 
 
 def schedule(
@@ -72,47 +68,37 @@ def schedule(
         out.append(Fault(round(t, 2), rng.choice(list(kinds)), rng.randrange(ranks)))
 
 
-@dataclass
-class Job:
-    """One run of the job under one launcher."""
-
-    name: str
-    argv: list[str]
-    env: dict[str, str]
-    work: Path
-    marker: str = field(default_factory=lambda: uuid.uuid4().hex)
-    applied: list[tuple[float, Fault]] = field(default_factory=list)
-    node_losses: int = 0
-
-    @property
-    def log(self) -> Path:
-        return self.work / "events.jsonl"
-
-    def events(self) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        return [json.loads(x) for x in self.log.read_text().splitlines() if x.strip()]
-
-    def rank_pid(self, rank: int) -> int | None:
-        """The live process of rank `rank` of this job (the newest, if several)."""
-        want = {f"ETTR_RUN={self.marker}".encode(), f"RANK={rank}".encode()}
-        found = []
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                env = set(Path("/proc", name, "environ").read_bytes().split(b"\0"))
-                cmd = Path("/proc", name, "cmdline").read_bytes()
-                state = Path("/proc", name, "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if want <= env and b"ettr_train.py" in cmd and state[0] not in "ZX":
-                found.append(int(name))
-        return max(found) if found else None
-
-
 def _ppid(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+NODE_PROGRAMS = (b"torch.distributed.run", b"aegis.cli\0agent")  # torchrun; an Aegis agent
+
+
+def node_of(pid: int) -> int | None:
+    """The node process above rank `pid`: its torchrun, or its Aegis agent (a rank runs
+    under a reaper of its own, the agent's child)."""
+    while pid > 1:
+        pid = _ppid(pid)
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        if any(p in cmd for p in NODE_PROGRAMS):
+            return pid
+    return None
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below `root`."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                children.setdefault(_ppid(int(name)), []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _kill(pid: int, sig: int) -> None:
@@ -133,16 +119,16 @@ def inject(job: Job, fault: Fault, slow_flag: Path, slow_for: float) -> bool:
         _kill(pid, signal.SIGKILL)
     elif fault.kind == "hang":
         _kill(pid, signal.SIGSTOP)
-    else:  # node: its agent (torchrun for torchrun) and every rank it started
+    else:  # node: its agent (torchrun for torchrun) and every process below it
         try:
-            node = _ppid(pid)
+            node = node_of(pid)
+            tree = [] if node is None else descendants(node)
         except (OSError, IndexError, ValueError):
             return False
-        _kill(node, signal.SIGKILL)
-        for rank in range(int(job.env["ETTR_NPROC"])):
-            other = job.rank_pid(rank)
-            if other is not None:
-                _kill(other, signal.SIGKILL)
+        if node is None:
+            return False
+        for victim in (node, *tree):
+            _kill(victim, signal.SIGKILL)
         job.node_losses += 1
     return True
 
@@ -195,7 +181,7 @@ def launcher(name: str, args: argparse.Namespace, work: Path) -> tuple[list[str]
     """(argv, ETTR_MODE) of launcher `name` for a job in `work`."""
     common = ["--max-retry", "100", "--hang-timeout", str(args.hang_timeout)]
     aegis = [*AEGIS, "run", "-n", "1", "--nproc-per-node", str(args.nproc), *common]
-    aegis += ["--state-dir", str(work / "state")]
+    aegis += ["--state-dir", str(work / "state"), *shlex.split(args.aegis_flags)]
     table = {
         "torchrun": (
             [
@@ -246,113 +232,6 @@ def new_job(name: str, args: argparse.Namespace, tag: str) -> Job:
         "ETTR_ASYNC": "1" if args.async_save else "0",
     }
     return Job(name, argv, env, work)
-
-
-def step_time(job: Job) -> float:
-    """The median step time of rank 0 in a run (what a step costs at that run's pace)."""
-    times = [e["dt"] for e in job.events() if e["e"] == "step" and e["rank"] == 0]
-    return statistics.median(times) if times else 0.0
-
-
-def summarize(
-    job: Job, wall: float, finished: bool, ff_wall: float, ff_step: float | None = None
-) -> dict[str, Any]:
-    """The figures of one faulty run against its fault-free run (`ff_wall` s, `ff_step` s a
-    step). Time lost is the wall time beyond the run's steps at its own pace and beyond the
-    fault-free run's time outside its steps (start-up, the end): on a machine whose load
-    changes between the runs, a slower step is not counted as lost to faults. ETTR is the
-    share of the wall time that is not lost; `ettr_raw` the plain fault-free / faulty walls."""
-    ev = job.events()
-    steps = [e for e in ev if e["e"] == "step"]
-    rank0 = [e for e in steps if e["rank"] == 0]
-    distinct = len({e["step"] for e in rank0})
-    pace = statistics.median(e["dt"] for e in rank0) if rank0 else 0.0
-    outside = ff_wall - distinct * (pace if ff_step is None else ff_step)
-    lost = wall - distinct * pace - outside
-    n = len(job.applied)
-    restores, recomputed = _restores(job, ev, rank0)
-    return {
-        "wall_s": round(wall, 2),
-        "fault_free_wall_s": round(ff_wall, 2),
-        "step_s": round(pace, 4),
-        "fault_free_step_s": _rounded(ff_step, 4),
-        "finished": finished,
-        "faults": n,
-        "faults_by_kind": _by_kind(job),
-        "ettr": _ratio(wall - lost, wall, 3),
-        "ettr_raw": _ratio(ff_wall, wall, 3),
-        "lost_per_fault_s": _ratio(lost, n, 2),
-        "recomputed_per_fault": _ratio(len(rank0) - distinct, n, 2),
-        "recomputed_by_kind": {k: v for k, v in recomputed.items() if v},
-        "save_blocking_s": _stats([e["save_s"] for e in steps if e["save_s"] > 0]),
-        "restore_s": {k: _stats(v) for k, v in restores.items()},
-        "recovered": f"{_recovered(job, rank0)}/{n}",
-        "step_compute_during_persist_ratio": _persist_ratio(rank0),
-    }
-
-
-def _rounded(x: float | None, digits: int) -> float | None:
-    return None if x is None else round(x, digits)
-
-
-def _ratio(a: float, b: float, digits: int) -> float | None:
-    """a / b rounded (None when b is 0: no wall time, no fault)."""
-    return round(a / b, digits) if b else None
-
-
-def _by_kind(job: Job) -> dict[str, int]:
-    return {k: sum(1 for _, f in job.applied if f.kind == k) for k in KINDS}
-
-
-def _recovered(job: Job, rank0: Sequence[dict[str, Any]]) -> int:
-    """The faults after which rank 0 made a step again."""
-    return sum(1 for t, _ in job.applied if any(s["t"] > t for s in rank0))
-
-
-def _restores(
-    job: Job, ev: Sequence[dict[str, Any]], rank0: Sequence[dict[str, Any]]
-) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
-    """Rank 0's restore times by source, and the steps each restart recomputed by the kind
-    of the fault that caused it (the last one applied before the restore, a slow rank aside)."""
-    restores: dict[str, list[float]] = {}
-    recomputed: dict[str, list[int]] = {k: [] for k in KINDS}
-    for e in (x for x in ev if x["e"] == "restored" and x["rank"] == 0):
-        restores.setdefault(e["source"], []).append(e["s"])
-        before = [s for s in rank0 if s["t"] < e["t"]]
-        cause = [f for t, f in job.applied if t < e["t"] and f.kind != "slow"]
-        if before and cause:
-            recomputed[cause[-1].kind].append(max(s["step"] for s in before) - e["step"])
-    return restores, recomputed
-
-
-def _persist_ratio(rank0: Sequence[dict[str, Any]]) -> float | None:
-    """A step's compute in the three steps after a persist began, over the other steps'."""
-    persist = [i for i, e in enumerate(rank0) if e.get("persisting")]
-    near = {i + k for i in persist for k in (1, 2, 3)}
-    during = [rank0[i]["compute"] for i in near if i < len(rank0)]
-    other = [e["compute"] for i, e in enumerate(rank0) if i not in near and i not in persist]
-    if not (during and other):
-        return None
-    return round(statistics.mean(during) / statistics.median(other), 3)
-
-
-def _stats(xs: Sequence[float]) -> dict[str, float] | None:
-    if not xs:
-        return None
-    return {
-        "n": len(xs),
-        "median": round(statistics.median(xs), 5),
-        "mean": round(statistics.mean(xs), 5),
-    }
-
-
-def summarize_kept(work: Path) -> dict[str, Any]:
-    """`summarize` of a run kept in `work`: its events.jsonl and a run.json of the run's
-    name, wall, finished, fault-free wall and step, and the faults applied ([t, at, kind, rank])."""
-    run = json.loads((work / "run.json").read_text())
-    job = Job(run["name"], [], {}, work)
-    job.applied = [(t, Fault(at, kind, rank)) for t, at, kind, rank in run["applied"]]
-    return summarize(job, run["wall"], run["finished"], run["ff_wall"], run.get("ff_step"))
 
 
 def save_section(args: argparse.Namespace) -> dict[str, Any]:
@@ -443,18 +322,29 @@ def fault_free_rounds(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=600)
+    p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--nproc", type=int, default=2)
     p.add_argument("--model", default="128,2,64", help="width,layers,tokens of the GPT")
     p.add_argument("--save-every", type=int, default=50, help="K: torch.save / persist every K")
     p.add_argument("--mean-interval", type=float, default=30.0, help="mean s between faults")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--kinds", default=",".join(KINDS))
-    p.add_argument("--hang-timeout", type=float, default=10.0)
+    p.add_argument(
+        "--hang-timeout",
+        type=float,
+        default=3.0,
+        help="s: compressed with the job (about 60 of its steps on 2 cores)",
+    )
     p.add_argument("--slow-s", type=float, default=0.2)
     p.add_argument("--slow-for", type=float, default=10.0)
     p.add_argument("--state-mb", type=int, default=256)
     p.add_argument("--async-save", action="store_true", help="(c) saves asynchronously")
+    p.add_argument(
+        "--aegis-flags",
+        default="--preload torch,torch._dynamo",
+        help="`aegis run` flags of (b) and (c) (default: standby ranks that import torch and "
+        "torch._dynamo, which DDP imports, ahead of a restart)",
+    )
     p.add_argument(
         "--ff-rounds",
         type=int,
@@ -497,11 +387,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ff = new_job(name, args, "ff")
         ff_wall, ff_ok = run(ff, [], limit=3600, slow_for=args.slow_for)
         ff_step = step_time(ff)
+        ff_productive = productive([e for e in ff.events() if e["e"] == "step" and e["rank"] == 0])
         horizon = ff_wall * 3
         faults = schedule(args.seed, args.mean_interval, horizon, args.kinds.split(","), args.nproc)
         job = new_job(name, args, "faults")
         wall, ok = run(job, faults, limit=ff_wall * 6 + 600, slow_for=args.slow_for)
-        figures = summarize(job, wall, ok, ff_wall, ff_step)
+        figures = summarize(job, wall, ok, ff_wall, ff_step, ff_productive)
         figures["fault_free_finished"] = ff_ok
         out["launchers"][name] = figures
         print(f"{name}: {json.dumps(figures)}", file=sys.stderr, flush=True)
@@ -566,6 +457,7 @@ def print_table(out: dict[str, Any]) -> None:
     for name, f in out["launchers"].items():
         print(
             f"{name}: faults {f['faults_by_kind']}, recomputed by kind {f['recomputed_by_kind']}, "
+            f"training again s {f['training_again_s']}, ETTR at the median pace {f['ettr_pace']}, "
             f"compute while persisting x{f['step_compute_during_persist_ratio']}"
         )
     if "fault_free" in out:

@@ -229,6 +229,17 @@ def timed(fn: Any, n: int) -> list[float]:
     return out
 
 
+def agent_pid() -> int:
+    """This rank's Aegis agent: the nearest ancestor running `aegis.cli agent` (a rank's
+    parent is its reaper)."""
+    pid = os.getpid()
+    while pid > 1:
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if b"aegis.cli\0agent" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return pid
+    raise RuntimeError("not under an Aegis agent")
+
+
 def measure(log: Log, mb: int) -> int:
     """Save (attempt 0), restore from memory (attempt 1, after a crash) and from disk
     (attempt 2, after a node loss) a training state of `mb` MB, beside a plain memcpy,
@@ -321,7 +332,7 @@ def measure(log: Log, mb: int) -> int:
     )
     if restored.source == "memory":  # now a node loss: the agent and this rank die
         sys.stdout.flush()
-        os.kill(os.getppid(), signal.SIGKILL)
+        os.kill(agent_pid(), signal.SIGKILL)
         os._exit(9)
     import torch.distributed.checkpoint as dcp  # the persisted copy, read without Aegis
 

@@ -31,8 +31,12 @@ def test_the_fault_schedule_is_seeded_exponential_and_bounded() -> None:
     assert {f["kind"] for f in a} <= {"crash", "hang"} and {f["rank"] for f in a} <= {0, 1}
 
 
-def _kept_run(work: Path, ff_wall: float, ff_step: float) -> Path:
-    """A run of 10 steps of 1 s: steps 0..5, a crash, a restore of step 4, steps 5..9."""
+def _kept_run(
+    work: Path, ff_wall: float, ff_step: float, slow_step: int | None = None, slow_dt: float = 1.0
+) -> Path:
+    """A run of 10 steps of 1 s (step `slow_step` `slow_dt` s), each blocked 0.01 s by its save:
+    steps 0..5, a crash at 6.5 s, the ranks start again at 8.5 s, a restore of step 4, steps
+    5..9."""
     events: list[dict[str, Any]] = [{"e": "start", "rank": 0, "t": 0.0}]
     for step in range(6):
         events.append(
@@ -47,6 +51,7 @@ def _kept_run(work: Path, ff_wall: float, ff_step: float) -> Path:
                 "persisting": step == 4,
             }
         )
+    events.append({"e": "start", "rank": 0, "t": 8.5})
     events.append({"e": "restored", "rank": 0, "step": 4, "source": "memory", "s": 0.002, "t": 9.0})
     for step in range(5, 10):
         events.append(
@@ -55,7 +60,7 @@ def _kept_run(work: Path, ff_wall: float, ff_step: float) -> Path:
                 "rank": 0,
                 "step": step,
                 "t": 9.5 + step,
-                "dt": 1.0,
+                "dt": slow_dt if step == slow_step else 1.0,
                 "compute": 0.9,
                 "save_s": 0.01,
                 "persisting": False,
@@ -70,6 +75,7 @@ def _kept_run(work: Path, ff_wall: float, ff_step: float) -> Path:
         "finished": True,
         "ff_wall": ff_wall,
         "ff_step": ff_step,
+        "ff_productive": 10 * (ff_step - 0.01),
         "applied": [[6.5, 6.5, "crash", 1]],
     }
     (work / "run.json").write_text(json.dumps(run))
@@ -84,9 +90,22 @@ def test_the_figures_of_a_job_with_one_crash(tmp_path: Path) -> None:
     assert got["recomputed_by_kind"] == {"crash": [1]}
     assert got["restore_s"] == {"memory": {"n": 1, "median": 0.002, "mean": 0.002}}
     assert got["recovered"] == "1/1" and got["faults_by_kind"]["crash"] == 1
+    assert got["training_again_s"] == {"crash": [8.0]}  # the crash at 6.5, step 5 at 14.5
+
+
+def test_a_slow_step_trains_but_is_lost_at_the_median_pace(tmp_path: Path) -> None:
+    # step 7 took 3 s instead of 1 (a slow rank): it trained, so ETTR does not count it lost;
+    # the stricter `ettr_pace` counts the 2 s beyond the median step as lost too
+    work = _kept_run(tmp_path / "c", ff_wall=16.0, ff_step=1.0, slow_step=7, slow_dt=3.0)
+    run = json.loads((work / "run.json").read_text())
+    (work / "run.json").write_text(json.dumps({**run, "wall": 22.0}))
+    got = bench("--summarize", str(work))
+    assert got["lost_per_fault_s"] == 4.0 and got["ettr"] == round(18 / 22, 3)
+    assert got["lost_per_fault_pace_s"] == 6.0 and got["ettr_pace"] == round(16 / 22, 3)
 
 
 def test_a_slower_fault_free_run_is_not_counted_as_time_lost(tmp_path: Path) -> None:
     # a machine twice as loaded during the fault-free run: its slower steps are not a fault's
     slow = bench("--summarize", str(_kept_run(tmp_path / "b", ff_wall=26.0, ff_step=2.0)))
     assert slow["lost_per_fault_s"] == 4.0 and slow["ettr_raw"] == 1.3
+    assert slow["lost_per_fault_pace_s"] == 4.0

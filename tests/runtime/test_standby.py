@@ -4,10 +4,12 @@ preloaded modules already imported; whatever does not fit starts cold; nothing i
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +39,13 @@ seen = {
     "file": globals().get("__file__"), "loader": type(globals().get("__loader__")).__name__,
     "cwd": os.getcwd(), "restart": os.environ.get("TORCHELASTIC_RESTART_COUNT"),
     "stdin": sys.stdin.read(), "globals": sorted(k for k in globals() if k != "seen"),
-    "marked": marked, "pid": os.getpid(),
+    "marked": marked, "pid": os.getpid(), "policies": [],
 }
+for task in os.listdir("/proc/self/task"):  # the scheduling class of each of its threads
+    try:
+        seen["policies"].append(os.sched_getscheduler(int(task)))
+    except OSError:
+        pass
 print(json.dumps(seen), flush=True)
 if os.environ.get("PROBE_RAISE"):
     raise RuntimeError("probe failed on purpose")
@@ -46,10 +53,13 @@ sys.exit(int(os.environ.get("PROBE_EXIT", "3")))
 """
 
 
-# the preloaded module says when it was imported, and by which process
+# the preloaded module says when it was imported, by which process, in which scheduling
+# class; like torch, it leaves a thread of its own running
 MARKER = """\
-import os
-open(os.path.join({!r}, str(os.getpid())), "w").close()
+import os, threading, time
+with open(os.path.join({!r}, str(os.getpid())), "w") as f:
+    f.write(str(os.sched_getscheduler(0)))
+threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
 """
 
 
@@ -133,8 +143,8 @@ async def test_a_script_run_by_a_standby_sees_what_a_cold_start_sees(
     assert (c0, c1) == (3, 3)
     assert cold["marked"] is False and warm["marked"] is True  # preloaded ahead
     assert (cold["restart"], warm["restart"]) == ("0", "1")  # the attempt's own environment
-    assert cold["pid"] != warm["pid"]
-    same = {k: v for k, v in cold.items() if k not in ("marked", "restart", "pid")}
+    assert cold["pid"] != warm["pid"] and set(warm["policies"]) == {os.SCHED_OTHER}
+    same = {k: v for k, v in cold.items() if k not in ("marked", "restart", "pid", "policies")}
     assert {k: warm[k] for k in same} == same
     assert warm["argv"] == argv[2:] and warm["path0"] == str(probe / "pkg")
     assert warm["file"] == (f"{probe}/work/{script}" if relative else script)
@@ -150,7 +160,7 @@ async def test_a_module_run_by_a_standby_sees_what_python_m_sees(probe: Path) ->
     )
     assert runner.from_standby and (c0, c1) == (3, 3)
     assert warm["marked"] and not cold["marked"]
-    same = {k: v for k, v in cold.items() if k not in ("marked", "restart", "pid")}
+    same = {k: v for k, v in cold.items() if k not in ("marked", "restart", "pid", "policies")}
     assert {k: warm[k] for k in same} == same
     assert warm["argv"] == [str(probe / "pkg" / "probe.py"), "x"]
     assert warm["path0"] == str(probe / "work")
@@ -245,8 +255,9 @@ async def test_a_standby_preloads_only_once_a_core_is_idle(probe: Path) -> None:
     without the gate has (one sample later), and its attempt runs without the preload."""
     argv = [sys.executable, str(probe / "pkg" / "probe.py")]
     marker = ("aegis_standby_marker",)
-    gated = StandbyPool(marker, delay=0, idle_cores=len(os.sched_getaffinity(0)) + 1)
-    ungated = StandbyPool(marker, delay=0, idle_cores=0)
+    cores = len(os.sched_getaffinity(0)) + 1
+    gated = StandbyPool(marker, delay=0, idle_cores=cores, idle_class=False)
+    ungated = StandbyPool(marker, delay=0, idle_cores=0, idle_class=False)
     out = io.StringIO()
     runner = Runner(argv, RankEnv(0, 1), env=_env(probe), stdout=out)
     try:
@@ -266,6 +277,52 @@ async def test_a_standby_preloads_only_once_a_core_is_idle(probe: Path) -> None:
     finally:
         await gated.close()
         await ungated.close()
+
+
+def _may_leave_the_idle_class() -> bool:
+    """Whether a thread of this process may enter SCHED_IDLE and leave it (CAP_SYS_NICE)."""
+    ok: list[bool] = []
+
+    def probe() -> None:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            ok.append(True)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    return bool(ok)
+
+
+@pytest.mark.skipif(not _may_leave_the_idle_class(), reason="needs CAP_SYS_NICE")
+async def test_a_preload_runs_in_the_idle_class_and_its_attempt_at_normal_priority(
+    probe: Path,
+) -> None:
+    """On a machine whose every core is busy a standby still preloads, in the kernel's idle
+    class (the gate on an idle core, asked for more cores than there are, is not used); the
+    attempt it runs, and the thread its preload left, are back in the normal class."""
+    argv = [sys.executable, str(probe / "pkg" / "probe.py")]
+    cores = len(os.sched_getaffinity(0)) + 1
+    pool = StandbyPool(("aegis_standby_marker",), delay=0, idle_cores=cores)
+    out = io.StringIO()
+    runner = Runner(argv, RankEnv(0, 1), env=_env(probe), stdout=out)
+    try:
+        await runner.start()
+        await runner.wait()
+        pool.refill(0, argv, runner.last_env, runner.cwd)
+        await _preloaded(pool, 0, probe)
+        standby = await pool.ready(0)
+        assert standby is not None
+        pid = standby.interpreter_pid
+        assert (probe / "imported" / str(pid)).read_text() == str(os.SCHED_IDLE)
+        runner.restart_count = 1
+        code, seen = await _attempt(runner, pool, out)
+        assert code == 3 and runner.from_standby and seen["marked"] and seen["pid"] == pid
+        assert len(seen["policies"]) >= 2  # its main thread and the marker's
+        assert set(seen["policies"]) == {os.SCHED_OTHER}
+    finally:
+        await pool.close()
 
 
 async def test_a_standby_that_does_not_read_its_attempt_is_killed_for_a_cold_start(

@@ -1,7 +1,7 @@
 """`aegis run --standby/--preload` end to end: after a crash every rank's next attempt runs
 in the interpreter its agent started ahead (a process older than the crash; with the preload
-imported when its standby got to it: only once a core is idle), the job succeeds as a cold
-restart would, and no standby outlives the job."""
+imported when its standby got to it: in the idle scheduling class, else once a core is idle),
+the job succeeds as a cold restart would, and no standby outlives the job."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ with open("/proc/self/stat") as f:  # when this process started, in ticks since 
 with open(os.path.join(seen, f"{{attempt}}-{{rank}}"), "w") as f:
     f.write(f"{{int(warm)}} {{os.getpid()}} {{started}}")
 if (rank, attempt) == ("1", "0"):  # crash once the 4 standbys have preloaded (or after 30 s:
-    deadline = time.time() + 30  # a standby on a busy machine waits for an idle core)
+    deadline = time.time() + 30  # a standby preloads only on CPU time nothing else wants)
     while sum(n.startswith("pre-") for n in os.listdir(seen)) < 4 and time.time() < deadline:
         time.sleep(0.05)
     with open("/proc/uptime") as f:

@@ -3,12 +3,18 @@
 After an agent starts a rank whose command is `python [-u|-B|-O|-OO|-s] SCRIPT ARGS` or
 `python ... -m MODULE ARGS`, it starts one more interpreter for that rank, in the same way
 (same program, options, environment, directory, session and parent-death signal as the rank
-itself): it imports the `--preload` modules (e.g. torch, the bulk of a rank's start-up) once
-`PRELOAD_DELAY_S` have passed and a core is idle, unless its attempt came first, and waits on
-its stdin. The next attempt sends it the attempt's argv, environment and directory
-as one JSON line; it then runs the script in its `__main__` module the way `python SCRIPT`
-does (sys.argv, sys.path[0], `__name__ == "__main__"`, stdin on /dev/null). The interpreter
-start-up and the preloaded imports are then off the path from crash to restart.
+itself): once `PRELOAD_DELAY_S` have passed, unless its attempt came first, it imports the
+`--preload` modules (e.g. torch, the bulk of a rank's start-up) in a thread that gets only
+the CPU nothing else wants, and waits on its stdin. That thread runs in the kernel's idle
+scheduling class (SCHED_IDLE) where the process may move it back (CAP_SYS_NICE, as root or
+granted; threads the imports start inherit the class and are moved back too), so it makes
+progress between the steps of busy ranks and takes no CPU time they want; elsewhere it starts once a
+whole core has been idle over a sample (/proc/stat), at normal priority. An attempt that
+comes during the import moves it back to normal priority and waits for it: a head start
+on a cold start. The next attempt sends it the attempt's argv, environment and
+directory as one JSON line; it then runs the script in its `__main__` module the way `python
+SCRIPT` does (sys.argv, sys.path[0], `__name__ == "__main__"`, stdin on /dev/null). The
+interpreter start-up and the preloaded imports are then off the path from crash to restart.
 
 A standby is only used when nothing the interpreter reads at start-up can differ: the same
 program, options and directory, and an environment that differs only in `LATE_VARS`, the
@@ -50,9 +56,10 @@ LATE_VARS = frozenset(
         "AEGIS_CHECKPOINT_TOKEN",
     }
 )
-# A standby imports its preloads at least this long after its start, and only once a whole
-# core has been idle over one sample (/proc/stat): not while the ranks it stands by for still
-# import the same modules. Its attempt, when it comes first, runs without the preload.
+# A standby imports its preloads at least this long after its start: not while the ranks it
+# stands by for still import the same modules. Its attempt, when it comes first, runs without
+# the preload. Without the idle scheduling class, the import also waits until a whole core has
+# been idle over one sample (/proc/stat).
 PRELOAD_DELAY_S = 2.0
 PRELOAD_IDLE_CORES = 1.0
 IDLE_SAMPLE_S = 0.5
@@ -68,11 +75,36 @@ def _idle():
         ticks = [int(x) for x in f.readline().split()[1:]]
     return ticks[3] + ticks[4], sum(ticks)
 
+def _to_normal():
+    import os
+    for task in os.listdir("/proc/self/task"):
+        try:
+            if os.sched_getscheduler(int(task)) == os.SCHED_IDLE:
+                os.sched_setscheduler(int(task), os.SCHED_OTHER, os.sched_param(0))
+        except OSError:
+            pass
+
+def _idle_class():
+    import os, threading
+    ok = []
+    def probe():
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            ok.append(True)
+        except (AttributeError, OSError):
+            pass
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    return bool(ok)
+
 def _standby():
-    import builtins, json, os, select, sys
+    import builtins, json, os, select, sys, threading
     asked, _, _ = select.select([0], [], [], float(sys.argv[1]))
+    idle_class = not asked and sys.argv[4] == "1" and _idle_class()
     cores = len(os.sched_getaffinity(0))
-    while not asked:
+    while not asked and not idle_class:
         try:
             idle, total = _idle()
             asked, _, _ = select.select([0], [], [], float(sys.argv[2]))
@@ -81,14 +113,35 @@ def _standby():
             break
         if total2 > total and (idle2 - idle) / (total2 - total) * cores >= float(sys.argv[3]):
             break
-    for name in [] if asked else sys.argv[4:]:
-        try:
-            __import__(name)
-        except Exception:
-            pass
+    preload, told, lock = None, threading.Event(), threading.Lock()
+    if not asked:
+        def run():
+            with lock:
+                if told.is_set():
+                    return
+                if idle_class:
+                    try:
+                        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+                    except OSError:
+                        pass
+            for name in sys.argv[5:]:
+                try:
+                    __import__(name)
+                except Exception:
+                    pass
+            if idle_class:
+                _to_normal()
+        preload = threading.Thread(target=run, name="aegis-preload", daemon=True)
+        preload.start()
     line = sys.stdin.buffer.readline()
     if not line:
         os._exit(0)
+    if preload is not None:
+        with lock:
+            told.set()
+            if idle_class:
+                _to_normal()  # an import still running goes on at normal priority
+        preload.join()
     spec = json.loads(line)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -187,14 +240,16 @@ class Standby:
         preload: Sequence[str],
         delay: float = PRELOAD_DELAY_S,
         idle_cores: float = PRELOAD_IDLE_CORES,
+        idle_class: bool = True,
     ) -> Standby | None:
         """Start a standby for `argv` (None when `argv` is not a command it can run); it
-        imports `preload` after `delay` s, once `idle_cores` were idle over a sample, unless
+        imports `preload` after `delay` s (in the idle scheduling class where `idle_class` and
+        the process may leave it, else once `idle_cores` were idle over a sample), unless
         its attempt came first."""
         command = python_command(argv)
         if command is None:
             return None
-        timing = [repr(delay), repr(IDLE_SAMPLE_S), repr(idle_cores)]
+        timing = [repr(delay), repr(IDLE_SAMPLE_S), repr(idle_cores), "1" if idle_class else "0"]
         program = [command.program, *command.flags, "-c", BOOTSTRAP, *timing, *preload]
         proc = await asyncio.create_subprocess_exec(
             # under a reaper of its own, as a rank started cold (containment.py)
@@ -263,10 +318,12 @@ class StandbyPool:
         preload: Sequence[str] = (),
         delay: float = PRELOAD_DELAY_S,
         idle_cores: float = PRELOAD_IDLE_CORES,
+        idle_class: bool = True,
     ) -> None:
         self.preload = tuple(preload)
         self.delay = delay
         self.idle_cores = idle_cores
+        self.idle_class = idle_class
         self._standbys: dict[int, asyncio.Task[Standby | None]] = {}
         self.taken = 0  # attempts started from a standby
         self.cold = 0  # attempts started cold although the pool was asked
@@ -323,7 +380,9 @@ class StandbyPool:
         if old is not None and (left := await old) is not None:
             await left.discard()
         try:
-            return await Standby.spawn(argv, env, cwd, self.preload, self.delay, self.idle_cores)
+            return await Standby.spawn(
+                argv, env, cwd, self.preload, self.delay, self.idle_cores, self.idle_class
+            )
         except OSError as exc:  # no standby is a cold start, not a failure
             log.warning("cannot start a standby for %s: %s", argv[0], exc)
             return None
