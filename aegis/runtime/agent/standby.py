@@ -8,10 +8,10 @@ itself): once `PRELOAD_DELAY_S` have passed, unless its attempt came first, it i
 the CPU nothing else wants, and waits on its stdin. That thread runs in the kernel's idle
 scheduling class (SCHED_IDLE) where the process may move it back (CAP_SYS_NICE, as root or
 granted; threads the imports start inherit the class and are moved back too), so it makes
-progress between the steps of busy ranks and takes no CPU time they want; elsewhere it starts once a
-whole core has been idle over a sample (/proc/stat), at normal priority. An attempt that
-comes during the import moves it back to normal priority and waits for it: a head start
-on a cold start. The next attempt sends it the attempt's argv, environment and
+progress between the steps of busy ranks and takes no CPU time they want; elsewhere it
+starts once a whole core has been idle over a sample (/proc/stat), at normal priority. An
+attempt that comes during the import moves it back to normal priority and waits for it: a
+head start on a cold start. The next attempt sends it the attempt's argv, environment and
 directory as one JSON line; it then runs the script in its `__main__` module the way `python
 SCRIPT` does (sys.argv, sys.path[0], `__name__ == "__main__"`, stdin on /dev/null). The
 interpreter start-up and the preloaded imports are then off the path from crash to restart.
