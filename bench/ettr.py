@@ -138,14 +138,15 @@ def run(job: Job, faults: Sequence[Fault], limit: float, slow_for: float) -> tup
     slow_flag = Path(job.env["ETTR_SLOW"])
     pending = list(faults)
     env = {**os.environ, **job.env, "ETTR_RUN": job.marker}
+
+    def launch(mode: str) -> subprocess.Popen[bytes]:
+        with (job.work / "launcher.err").open(mode) as err:
+            return subprocess.Popen(
+                job.argv, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=err
+            )
+
     started = time.monotonic()
-    proc = subprocess.Popen(
-        job.argv,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=(job.work / "launcher.err").open("w"),
-    )
+    proc = launch("w")
     done = False
     while True:
         now = time.monotonic() - started
@@ -158,13 +159,7 @@ def run(job: Job, faults: Sequence[Fault], limit: float, slow_for: float) -> tup
         if code is not None:
             restart = job.name == "torchrun" and not done and job.node_losses and code != 0
             if restart and now < limit:  # the scheduler starts a lost torchrun again
-                proc = subprocess.Popen(
-                    job.argv,
-                    env=env,
-                    start_new_session=True,
-                    stdout=subprocess.DEVNULL,
-                    stderr=(job.work / "launcher.err").open("a"),
-                )
+                proc = launch("a")
                 continue
             return time.monotonic() - started, done and code == 0
         if now > limit:
