@@ -50,6 +50,8 @@ sys.path.insert(0, str(HERE))  # run as a script from anywhere: its sibling modu
 
 from ettr_figures import KINDS, Fault, Job, productive, step_time, summarize, summarize_kept  # noqa: E402
 
+from aegis.runtime.agent.containment import descendants  # noqa: E402
+
 TRAIN = str(HERE / "ettr_train.py")
 AEGIS = [sys.executable, "-m", "aegis.cli"]
 
@@ -84,21 +86,6 @@ def node_of(pid: int) -> int | None:
         if any(p in cmd for p in NODE_PROGRAMS):
             return pid
     return None
-
-
-def descendants(root: int) -> list[int]:
-    """Every live process below `root`."""
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            with contextlib.suppress(OSError, IndexError, ValueError):
-                children.setdefault(_ppid(int(name)), []).append(int(name))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _kill(pid: int, sig: int) -> None:

@@ -103,6 +103,14 @@ async def _attempt(
     return code, json.loads(line.removeprefix(runner.prefix))
 
 
+async def _ran_cold(runner: Runner, *pools: StandbyPool) -> None:
+    """Run `runner`'s first attempt cold, then start each pool's standby for its next."""
+    await runner.start()
+    await runner.wait()
+    for pool in pools:
+        pool.refill(0, runner.argv, runner.last_env, runner.cwd)
+
+
 async def _cold_then_standby(
     argv: list[str],
     root: Path,
@@ -261,10 +269,7 @@ async def test_a_standby_preloads_only_once_a_core_is_idle(probe: Path) -> None:
     out = io.StringIO()
     runner = Runner(argv, RankEnv(0, 1), env=_env(probe), stdout=out)
     try:
-        await runner.start()
-        await runner.wait()
-        gated.refill(0, argv, runner.last_env, runner.cwd)
-        ungated.refill(0, argv, runner.last_env, runner.cwd)
+        await _ran_cold(runner, gated, ungated)
         standby = await gated.ready(0)
         assert standby is not None
         await _preloaded(ungated, 0, probe)
@@ -308,9 +313,7 @@ async def test_a_preload_runs_in_the_idle_class_and_its_attempt_at_normal_priori
     out = io.StringIO()
     runner = Runner(argv, RankEnv(0, 1), env=_env(probe), stdout=out)
     try:
-        await runner.start()
-        await runner.wait()
-        pool.refill(0, argv, runner.last_env, runner.cwd)
+        await _ran_cold(runner, pool)
         await _preloaded(pool, 0, probe)
         standby = await pool.ready(0)
         assert standby is not None
@@ -337,9 +340,7 @@ async def test_a_standby_that_does_not_read_its_attempt_is_killed_for_a_cold_sta
     argv = [sys.executable, str(probe / "pkg" / "probe.py")]
     runner = Runner(argv, RankEnv(0, 1), env=_env(probe, **big), stdout=out)
     try:
-        await runner.start()
-        await runner.wait()
-        pool.refill(0, argv, runner.last_env, runner.cwd)
+        await _ran_cold(runner, pool)
         standby = await pool.ready(0)
         assert standby is not None
         interpreter = await wait_for_async(lambda: standby.interpreter_pid, 30, "its pid")
