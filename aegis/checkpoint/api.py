@@ -4,7 +4,10 @@ complete step: the training side of Aegis's checkpoints (docs/checkpoints.md).
 A save plans the version (nothing written if the state dict cannot be saved), asks its agent
 for a version file, copies the state into it, and commits it: only a committed version
 exists for the agent, so a rank that dies at any point of a save leaves the previous one
-whole. Where shared memory cannot hold the version, the agent says so and the rank writes it
+whole. The commit is sent without waiting for its reply (read with the next request; a
+refusal, which only a torn version gets, is a warning then): once sent, the agent has it,
+and the agent reads all a dead rank sent before it reports the failure. `strict=True` waits
+for it. Where shared memory cannot hold the version, the agent says so and the rank writes it
 to the checkpoint directory itself (a warning: that save blocks for the write). A save never
 raises for a bad input or a missing agent: it warns and returns a `SaveResult` whose `ok` is
 False (training goes on); `strict=True` raises `CheckpointError` instead.
@@ -41,15 +44,8 @@ import torch
 
 from aegis.checkpoint import disk, wire
 from aegis.checkpoint.client import AgentClient, AgentUnavailable
-from aegis.checkpoint.slot import (
-    Plan,
-    SaveInputError,
-    VersionError,
-    plan_state,
-    read_persisted,
-    read_version,
-    write_version,
-)
+from aegis.checkpoint.plan import Plan, SaveInputError, Template, plan_state
+from aegis.checkpoint.slot import VersionError, read_persisted, read_version, write_version
 from aegis.checks import stackdump
 from aegis.errors import AegisError
 
@@ -92,6 +88,7 @@ _client: list[AgentClient | None] = []
 _pending: list[tuple[threading.Thread, list[SaveResult]]] = []  # the asynchronous save
 _hooked: list[object] = []  # the optimizer step pre-hook, once registered
 _maps: dict[str, tuple[mmap.mmap, torch.Tensor]] = {}  # version file -> its writable map
+_framed: dict[str, Template] = {}  # version file -> the layout last written whole into it
 _warned: set[str] = set()
 
 
@@ -146,7 +143,7 @@ def save(
     try:
         if asynchronous:
             return _store_async(client, plan, started)
-        return _store(client, plan, started)
+        return _store(client, plan, started, strict)
     except AgentUnavailable as exc:
         return failed("agent", f"step {step} not saved: {exc}")
     except _Refused as exc:
@@ -163,6 +160,7 @@ def _begin(client: AgentClient, plan: Plan, started: float) -> wire.Reply | Save
     """The agent's version file for `plan` (its reply), or the result of saving to storage
     directly when shared memory cannot hold it."""
     reply = client.request("begin", step=plan.step, bytes=plan.total, kind=plan.kind)
+    _late(client)
     if not reply.ok:
         direct = reply.get("direct")
         if not isinstance(direct, str) or not direct:
@@ -176,27 +174,46 @@ def _begin(client: AgentClient, plan: Plan, started: float) -> wire.Reply | Save
     return reply
 
 
-def _store(client: AgentClient, plan: Plan, started: float) -> SaveResult:
+def _store(client: AgentClient, plan: Plan, started: float, strict: bool) -> SaveResult:
     reply = _begin(client, plan, started)
     if isinstance(reply, SaveResult):
         return reply
     _probe("begun")
     _forget_others(reply.get("files"))
-    buf, whole = _map(str(reply.get("path")), int(reply.get("size", 0)))
-    write_version(plan, buf, whole, PROBE)
+    path = str(reply.get("path"))
+    _write(plan, path, *_map(path, int(reply.get("size", 0))))
     _probe("before-commit")
-    done = client.request("commit", step=plan.step, slot=reply.get("slot"))
+    commit = {"step": plan.step, "slot": reply.get("slot")}
+    if strict:  # its outcome is the save's
+        done = client.request("commit", **commit)
+        _late(client)
+        if not done.ok:
+            raise _Refused("commit", done.error)
+        persisting = bool(done.get("persist"))
+    else:  # sent, the agent has it (the rank may die now); its reply is read with the next
+        client.send(f"step {plan.step}", "commit", **commit)
+        persisting = bool(reply.get("persist"))
     _probe("after-commit")
-    if not done.ok:
-        raise _Refused("commit", done.error)
     return SaveResult(
-        True,
-        plan.step,
-        "memory",
-        time.perf_counter() - started,
-        plan.total,
-        persisting=bool(done.get("persist")),
+        True, plan.step, "memory", time.perf_counter() - started, plan.total, persisting=persisting
     )
+
+
+def _write(plan: Plan, path: str, buf: mmap.mmap, whole: torch.Tensor) -> None:
+    """Write `plan` into the version file at `path` (its framing only where the file does
+    not hold this layout already)."""
+    framed = plan.template is not None and _framed.pop(path, None) is plan.template
+    write_version(plan, buf, whole, PROBE, framed=framed)
+    if plan.template is not None:
+        _framed[path] = plan.template
+
+
+def _late(client: AgentClient) -> None:
+    """Warn of a commit sent without waiting that the agent refused (read since)."""
+    for what, reply in client.late:
+        if not reply.ok:
+            _warn("commit", f"{what} was not committed: {reply.error}")
+    client.late.clear()
 
 
 def _store_async(client: AgentClient, plan: Plan, started: float) -> SaveResult:
@@ -204,13 +221,14 @@ def _store_async(client: AgentClient, plan: Plan, started: float) -> SaveResult:
     if isinstance(reply, SaveResult):
         return reply
     _forget_others(reply.get("files"))
-    buf, whole = _map(str(reply.get("path")), int(reply.get("size", 0)))
+    path = str(reply.get("path"))
+    buf, whole = _map(path, int(reply.get("size", 0)))
     versions = [t.tensor._version for t in plan.tensors]
     outcome: list[SaveResult] = []
 
     def copy() -> None:
         try:
-            write_version(plan, buf, whole, PROBE)
+            _write(plan, path, buf, whole)
             changed = [
                 t.leaf.fqn
                 for t, v in zip(plan.tensors, versions, strict=True)
@@ -225,6 +243,7 @@ def _store_async(client: AgentClient, plan: Plan, started: float) -> SaveResult:
                 outcome.append(SaveResult(False, plan.step, error=f"{changed[0]} changed"))
                 return
             done = client.request("commit", step=plan.step, slot=reply.get("slot"))
+            _late(client)
             result = SaveResult(
                 done.ok,
                 plan.step,
@@ -297,6 +316,7 @@ def _forget_others(files: object) -> None:
 
 
 def _unmap(path: str) -> None:
+    _framed.pop(path, None)
     buf, whole = _maps.pop(path)
     if torch.cuda.is_available():
         torch.cuda.cudart().cudaHostUnregister(whole.data_ptr())
@@ -335,6 +355,7 @@ def load() -> Restored | None:
         return None
     try:
         reply = client.request("restore")
+        _late(client)
     except AgentUnavailable as exc:
         raise CheckpointError(f"cannot ask the agent what to restore: {exc}") from None
     if not reply.ok:

@@ -3,6 +3,10 @@
 One connection per process, opened at the first request and opened again once if the agent
 dropped it. Every request carries the rank's token (AEGIS_CHECKPOINT_TOKEN). Outside an Aegis
 job (no AEGIS_CHECKPOINT_SOCKET) there is no agent: `AgentClient.from_env()` is None.
+
+`send` writes a request without waiting for its reply (a save's commit: once sent, the agent
+has it even if the rank dies next); the agent answers in order, so the replies of what was
+sent are read before the next request's, into `late`, where the caller looks at them.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class AgentClient:
         self.path = path
         self.token = token
         self._sock: socket.socket | None = None
+        self._unread: list[str] = []  # what each reply still in the socket answers (`send`)
+        self.late: list[tuple[str, wire.Reply]] = []  # those replies, read, not looked at yet
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AgentClient | None:
@@ -45,12 +51,28 @@ class AgentClient:
             try:
                 sock = self._connect()
                 sock.sendall(frame)
+                self._catch_up(sock)
                 return wire.Reply.of(wire.decode_body(self._read(sock)))
             except (OSError, wire.WireError) as exc:
                 self.close()
                 if attempt:
                     raise AgentUnavailable(f"agent at {self.path}: {exc}") from None
         raise AssertionError("unreachable")
+
+    def send(self, what: str, op: str, **fields: Any) -> None:
+        """Send one request without waiting for its reply; `what` names it in `late`."""
+        frame = wire.encode_frame({"op": op, "token": self.token, **fields})
+        try:
+            self._connect().sendall(frame)
+        except OSError as exc:
+            self.close()
+            raise AgentUnavailable(f"agent at {self.path}: {exc}") from None
+        self._unread.append(what)
+
+    def _catch_up(self, sock: socket.socket) -> None:
+        while self._unread:
+            reply = wire.Reply.of(wire.decode_body(self._read(sock)))
+            self.late.append((self._unread.pop(0), reply))
 
     def _connect(self) -> socket.socket:
         if self._sock is None:
@@ -71,7 +93,11 @@ class AgentClient:
         return _read_exactly(sock, wire.frame_length(head))
 
     def close(self) -> None:
-        """Drop the connection (the next request opens another)."""
+        """Drop the connection (the next request opens another); what was sent on it and
+        not answered yet is in `late` as unanswered."""
+        for what in self._unread:
+            self.late.append((what, wire.Reply(False, "the agent hung up before answering")))
+        self._unread.clear()
         sock, self._sock = self._sock, None
         if sock is not None:
             sock.close()

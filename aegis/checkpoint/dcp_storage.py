@@ -47,7 +47,8 @@ from torch.futures import Future
 
 from aegis.checkpoint import api, disk
 from aegis.checkpoint.client import AgentClient, AgentUnavailable
-from aegis.checkpoint.slot import plan_items, version_bytes
+from aegis.checkpoint.plan import plan_items
+from aegis.checkpoint.slot import version_bytes
 
 
 def _key(index: MetadataIndex) -> str:
@@ -112,7 +113,7 @@ class AegisStorageWriter(StorageWriter):
         api.wait()  # an asynchronous save still copying uses the same connection
         client = _client()
         try:
-            api._store(client, version, time.perf_counter())
+            api._store(client, version, time.perf_counter(), strict=True)
         except (api._Refused, AgentUnavailable) as exc:
             raise api.CheckpointError(f"step {self.step} not saved: {exc}") from None
         where = {t.leaf.fqn: (t.record, t.frame.length) for t in version.tensors}

@@ -49,7 +49,7 @@ def flatten(state: Mapping[Any, Any]) -> tuple[list[Leaf], list[Path]]:
                 empties.append(path)
             for k, v in value.items():
                 walk((*path, _key(path, k)), v)
-        elif isinstance(value, list) and not _terminal(value):
+        elif isinstance(value, list) and not terminal(value):
             for i, v in enumerate(value):
                 walk((*path, ("l", i)), v)
         else:
@@ -66,14 +66,40 @@ def flatten(state: Mapping[Any, Any]) -> tuple[list[Leaf], list[Path]]:
     return leaves, empties
 
 
-def _terminal(value: Sequence[object]) -> bool:
+def signature(state: Mapping[Any, Any]) -> tuple[list[object], list[object]]:
+    """The walk `flatten` makes of `state`, as one token per node in its order (a mapping: its
+    keys and their types; a walked list: its length; a leaf: None), and the leaves' values.
+    Two state dicts with equal tokens flatten to the same paths and names."""
+    tokens: list[object] = []
+    values: list[object] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict) or (
+            not isinstance(value, torch.Tensor) and isinstance(value, Mapping)
+        ):
+            tokens.append((tuple(value), tuple(map(type, value))))
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list) and not terminal(value):
+            tokens.append(len(value))
+            for v in value:
+                walk(v)
+        else:
+            tokens.append(None)
+            values.append(value)
+
+    walk(state)
+    return tokens, values
+
+
+def terminal(value: Sequence[object]) -> bool:
     """DCP's rule: a list is one leaf unless it holds a tensor or a container it walks."""
     for entry in value:
         if isinstance(entry, torch.Tensor):
             return False
         if isinstance(entry, Mapping):
             return False
-        if isinstance(entry, list) and not _terminal(entry):
+        if isinstance(entry, list) and not terminal(entry):
             return False
     return True
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from aegis.checkpoint import disk
 from aegis.checkpoint.api import _save_direct
-from aegis.checkpoint.slot import plan_state, read_version, write_version
+from aegis.checkpoint.plan import plan_state
+from aegis.checkpoint.slot import read_version, write_version
 from aegis.checkpoint.tree import flatten, unflatten
 
 from .rank import same, state
@@ -62,6 +63,22 @@ def test_a_version_reads_back_zero_copy_and_private() -> None:
         assert same(read_version(path, 5)[1], sd)
     finally:
         path.unlink()
+
+
+def test_a_version_written_over_one_of_its_layout_is_the_version_written_whole() -> None:
+    first, second = plan_state(state(1), 1), plan_state(state(2), 2)
+    assert second.template is first.template
+
+    def written(*plans: Any, framed: bool = False) -> bytes:
+        buf = mmap.mmap(-1, second.total)
+        whole = torch.frombuffer(buf, dtype=torch.uint8)
+        for n, plan in enumerate(plans):
+            write_version(plan, buf, whole, framed=framed and n == len(plans) - 1)
+        return bytes(buf)
+
+    alone = written(second)
+    assert written(first, second, framed=True) == alone
+    assert written(second, framed=True) != alone  # framed writes only the data and values
 
 
 keys = st.one_of(st.text(min_size=1, max_size=4).filter(lambda k: "." not in k), st.integers(0, 5))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 import pytest
 
 from aegis.checkpoint import disk
+from aegis.checkpoint.client import AgentClient, AgentUnavailable
+from aegis.protocol.environment import Var
 from aegis.runtime.controller.checkpoints import CheckpointBook
 
 from ..support.ckpt import StoreThread, Zygote
@@ -36,6 +39,7 @@ def zygote() -> Iterator[None]:
 def rank(store: StoreThread, *actions: str, **env: str) -> list[dict[str, Any]]:
     """Run the test rank (a fork of the zygote) with these actions; its JSON lines."""
     code, text = _zygote[0].run({**store.env()[0], **env}, list(actions))
+    assert store.run(store.store.quiet(30.0))  # as the agent does once its ranks end
     lines = [json.loads(x) for x in text.splitlines() if x.startswith("{")]
     assert code in (0, 17) and not any("error" in x and len(x) == 1 for x in lines), text
     return lines
@@ -86,6 +90,42 @@ def test_a_crash_right_after_the_commit_keeps_the_committed_step(store: StoreThr
     rank(store, "save:1", "crash:after-commit:2")
     restart(store)
     assert rank(store, "load")[0]["step"] == 2
+
+
+def test_quiet_waits_until_the_ranks_connections_are_closed(store: StoreThread) -> None:
+    env = store.env()[0]
+    client = AgentClient(env[Var.CHECKPOINT_SOCKET], env[Var.CHECKPOINT_TOKEN])
+    assert client.request("restore").ok  # a rank's connection, open
+    assert store.run(store.store.quiet(0.2)) is False
+    client.close()
+    assert store.run(store.store.quiet(30.0)) is True
+
+
+def test_replies_to_what_was_sent_without_waiting_come_before_the_next_reply(
+    store: StoreThread,
+) -> None:
+    env = store.env()[0]
+    client = AgentClient(env[Var.CHECKPOINT_SOCKET], env[Var.CHECKPOINT_TOKEN])
+    client.send("step 9", "commit", step=9, slot=424242)
+    client.send("a bad one", "nonsense")
+    reply = client.request("restore")
+    assert reply.ok and reply.get("step") is None
+    assert [(what, r.ok) for what, r in client.late] == [("step 9", False), ("a bad one", False)]
+    assert "no version being written with slot 424242" in client.late[0][1].error
+    client.close()
+
+
+def test_what_was_sent_to_an_agent_that_hung_up_is_unanswered(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "s"))
+        server.listen()
+        client = AgentClient(str(tmp_path / "s"), "token")
+        client.send("step 3", "commit", step=3, slot=1)
+        server.accept()[0].close()  # the agent hangs up without answering, and is gone
+    with pytest.raises(AgentUnavailable):
+        client.request("restore")
+    assert [(what, r.ok) for what, r in client.late] == [("step 3", False)]
+    assert "hung up" in client.late[0][1].error
 
 
 def test_a_version_lent_to_a_restarted_rank_is_never_written_again(store: StoreThread) -> None:

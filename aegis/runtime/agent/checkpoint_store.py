@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 SHM_ROOT = "/dev/shm"
 SHM_PREFIX = "aegis-ckpt-"
 PIN_WAIT_S = 2.0
+QUIET_S = 2.0  # how long `quiet` waits for the connections of ranks that ended to close
 MAX_VERSION_BYTES = 1 << 40
 _ids = itertools.count(1)
 
@@ -123,6 +124,8 @@ class CheckpointStore:
         self.persists: set[asyncio.Task[None]] = set()
         self.dcp_meta: dict[int, bytes] = {}  # step -> a sharded save's global metadata
         self._server: asyncio.AbstractServer | None = None
+        self._open = 0  # connections of ranks being served
+        self._closed = asyncio.Event()
         self._unpinned = asyncio.Event()
         self._warned: set[str] = set()
 
@@ -224,7 +227,21 @@ class CheckpointStore:
 
     # ---------------- requests ----------------
 
+    async def quiet(self, timeout: float = QUIET_S) -> bool:
+        """Once the ranks have ended: wait until each of their connections is closed, so
+        that every request a rank sent before it died has been handled (a commit it did not
+        wait for included) before what the store holds is reported. False if one stayed
+        open `timeout` s (a process the rank forked keeps its socket)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self._open and loop.time() < deadline:
+            self._closed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), deadline - loop.time())
+        return not self._open
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._open += 1
         try:
             while True:
                 try:
@@ -237,8 +254,11 @@ class CheckpointStore:
                     writer.write(wire.encode_frame({"ok": False, "error": str(exc)}))
                     return
                 writer.write(wire.encode_frame(await self.handle(req)))
-                await writer.drain()
+                with contextlib.suppress(ConnectionError):  # a rank that did not wait (commit)
+                    await writer.drain()
         finally:
+            self._open -= 1
+            self._closed.set()
             writer.close()
 
     async def handle(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -281,7 +301,12 @@ class CheckpointStore:
             "size": vf.size,
             "slot": vf.id,
             "files": [str(f.path) for f in rv.files],
+            "persist": self._persists(step),  # what its commit will do
         }
+
+    def _persists(self, step: int) -> bool:
+        """Whether a commit of `step` starts its persist (every K steps)."""
+        return bool(self.root and self.every and step % self.every == 0)
 
     async def _victim(self, rv: RankVersions) -> VersionFile:
         """The file the next save of `rv` writes (never its newest committed version)."""
@@ -357,7 +382,7 @@ class CheckpointStore:
         vf.writing, vf.step = False, step
         rv.saved = step if rv.saved is None else max(rv.saved, step)
         self.seq += 1
-        persist = bool(self.root and self.every and step % self.every == 0)
+        persist = self._persists(step)
         if persist:
             self._persist(rv, vf, step)
         return {"persist": persist}
