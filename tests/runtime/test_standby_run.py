@@ -1,7 +1,8 @@
-"""`aegis run --standby/--preload` end to end: after a crash every rank's next attempt runs
-in the interpreter its agent started ahead (a process older than the crash; with the preload
-imported when its standby got to it: in the idle scheduling class, else once a core is idle),
-the job succeeds as a cold restart would, and no standby outlives the job."""
+"""`aegis run --standby/--preload` end to end: every rank's first attempt runs in the
+interpreter its agent started when it started, and after a crash every rank's next attempt
+runs in one started ahead (a process older than the crash; with the preload imported when its
+standby got to it: in the idle scheduling class, else once a core is idle), the job succeeds
+as a cold restart would, and no standby outlives the job."""
 
 from __future__ import annotations
 
@@ -19,11 +20,25 @@ rank, attempt = os.environ["RANK"], os.environ["TORCHELASTIC_RESTART_COUNT"]
 seen = os.environ["SEEN_DIR"]
 with open("/proc/self/stat") as f:  # when this process started, in ticks since boot
     started = f.read().rpartition(")")[2].split()[19]
+with open("/proc/self/cmdline", "rb") as f:  # a standby was started as `python -c ...`
+    standby = os.path.basename(__file__).encode() not in f.read()
 with open(os.path.join(seen, f"{{attempt}}-{{rank}}"), "w") as f:
-    f.write(f"{{int(warm)}} {{os.getpid()}} {{started}}")
-if (rank, attempt) == ("1", "0"):  # crash once the 4 standbys have preloaded (or after 30 s:
-    deadline = time.time() + 30  # a standby preloads only on CPU time nothing else wants)
-    while sum(n.startswith("pre-") for n in os.listdir(seen)) < 4 and time.time() < deadline:
+    f.write(f"{{int(warm)}} {{os.getpid()}} {{started}} {{int(standby)}}")
+
+
+def next_preloaded():
+    # preloads by standbys other than the first attempt's (or after 30 s: a standby
+    # preloads only on CPU time nothing else wants)
+    first = [os.path.join(seen, f"0-{{r}}") for r in range(4)]
+    if not all(os.path.exists(p) for p in first):
+        return 0
+    pids = {{open(p).read().split()[1] for p in first}}
+    return sum(n.startswith("pre-") and n[4:] not in pids for n in os.listdir(seen))
+
+
+if (rank, attempt) == ("1", "0"):  # crash once the next attempt's 4 standbys have preloaded
+    deadline = time.time() + 30
+    while next_preloaded() < 4 and time.time() < deadline:
         time.sleep(0.05)
     with open("/proc/uptime") as f:
         now = float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK")
@@ -69,14 +84,14 @@ def test_a_crash_restarts_every_rank_in_its_standby(tmp_path: Path, aegis_run: L
     crash = float((seen / "crash").read_text())
     got = {p.name: p.read_text().split() for p in seen.glob("[01]-*")}
     assert sorted(got) == [f"{a}-{rank}" for a in (0, 1) for rank in range(4)]
-    assert {got[f"0-{rank}"][0] for rank in range(4)} == {"0"}  # the first attempt: cold
-    for rank in range(4):  # the restart ran in processes started before the crash: standbys
+    for rank in range(4):  # both attempts ran in standbys; the restart's started before the
+        assert got[f"0-{rank}"][3] == got[f"1-{rank}"][3] == "1", (rank, got)  # crash
         assert int(got[f"1-{rank}"][2]) < crash, (rank, got, crash)
-    # each saw the preload exactly when its standby had done it (a quiet machine: all four)
+    # each saw the preload exactly when its standby had done it (a quiet machine: all eight)
     preloaded = {p.name.removeprefix("pre-") for p in seen.glob("pre-*")}
-    for rank in range(4):
-        warm, pid, _ = got[f"1-{rank}"]
-        assert (warm == "1") == (pid in preloaded), (rank, got, preloaded)
+    for key in got:
+        warm, pid, *_ = got[key]
+        assert (warm == "1") == (pid in preloaded), (key, got, preloaded)
     assert not _standbys_of(marker)  # the standbys of a third attempt were killed
 
 

@@ -226,6 +226,12 @@ class Runner:
         """The prefix of every forwarded output line."""
         return f"[rank{self.rank.rank}]:"
 
+    def environment(self) -> dict[str, str]:
+        """The environment the next start gives the command."""
+        env = {**self.rank.defaults(), **self._env}  # PYTHONUNBUFFERED feeds hang detection
+        env.update(self.rank.environ(self.restart_count, self.retry, self.error_file))
+        return env
+
     async def start(self, *, retry: int | None = None, standbys: StandbyPool | None = None) -> None:
         """Start the command in a new session; `retry` becomes AEGIS_RETRY. A standby of
         `standbys` that fits this attempt runs it; else it starts cold."""
@@ -233,8 +239,7 @@ class Runner:
             raise RunnerError(f"{self.argv[0]} is already running (pid {self.pid})")
         if retry is not None:
             self.retry = retry
-        env = {**self.rank.defaults(), **self._env}  # PYTHONUNBUFFERED feeds hang detection
-        env.update(self.rank.environ(self.restart_count, self.retry, self.error_file))
+        env = self.environment()
         if self.error_file:
             with contextlib.suppress(OSError):
                 os.unlink(self.error_file)  # an old attempt's exception is not this one's

@@ -68,11 +68,10 @@ from aegis.runtime.agent.core import (
 )
 from aegis.runtime.agent.ctl import AgentCtl
 from aegis.runtime.agent.identity import keep_renewed
-from aegis.runtime.agent.node_ranks import check_params, rank_file, work_dir
+from aegis.runtime.agent.node_ranks import check_params, local_ranks, rank_file
 from aegis.runtime.agent.placement import (
     diagnosis_env,
     local_ranks_of,
-    placement,
     run_independent,
 )
 from aegis.runtime.agent.ranks import LocalRanks
@@ -151,6 +150,7 @@ class AgentService:
             return AgentExit.BAD_COMMAND
         warm = self.warm = asyncio.create_task(self.diag.start())
         await self.store.start()
+        self._stand_by_first()
         try:
             try:
                 deadline = asyncio.get_running_loop().time() + self.cfg.connect_timeout
@@ -409,6 +409,7 @@ class AgentService:
             failure = await ranks.wait()
         finally:
             watcher.cancel()
+        await self.store.quiet()  # what the ranks sent before they ended is in the report
         if failure is None:
             return _Done(RoundOutcome("Finish", "exit 0"))
         if self.stall.reason:  # the culprit this agent stopped: the rank that failed first
@@ -440,34 +441,19 @@ class AgentService:
             log.info("agent %s: rank 0 hosts the rendezvous store: %s", self.cfg.pod, why)
         return why is None
 
-    def _local_ranks(self, order: Order, agent_store: bool = False) -> LocalRanks:
-        """The pod's K local ranks for `order`, each with its progress and error files."""
-        cfg = self.cfg
-        work = work_dir(self.cfg)
-        rank_env: dict[int, dict[str, str]] = {}
-        store_env = self.store.new_attempt()
-        for lr in range(self.nproc):
-            progress = self._progress_file(lr)
-            with contextlib.suppress(OSError):
-                progress.unlink()
-            rank_env[lr] = {
-                Var.PROGRESS_FILE: str(progress),
-                Var.STACK_FILE: str(self.stack_file(lr)),
-                **store_env[lr],
-            }
-        env = user_env(os.environ)
-        if cfg.checkpoint_file:
-            env[Var.CHECKPOINT_FILE] = cfg.checkpoint_file
-        log_dir = Path(cfg.log_dir) / cfg.pod if cfg.log_dir else None
-        return LocalRanks(
-            cfg.command,
-            placement(cfg, self.nproc, order, agent_store),
-            env=env,
-            work_dir=work,
-            log_dir=log_dir,
-            rank_env=rank_env,
-            standbys=self.standbys,
-        )
+    def _stand_by_first(self) -> None:
+        """With --standby/--preload: start each rank's first attempt ahead, now, so that its
+        interpreter and preloads start while the agent joins and checks the node (preloading
+        on CPU time those leave). Its environment is the first attempt's as far as it is
+        known before the order: what the order sets is in the standby's LATE_VARS, and a
+        standby that does not fit is a cold start."""
+        if self.standbys is None:
+            return
+        for lr, runner in enumerate(self._local_ranks(None).runners):
+            self.standbys.refill(lr, runner.argv, runner.environment(), runner.cwd, delay=0.0)
+
+    def _local_ranks(self, order: Order | None, agent_store: bool = False) -> LocalRanks:
+        return local_ranks(self.cfg, self.nproc, order, self.store, self.standbys, agent_store)
 
     def _progress_file(self, local_rank: int) -> Path:
         return rank_file(self.cfg, "progress", local_rank)

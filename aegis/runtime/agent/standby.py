@@ -1,9 +1,11 @@
-"""Standby interpreters: the next attempt's rank is already started when the crash comes.
+"""Standby interpreters: a rank's next attempt is already started when the crash comes.
 
-After an agent starts a rank whose command is `python [-u|-B|-O|-OO|-s] SCRIPT ARGS` or
-`python ... -m MODULE ARGS`, it starts one more interpreter for that rank, in the same way
-(same program, options, environment, directory, session and parent-death signal as the rank
-itself): once `PRELOAD_DELAY_S` have passed, unless its attempt came first, it imports the
+When an agent starts, and after it starts a rank whose command is `python [-u|-B|-O|-OO|-s]
+SCRIPT ARGS` or `python ... -m MODULE ARGS`, it starts one more interpreter for each rank, in
+the same way (same program, options, environment, directory, session and parent-death signal
+as the rank itself): the first attempt's standbys start importing at once (no rank is
+running yet: their import overlaps the agent's join and boot checks), the later ones once
+`PRELOAD_DELAY_S` have passed, unless their attempt came first. A standby imports the
 `--preload` modules (e.g. torch, the bulk of a rank's start-up) in a thread that gets only
 the CPU nothing else wants, and waits on its stdin. That thread runs in the kernel's idle
 scheduling class (SCHED_IDLE) where the process may move it back (CAP_SYS_NICE, as root or
@@ -52,6 +54,8 @@ LATE_VARS = frozenset(
         "MASTER_ADDR",
         "MASTER_PORT",
         "AEGIS_RETRY",
+        # the order's; set for the script (torchrun's agent sets it), read by nothing of torch
+        "TORCHELASTIC_MAX_RESTARTS",
         # a new one each attempt; aegis.checkpoint reads it at the rank's first save or load
         "AEGIS_CHECKPOINT_TOKEN",
     }
@@ -345,13 +349,19 @@ class StandbyPool:
         return None
 
     def refill(
-        self, local_rank: int, argv: Sequence[str], env: Mapping[str, str], cwd: str
+        self,
+        local_rank: int,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str,
+        delay: float | None = None,
     ) -> None:
         """Start the standby of `local_rank`'s next attempt in the background (one that was
-        still there is discarded first)."""
+        still there is discarded first); its preload waits `delay` s (default the pool's)."""
         old = self._standbys.pop(local_rank, None)
+        wait = self.delay if delay is None else delay
         self._standbys[local_rank] = asyncio.create_task(
-            self._spawn(old, argv, env, cwd), name=f"standby-{local_rank}"
+            self._spawn(old, argv, env, cwd, wait), name=f"standby-{local_rank}"
         )
 
     async def ready(self, local_rank: int) -> Standby | None:
@@ -376,12 +386,13 @@ class StandbyPool:
         argv: Sequence[str],
         env: Mapping[str, str],
         cwd: str,
+        delay: float,
     ) -> Standby | None:
         if old is not None and (left := await old) is not None:
             await left.discard()
         try:
             return await Standby.spawn(
-                argv, env, cwd, self.preload, self.delay, self.idle_cores, self.idle_class
+                argv, env, cwd, self.preload, delay, self.idle_cores, self.idle_class
             )
         except OSError as exc:  # no standby is a cold start, not a failure
             log.warning("cannot start a standby for %s: %s", argv[0], exc)
