@@ -43,7 +43,9 @@ class Job:
     def events(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
-        return [json.loads(x) for x in self.log.read_text().splitlines() if x.strip()]
+        # only whole lines: a rank may be writing the last one while it is read
+        lines = self.log.read_text().split("\n")[:-1]
+        return [json.loads(x) for x in lines if x.strip()]
 
     def rank_pid(self, rank: int) -> int | None:
         """The live process of rank `rank` of this job: the pid of its newest start event

@@ -109,3 +109,11 @@ def test_a_slower_fault_free_run_is_not_counted_as_time_lost(tmp_path: Path) -> 
     slow = bench("--summarize", str(_kept_run(tmp_path / "b", ff_wall=26.0, ff_step=2.0)))
     assert slow["lost_per_fault_s"] == 4.0 and slow["ettr_raw"] == 1.3
     assert slow["lost_per_fault_pace_s"] == 4.0
+
+
+def test_a_line_a_rank_is_still_writing_is_not_read(tmp_path: Path) -> None:
+    work = _kept_run(tmp_path / "d", ff_wall=16.0, ff_step=1.0)
+    whole = bench("--summarize", str(work))
+    with (work / "events.jsonl").open("a") as f:
+        f.write('{"e": "step", "rank": 0, "st')  # the bench reads while a rank writes
+    assert bench("--summarize", str(work)) == whole
