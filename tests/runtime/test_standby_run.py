@@ -105,3 +105,44 @@ def test_a_preload_that_is_not_a_module_name_is_refused_before_anything_starts(
     )  # fmt: skip
     assert r.returncode == 2 and "--preload: 'x y' is not a module name" in r.stderr
     assert not (tmp_path / "s").exists()
+
+
+STANDBYS_SEEN = """\
+import os, sys
+marker = sys.argv[1].encode()
+found = []
+for entry in os.listdir("/proc"):
+    try:
+        with open(f"/proc/{entry}/cmdline", "rb") as f:
+            cmdline = f.read().split(b"\\0")
+    except OSError:
+        continue
+    # a standby's program (and its reaper's) is the bootstrap, which preloads the marker
+    if marker in cmdline and any(b"def _standby" in part for part in cmdline):
+        found.append(entry)
+print("standbys:", len(found))
+"""
+
+
+def test_an_agent_that_runs_its_command_alone_keeps_no_standby(tmp_path: Path) -> None:
+    """No controller (fallback independent): the command runs cold, and the standbys the
+    agent started for its first attempt are gone while it runs."""
+    marker = f"aegis_marker_{os.getpid()}_{tmp_path.name}".replace("-", "_")
+    script = tmp_path / "seen.py"
+    script.write_text(STANDBYS_SEEN)
+    env = {
+        **os.environ,
+        "AEGIS_JOB": "alone",
+        "AEGIS_POD": "alone-worker-0",
+        "AEGIS_RANK": "0",
+        "AEGIS_WORLD_SIZE": "1",
+        "AEGIS_GRPC": "127.0.0.1:9",  # nobody there: no controller
+        "AEGIS_CONNECT_TIMEOUT": "1",
+        "AEGIS_FALLBACK": "independent",
+        "AEGIS_PRELOAD": marker,
+    }
+    cmd = [*AEGIS, "agent", "--", sys.executable, str(script), marker]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "standbys: 0" in out.stdout, out.stdout[-2000:]
+    assert not _standbys_of(marker)

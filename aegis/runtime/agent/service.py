@@ -173,6 +173,8 @@ class AgentService:
                         flush=True,
                     )
                     return AgentExit.NO_CONTROLLER
+                if self.standbys is not None:  # the command runs alone, cold
+                    await self.standbys.close()
                 return await run_independent(self.cfg)
             beat = supervised(self._heartbeat(), "heartbeat", self._background_failed)
             renew = supervised(self._keep_renewed(), "renewal", self._background_failed)
