@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -196,12 +197,27 @@ def test_a_full_shared_memory_without_a_checkpoint_dir_is_a_clear_error(tmp_path
         s.close()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
-def test_a_checkpoint_dir_that_cannot_be_written_keeps_training_going(tmp_path: Path) -> None:
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A directory this process cannot write: without write permission, or as root (who
+    writes regardless of it) a read-only tmpfs mounted there."""
     ro = tmp_path / "ro"
     ro.mkdir()
-    ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    s = StoreThread(checkpoint_dir=str(ro / "ckpt"), every=1)
+    if os.geteuid() != 0:
+        ro.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        yield ro
+        return
+    mount = ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(ro)]
+    if subprocess.run(mount, capture_output=True).returncode != 0:
+        pytest.skip("root writes into a read-only directory, and no tmpfs can be mounted here")
+    try:
+        yield ro
+    finally:
+        subprocess.run(["umount", str(ro)], check=True)
+
+
+def test_a_checkpoint_dir_that_cannot_be_written_keeps_training_going(read_only: Path) -> None:
+    s = StoreThread(checkpoint_dir=str(read_only / "ckpt"), every=1)
     try:
         assert [x["ok"] for x in rank(s, "save:1", "save:2")] == [True, True]
         s.settle()
