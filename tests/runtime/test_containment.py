@@ -21,7 +21,7 @@ import pytest
 from aegis.runtime.agent.containment import DESCENDANT_GRACE_S, alive, descendants
 from aegis.runtime.agent.runner import _DRAIN_S, RankEnv, Runner
 
-from ..support import AEGIS, Launch, wait_for
+from ..support import AEGIS, Launch, alone_agent_env, wait_for
 
 LEAVES = str(Path(__file__).with_name("scripts") / "leaves_children.py")
 # the grace, the output drained, and the reaper's own start and kill (a loaded machine)
@@ -104,18 +104,7 @@ def test_the_agent_as_pid_1_of_a_pid_namespace_ends_what_a_rank_left(tmp_path: P
     if probe.returncode != 0:
         pytest.skip(f"no new PID namespace here: {probe.stderr.decode()[:200]}")
     left = tmp_path / "left.json"
-    env = {
-        **os.environ,
-        "AEGIS_JOB": "pidns",
-        "AEGIS_POD": "pidns-worker-0",
-        "AEGIS_RANK": "0",
-        "AEGIS_WORLD_SIZE": "1",
-        "AEGIS_GRPC": "127.0.0.1:9",  # nobody there: no controller
-        "AEGIS_CONNECT_TIMEOUT": "1",
-        "AEGIS_FALLBACK": "independent",
-        "LEFT_PIDS": str(left),
-        "EXIT_CODE": "5",
-    }
+    env = alone_agent_env("pidns", LEFT_PIDS=str(left), EXIT_CODE="5")
     cmd = ["unshare", "--pid", "--fork", "--mount-proc", *AEGIS, "agent", "--", sys.executable]
     started = time.time()
     out = subprocess.run([*cmd, LEAVES], env=env, capture_output=True, text=True, timeout=180)

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..support import AEGIS, Launch
+from ..support import AEGIS, Launch, alone_agent_env
 
 CRASH_ONCE = """\
 import os, sys, time
@@ -130,17 +130,7 @@ def test_an_agent_that_runs_its_command_alone_keeps_no_standby(tmp_path: Path) -
     marker = f"aegis_marker_{os.getpid()}_{tmp_path.name}".replace("-", "_")
     script = tmp_path / "seen.py"
     script.write_text(STANDBYS_SEEN)
-    env = {
-        **os.environ,
-        "AEGIS_JOB": "alone",
-        "AEGIS_POD": "alone-worker-0",
-        "AEGIS_RANK": "0",
-        "AEGIS_WORLD_SIZE": "1",
-        "AEGIS_GRPC": "127.0.0.1:9",  # nobody there: no controller
-        "AEGIS_CONNECT_TIMEOUT": "1",
-        "AEGIS_FALLBACK": "independent",
-        "AEGIS_PRELOAD": marker,
-    }
+    env = alone_agent_env("alone", AEGIS_PRELOAD=marker)
     cmd = [*AEGIS, "agent", "--", sys.executable, str(script), marker]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]

@@ -3,7 +3,7 @@ controller. Test packages import them relatively (`from ..support import wait_fo
 
 from .controller import MemoryStore, RunningController, running_controller
 from .freeze import freeze
-from .launch import AEGIS, TRAIN, AegisRun, Launch
+from .launch import AEGIS, TRAIN, AegisRun, Launch, alone_agent_env
 from .wait import first_request, wait_for, wait_for_async
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "Launch",
     "MemoryStore",
     "RunningController",
+    "alone_agent_env",
     "first_request",
     "freeze",
     "running_controller",

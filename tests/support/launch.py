@@ -25,6 +25,24 @@ from .wait import wait_for
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = str(ROOT / "examples" / "train_ddp.py")
 AEGIS = [sys.executable, "-m", "aegis.cli"]
+
+
+def alone_agent_env(job: str, **extra: str) -> dict[str, str]:
+    """The environment of `aegis agent` for pod 0 of `job` with no controller to reach (it
+    runs its command alone: fallback independent), plus `extra`."""
+    return {
+        **os.environ,
+        "AEGIS_JOB": job,
+        "AEGIS_POD": f"{job}-worker-0",
+        "AEGIS_RANK": "0",
+        "AEGIS_WORLD_SIZE": "1",
+        "AEGIS_GRPC": "127.0.0.1:9",  # nobody there: no controller
+        "AEGIS_CONNECT_TIMEOUT": "1",
+        "AEGIS_FALLBACK": "independent",
+        **extra,
+    }
+
+
 RUN_MARKER = "AEGIS_TEST_RUN"  # names the run every process of it belongs to
 
 

@@ -30,7 +30,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -232,12 +232,7 @@ class CheckpointStore:
         that every request a rank sent before it died has been handled (a commit it did not
         wait for included) before what the store holds is reported. False if one stayed
         open `timeout` s (a process the rank forked keeps its socket)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while self._open and loop.time() < deadline:
-            self._closed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closed.wait(), deadline - loop.time())
+        await _wait_until(lambda: not self._open, self._closed, timeout)
         return not self._open
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -326,12 +321,7 @@ class CheckpointStore:
         return vf
 
     async def _wait_unpinned(self, vf: VersionFile) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + PIN_WAIT_S
-        while vf.pins and loop.time() < deadline:
-            self._unpinned.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._unpinned.wait(), deadline - loop.time())
+        await _wait_until(lambda: not vf.pins, self._unpinned, PIN_WAIT_S)
 
     def _new_file(self, rv: RankVersions) -> VersionFile:
         assert self.shm_dir is not None
@@ -529,6 +519,16 @@ class CheckpointStore:
             self._warned.add(kind)
             print(f"aegis: agent {self.pod}: {message}", flush=True)
         log.warning("agent %s: %s", self.pod, message)
+
+
+async def _wait_until(done: Callable[[], bool], changed: asyncio.Event, timeout: float) -> None:
+    """Wait until `done()`, checked again each time `changed` is set; `timeout` s at most."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not done() and loop.time() < deadline:
+        changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), deadline - loop.time())
 
 
 def _int(req: dict[str, Any], key: str) -> int:
