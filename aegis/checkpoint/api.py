@@ -1,14 +1,16 @@
 """`save(state_dict, step)` into the node agent's shared memory, `load()` of the latest
 complete step: the training side of Aegis's checkpoints (docs/checkpoints.md).
 
-A save plans the version (nothing written if the state dict cannot be saved), asks its agent
-for a version file, copies the state into it, and commits it: only a committed version
+A save plans the version (nothing written if the state dict cannot be saved), gets a version
+file from its agent, copies the state into it, and commits it: only a committed version
 exists for the agent, so a rank that dies at any point of a save leaves the previous one
-whole. The commit is sent without waiting for its reply (read with the next request; a
-refusal, which only a torn version gets, is a warning then): once sent, the agent has it,
-and the agent reads all a dead rank sent before it reports the failure. `strict=True` waits
-for it. Where shared memory cannot hold the version, the agent says so and the rank writes it
-to the checkpoint directory itself (a warning: that save blocks for the write). A save never
+whole. The file is the one the last commit's reply reserved (the save then tells the agent
+it writes it, not waiting), else asked for (`begin`). The commit is sent without waiting for
+its reply (read at the next save; a refusal, which only a torn version gets, is a warning
+then): once sent, the agent has it, and the agent reads all a dead rank sent before it
+reports the failure. `strict=True` asks for its file and waits for its commit. Where
+shared memory cannot hold the version, the agent says so and the rank writes it to the
+checkpoint directory itself (a warning: that save blocks for the write). A save never
 raises for a bad input or a missing agent: it warns and returns a `SaveResult` whose `ok` is
 False (training goes on); `strict=True` raises `CheckpointError` instead.
 
@@ -174,10 +176,30 @@ def _begin(client: AgentClient, plan: Plan, started: float) -> wire.Reply | Save
     return reply
 
 
+def _reserved(client: AgentClient, plan: Plan) -> wire.Reply | None:
+    """The file the agent reserved for this save with the last commit, told that the rank
+    writes it now (not waiting: the agent reads it before anything the rank sends later);
+    None when there is none or it does not fit (`begin` then gives it back)."""
+    client.catch_up()
+    _late(client)
+    found = client.take_reserved()
+    size = None if found is None else found.get("size")
+    if found is None or not isinstance(size, int) or size < plan.total:
+        return None
+    _probe("reserved")
+    client.send(f"step {plan.step}", "write", step=plan.step, slot=found.get("slot"))
+    every = found.get("every", 0)
+    persist = wire.persists(plan.step, every if isinstance(every, int) else 0)
+    return wire.Reply(True, fields={**found, "persist": persist})
+
+
 def _store(client: AgentClient, plan: Plan, started: float, strict: bool) -> SaveResult:
-    reply = _begin(client, plan, started)
-    if isinstance(reply, SaveResult):
-        return reply
+    reply = None if strict else _reserved(client, plan)
+    if reply is None:
+        begun = _begin(client, plan, started)
+        if isinstance(begun, SaveResult):
+            return begun
+        reply = begun
     _probe("begun")
     _forget_others(reply.get("files"))
     path = str(reply.get("path"))
@@ -191,7 +213,8 @@ def _store(client: AgentClient, plan: Plan, started: float, strict: bool) -> Sav
             raise _Refused("commit", done.error)
         persisting = bool(done.get("persist"))
     else:  # sent, the agent has it (the rank may die now); its reply is read with the next
-        client.send(f"step {plan.step}", "commit", **commit)
+        # save, and holds the file that save writes (reserved for a version of this size)
+        client.send(f"step {plan.step}", "commit", **commit, reserve=plan.total)
         persisting = bool(reply.get("persist"))
     _probe("after-commit")
     return SaveResult(

@@ -6,7 +6,9 @@ job (no AEGIS_CHECKPOINT_SOCKET) there is no agent: `AgentClient.from_env()` is 
 
 `send` writes a request without waiting for its reply (a save's commit: once sent, the agent
 has it even if the rank dies next); the agent answers in order, so the replies of what was
-sent are read before the next request's, into `late`, where the caller looks at them.
+sent are read before the next request's, into `late`, where the caller looks at them. A
+commit's reply may hold the file the agent reserved for the next save (`reserved`): a save
+that finds it writes there without asking; any `begin` gives it back.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class AgentClient:
         self._sock: socket.socket | None = None
         self._unread: list[str] = []  # what each reply still in the socket answers (`send`)
         self.late: list[tuple[str, wire.Reply]] = []  # those replies, read, not looked at yet
+        self.reserved: dict[str, Any] | None = None  # the next save's file, as a commit's reply
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AgentClient | None:
@@ -52,7 +55,10 @@ class AgentClient:
                 sock = self._connect()
                 sock.sendall(frame)
                 self._catch_up(sock)
-                return wire.Reply.of(wire.decode_body(self._read(sock)))
+                reply = wire.Reply.of(wire.decode_body(self._read(sock)))
+                if op == "begin":  # the agent took back what it had reserved
+                    self.reserved = None
+                return reply
             except (OSError, wire.WireError) as exc:
                 self.close()
                 if attempt:
@@ -69,9 +75,26 @@ class AgentClient:
             raise AgentUnavailable(f"agent at {self.path}: {exc}") from None
         self._unread.append(what)
 
+    def catch_up(self) -> None:
+        """Read the replies to what was sent into `late` (they are normally in already); an
+        agent that hung up makes them unanswered."""
+        if self._sock is not None and self._unread:
+            try:
+                self._catch_up(self._sock)
+            except (OSError, wire.WireError):
+                self.close()
+
+    def take_reserved(self) -> dict[str, Any] | None:
+        """The file the agent reserved for this save (read from a commit's reply), once."""
+        found, self.reserved = self.reserved, None
+        return found
+
     def _catch_up(self, sock: socket.socket) -> None:
         while self._unread:
             reply = wire.Reply.of(wire.decode_body(self._read(sock)))
+            found = reply.get("next")
+            if reply.ok and isinstance(found, dict):
+                self.reserved = found
             self.late.append((self._unread.pop(0), reply))
 
     def _connect(self) -> socket.socket:
@@ -98,6 +121,7 @@ class AgentClient:
         for what in self._unread:
             self.late.append((what, wire.Reply(False, "the agent hung up before answering")))
         self._unread.clear()
+        self.reserved = None  # a new connection asks again (`begin` takes it back)
         sock, self._sock = self._sock, None
         if sock is not None:
             sock.close()

@@ -79,6 +79,11 @@ class Header:
         return head
 
 
+def persists(step: int, every: int) -> bool:
+    """Whether the agent persists a committed `step` (every `every` steps; 0: never)."""
+    return every > 0 and step % every == 0
+
+
 def encode_frame(obj: Mapping[str, Any]) -> bytes:
     """One frame: its length, then the JSON object."""
     body = json.dumps(obj, separators=(",", ":")).encode()

@@ -2,7 +2,8 @@
 line per action (python -m tests.checkpoint.rank ACTION[:ARG]...).
 
   save:S          save the reference state of step S (values depend on S)
-  crash:P:S       save step S and exit at once (os._exit) at point P of the save
+  crash:P:S[:strict]  save step S (strict: through `begin`, not the file the last commit
+                  reserved) and exit at once (os._exit) at point P of the save
   bad:S           save step S with an unpicklable value in the state
   load            load() and check the state against the reference state of its step
 """
@@ -69,7 +70,7 @@ def main(actions: list[str]) -> None:
                     os._exit(17)
 
             api.PROBE = crash
-            ckpt.save(state(step), step)
+            ckpt.save(state(step), step, strict=args[2:] == ["strict"])
             out(action=kind, survived=True)
         elif kind in ("asave", "asave-torn"):
             step = int(args[0])

@@ -76,15 +76,42 @@ def test_a_fresh_job_loads_nothing_and_a_restart_loads_the_newest_step_from_memo
     assert got == {"action": "load", "step": 3, "source": "memory", "equal": True}
 
 
+@pytest.mark.parametrize("how", ["", ":strict"])
 @pytest.mark.parametrize("point", POINTS)
 def test_a_crash_at_any_point_of_a_save_leaves_the_previous_step(
-    store: StoreThread, point: str
+    store: StoreThread, point: str, how: str
 ) -> None:
-    rank(store, "save:1", "save:2", f"crash:{point}:3")
+    # the third save writes the file step 2's commit reserved, or (strict) asks for one
+    rank(store, "save:1", "save:2", f"crash:{point}:3{how}")
     assert store.call(store.store.held) == [2]  # step 1's file was being overwritten
     restart(store)
     (got,) = rank(store, "load")
     assert got == {"action": "load", "step": 2, "source": "memory", "equal": True}
+
+
+def test_a_crash_before_the_rank_says_it_writes_its_reserved_file_keeps_both_steps(
+    store: StoreThread,
+) -> None:
+    rank(store, "save:1", "save:2", "crash:reserved:3")
+    assert store.call(store.store.held) == [1, 2]
+
+
+def test_a_save_after_a_commit_writes_the_file_the_commit_reserved_without_asking(
+    tmp_path: Path,
+) -> None:
+    store = StoreThread(checkpoint_dir=str(tmp_path / "ckpt"), every=3)
+    try:
+        saved = rank(store, "save:1", "save:2", "save:3", "save:4")
+        assert [s["ok"] for s in saved] == [True] * 4
+        assert [s["persisting"] for s in saved] == [False, False, True, False]
+        # a persist pins step 3's file, not step 2's, which step 4 writes
+        assert store.ops == ["begin"] + ["commit", "write"] * 3 + ["commit"]
+        assert store.call(store.store.held) == [3, 4]
+        restart(store)
+        got = rank(store, "load")[0]
+        assert got == {"action": "load", "step": 4, "source": "memory", "equal": True}
+    finally:
+        store.close()
 
 
 def test_a_crash_right_after_the_commit_keeps_the_committed_step(store: StoreThread) -> None:

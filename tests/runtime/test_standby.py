@@ -39,8 +39,10 @@ seen = {
     "file": globals().get("__file__"), "loader": type(globals().get("__loader__")).__name__,
     "cwd": os.getcwd(), "restart": os.environ.get("TORCHELASTIC_RESTART_COUNT"),
     "stdin": sys.stdin.read(), "globals": sorted(k for k in globals() if k != "seen"),
-    "marked": marked, "pid": os.getpid(), "policies": [],
+    "marked": marked, "pid": os.getpid(), "policies": [], "autogroup": None,
 }
+if os.path.exists("/proc/self/autogroup"):  # its session's scheduling group: its nice value
+    seen["autogroup"] = open("/proc/self/autogroup").read().split()[-1]
 for task in os.listdir("/proc/self/task"):  # the scheduling class of each of its threads
     try:
         seen["policies"].append(os.sched_getscheduler(int(task)))
@@ -54,11 +56,17 @@ sys.exit(int(os.environ.get("PROBE_EXIT", "3")))
 
 
 # the preloaded module says when it was imported, by which process, in which scheduling
-# class; like torch, it leaves a thread of its own running
+# class and its session's autogroup at which nice value; like torch, it leaves a thread of
+# its own running
 MARKER = """\
 import os, threading, time
-with open(os.path.join({!r}, str(os.getpid())), "w") as f:
-    f.write(str(os.sched_getscheduler(0)))
+group = "-"
+if os.path.exists("/proc/self/autogroup"):
+    group = open("/proc/self/autogroup").read().split()[-1]
+where = os.path.join({!r}, str(os.getpid()))
+with open(where + ".tmp", "w") as f:
+    f.write(f"{{os.sched_getscheduler(0)}} {{group}}")
+os.replace(where + ".tmp", where)  # whole once it exists
 threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
 """
 
@@ -318,12 +326,17 @@ async def test_a_preload_runs_in_the_idle_class_and_its_attempt_at_normal_priori
         standby = await pool.ready(0)
         assert standby is not None
         pid = standby.interpreter_pid
-        assert (probe / "imported" / str(pid)).read_text() == str(os.SCHED_IDLE)
+        policy, group = (probe / "imported" / str(pid)).read_text().split()
+        assert policy == str(os.SCHED_IDLE)
+        # where sessions are scheduled as groups (autogroup), the idle class alone ranks a
+        # standby only within its own session: the session's group is niced too
+        assert group == ("19" if os.path.exists("/proc/self/autogroup") else "-")
         runner.restart_count = 1
         code, seen = await _attempt(runner, pool, out)
         assert code == 3 and runner.from_standby and seen["marked"] and seen["pid"] == pid
         assert len(seen["policies"]) >= 2  # its main thread and the marker's
         assert set(seen["policies"]) == {os.SCHED_OTHER}
+        assert seen["autogroup"] in (None, "0")
     finally:
         await pool.close()
 

@@ -27,6 +27,14 @@ class StoreThread:
     def __init__(self, ranks: Iterable[int] = (0,), world: int = 1, **kwargs: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.store = CheckpointStore("test-pod", ranks, world, **kwargs)
+        self.ops: list[str] = []  # the requests the store answered, in order
+        handle = self.store.handle
+
+        async def recorded(req: dict[str, Any]) -> dict[str, Any]:
+            self.ops.append(str(req.get("op")))
+            return await handle(req)
+
+        self.store.handle = recorded  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.run(self.store.start())

@@ -24,14 +24,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import itertools
 import logging
 import os
 import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,7 @@ from aegis.checkpoint import disk, wire
 from aegis.protocol.environment import Var
 from aegis.protocol.payloads import MAX_HELD, CheckpointInfo
 from aegis.runtime.agent.checkpoint_persist import persist_version, publish_global_metadata
+from aegis.runtime.agent.rank_versions import RankVersions, VersionFile
 from aegis.runtime.lifetime import owned_tempdir, sweep_orphaned_tempdirs
 
 log = logging.getLogger(__name__)
@@ -48,42 +47,6 @@ SHM_PREFIX = "aegis-ckpt-"
 PIN_WAIT_S = 2.0
 QUIET_S = 2.0  # how long `quiet` waits for the connections of ranks that ended to close
 MAX_VERSION_BYTES = 1 << 40
-_ids = itertools.count(1)
-
-
-@dataclass(eq=False)
-class VersionFile:
-    """One version file of a rank: the step it holds once committed."""
-
-    path: Path
-    size: int = 0
-    step: int | None = None
-    writing: bool = False
-    lent: bool = False
-    pins: int = 0
-    id: int = field(default_factory=lambda: next(_ids))
-
-
-@dataclass(eq=False)
-class RankVersions:
-    """One local rank's versions (at most two files) and what it saved."""
-
-    local_rank: int
-    rank: int
-    files: list[VersionFile] = field(default_factory=list)
-    saved: int | None = None  # the newest step it saved (memory or storage)
-    persisted: set[int] = field(default_factory=set)  # steps on disk (or being written)
-
-    def held(self) -> set[int]:
-        """The steps of its committed versions."""
-        return {f.step for f in self.files if f.step is not None and not f.writing}
-
-    def holding(self, step: int) -> VersionFile | None:
-        """Its committed version of `step`."""
-        for f in self.files:
-            if f.step == step and not f.writing:
-                return f
-        return None
 
 
 class StoreRefusal(Exception):
@@ -169,9 +132,7 @@ class CheckpointStore:
         self.tokens = {}
         env: dict[int, dict[str, str]] = {}
         for rv in self.ranks:
-            for f in rv.files:
-                if f.writing:
-                    f.writing, f.step = False, None
+            rv.end_writes()
             token = secrets.token_hex(16)
             self.tokens[token] = rv
             if self.sock_dir is None:  # not started (no socket): the ranks save nowhere
@@ -233,7 +194,12 @@ class CheckpointStore:
         wait for included) before what the store holds is reported. False if one stayed
         open `timeout` s (a process the rank forked keeps its socket)."""
         await _wait_until(lambda: not self._open, self._closed, timeout)
-        return not self._open
+        if self._open:
+            return False
+        for rv in self.ranks:  # no rank is left to write a reserved file
+            for f in rv.files:
+                f.reserved = False
+        return True
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._open += 1
@@ -261,6 +227,7 @@ class CheckpointStore:
         op = req.get("op")
         handler = {
             "begin": self._begin,
+            "write": self._write,
             "commit": self._commit,
             "direct": self._direct,
             "restore": self._restore,
@@ -301,12 +268,13 @@ class CheckpointStore:
 
     def _persists(self, step: int) -> bool:
         """Whether a commit of `step` starts its persist (every K steps)."""
-        return bool(self.root and self.every and step % self.every == 0)
+        return wire.persists(step, self.every if self.root else 0)
 
     async def _victim(self, rv: RankVersions) -> VersionFile:
         """The file the next save of `rv` writes (never its newest committed version)."""
         for f in rv.files:
-            if f.writing:
+            if f.writing or f.reserved:
+                f.reserved = False
                 return f
         if len(rv.files) < 2:
             return self._new_file(rv)
@@ -375,7 +343,46 @@ class CheckpointStore:
         persist = self._persists(step)
         if persist:
             self._persist(rv, vf, step)
-        return {"persist": persist}
+        reserve = req.get("reserve")
+        nxt = self._reserve(rv, vf, reserve) if type(reserve) is int else None
+        return {"persist": persist, **({"next": nxt} if nxt else {})}
+
+    def _reserve(self, rv: RankVersions, committed: VersionFile, need: int) -> dict[str, Any]:
+        """Reserve the file of `rv`'s next save now, with the commit, so that the save does
+        not ask for one: the rank then says `write` (not waiting) and writes. Only a file
+        that needs nothing first (not pinned, lent or too small; a new one only while the
+        rank has one file); none ({}): the next save asks (`begin`)."""
+        if need <= wire.DATA_OFFSET or need > MAX_VERSION_BYTES:
+            return {}
+        others = [f for f in rv.files if f is not committed]
+        if not others:
+            vf = self._new_file(rv)
+            try:
+                self._grow(rv, vf, need, committed.step or 0)
+            except StoreRefusal:
+                return {}
+        else:
+            vf = others[0]
+            if vf.writing or vf.pins or vf.lent or vf.size < need:
+                return {}
+        vf.reserved = True
+        return {
+            "path": str(vf.path),
+            "size": vf.size,
+            "slot": vf.id,
+            "files": [str(f.path) for f in rv.files],
+            "every": self.every if self.root else 0,
+        }
+
+    async def _write(self, rv: RankVersions, req: dict[str, Any]) -> dict[str, Any]:
+        """The rank writes its reserved file now (it did not wait for this reply)."""
+        slot = _int(req, "slot")
+        vf = next((f for f in rv.files if f.id == slot and f.reserved), None)
+        if vf is None:
+            raise StoreRefusal(f"no version reserved with slot {slot}", reason="bad_request")
+        vf.reserved, vf.writing, vf.step = False, True, None
+        self.seq += 1
+        return {}
 
     async def _direct(self, rv: RankVersions, req: dict[str, Any]) -> dict[str, Any]:
         step = _int(req, "step")
@@ -392,7 +399,7 @@ class CheckpointStore:
         if self.restore is None:
             return {"step": None}
         step, source = self.restore
-        vf = rv.holding(step) if source == "memory" else None
+        vf = rv.readable(step) if source == "memory" else None
         if vf is not None:
             vf.lent = True
             return {"step": step, "source": "memory", "path": str(vf.path)}
@@ -412,7 +419,7 @@ class CheckpointStore:
         """A sharded load reads another local rank's version of a step."""
         step, rank = _int(req, "step"), _int(req, "rank")
         owner = next((r for r in self.ranks if r.rank == rank), None)
-        vf = owner.holding(step) if owner is not None else None
+        vf = owner.readable(step) if owner is not None else None
         if vf is None:
             raise StoreRefusal(
                 f"rank {rank}'s step {step} is not in this agent's memory", reason="missing"
@@ -456,7 +463,7 @@ class CheckpointStore:
             step = held[-1]
         started = []
         for rv in self.ranks:
-            vf = rv.holding(step)
+            vf = rv.readable(step)
             if vf is not None and step not in rv.persisted:
                 self._persist(rv, vf, step)
                 started.append(rv.rank)

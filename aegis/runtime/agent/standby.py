@@ -9,8 +9,10 @@ running yet: their import overlaps the agent's join and boot checks), the later 
 `--preload` modules (e.g. torch, the bulk of a rank's start-up) in a thread that gets only
 the CPU nothing else wants, and waits on its stdin. That thread runs in the kernel's idle
 scheduling class (SCHED_IDLE) where the process may move it back (CAP_SYS_NICE, as root or
-granted; threads the imports start inherit the class and are moved back too), so it makes
-progress between the steps of busy ranks and takes no CPU time they want; elsewhere it
+granted; threads the imports start inherit the class and are moved back too), and its
+session's scheduling group (autogroup: where sessions are scheduled as groups, the class
+ranks threads only within one) at nice 19, so it makes progress between the steps of busy
+ranks and takes no CPU time they want; elsewhere it
 starts once a whole core has been idle over a sample (/proc/stat), at normal priority. An
 attempt that comes during the import moves it back to normal priority and waits for it: a
 head start on a cold start. The next attempt sends it the attempt's argv, environment and
@@ -79,8 +81,21 @@ def _idle():
         ticks = [int(x) for x in f.readline().split()[1:]]
     return ticks[3] + ticks[4], sum(ticks)
 
+def _autogroup(nice):
+    import time
+    for _ in range(25):
+        try:
+            with open("/proc/self/autogroup", "w") as f:
+                f.write(str(nice))
+            return
+        except BlockingIOError:  # one change a 0.1 s on the host without CAP_SYS_ADMIN
+            time.sleep(0.02)
+        except OSError:  # no autogroups here
+            return
+
 def _to_normal():
     import os
+    _autogroup(0)
     for task in os.listdir("/proc/self/task"):
         try:
             if os.sched_getscheduler(int(task)) == os.SCHED_IDLE:
@@ -124,6 +139,7 @@ def _standby():
                 if told.is_set():
                     return
                 if idle_class:
+                    _autogroup(19)
                     try:
                         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
                     except OSError:
