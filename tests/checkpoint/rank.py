@@ -2,6 +2,7 @@
 line per action (python -m tests.checkpoint.rank ACTION[:ARG]...).
 
   save:S          save the reference state of step S (values depend on S)
+  grown:S         save it with one more tensor of 1 MB
   crash:P:S[:strict]  save step S (strict: through `begin`, not the file the last commit
                   reserved) and exit at once (os._exit) at point P of the save
   bad:S           save step S with an unpicklable value in the state
@@ -59,8 +60,11 @@ def out(**fields: Any) -> None:
 def main(actions: list[str]) -> None:
     for action in actions:
         kind, *args = action.split(":")
-        if kind == "save":
-            r = ckpt.save(state(int(args[0])), int(args[0]))
+        if kind in ("save", "grown"):
+            sd = state(int(args[0]))
+            if kind == "grown":  # larger than the file the last commit reserved
+                sd["extra"] = torch.zeros(1 << 18)
+            r = ckpt.save(sd, int(args[0]))
             out(action=kind, ok=r.ok, where=r.where, error=r.error, persisting=r.persisting)
         elif kind == "crash":
             point, step = args[0], int(args[1])

@@ -89,6 +89,20 @@ def test_a_crash_at_any_point_of_a_save_leaves_the_previous_step(
     assert got == {"action": "load", "step": 2, "source": "memory", "equal": True}
 
 
+def test_a_save_larger_than_the_reserved_file_asks_for_one(tmp_path: Path) -> None:
+    store = StoreThread(checkpoint_dir=str(tmp_path / "ckpt"), every=0)  # nothing pinned
+    try:
+        saved = rank(store, "save:1", "grown:2", "save:3", "save:4")
+        assert [s["ok"] for s in saved] == [True] * 4
+        # the grown state does not fit the file the commit of step 1 reserved: it asks (and
+        # that file grows); a commit reserves a file as large as its own version, which step
+        # 1's is not, so step 3 asks too; step 3's commit reserves the grown file for step 4
+        assert store.ops == ["begin", "commit"] * 3 + ["write", "commit"]
+        assert store.call(store.store.held) == [3, 4]
+    finally:
+        store.close()
+
+
 def test_a_crash_before_the_rank_says_it_writes_its_reserved_file_keeps_both_steps(
     store: StoreThread,
 ) -> None:
