@@ -197,8 +197,7 @@ class CheckpointStore:
         if self._open:
             return False
         for rv in self.ranks:  # no rank is left to write a reserved file
-            for f in rv.files:
-                f.reserved = False
+            rv.end_reservation()
         return True
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -51,9 +51,14 @@ class RankVersions:
         vf = self.holding(step)
         return None if vf is None or vf.reserved else vf
 
+    def end_reservation(self) -> None:
+        """Nothing of its process can write any more: a reserved file is a version again."""
+        for f in self.files:
+            f.reserved = False
+
     def end_writes(self) -> None:
         """Its process is gone: an unfinished write is no version, a reservation ends."""
         for f in self.files:
             if f.writing:
                 f.writing, f.step = False, None
-            f.reserved = False
+        self.end_reservation()
